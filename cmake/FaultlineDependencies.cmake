@@ -1,0 +1,36 @@
+# Every dependency is a Debian package, found with find_package or pkg_check_modules.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+
+function(faultline_require_package found debian_package what)
+  if(NOT found)
+    message(FATAL_ERROR "${what} was not found; install the Debian package '${debian_package}' "
+                        "(ci/setup installs every dependency)")
+  endif()
+endfunction()
+
+find_package(nlohmann_json 3.10 QUIET)
+faultline_require_package("${nlohmann_json_FOUND}" nlohmann-json3-dev "nlohmann_json")
+find_package(CLI11 QUIET)
+faultline_require_package("${CLI11_FOUND}" libcli11-dev "CLI11")
+find_package(OpenSSL QUIET COMPONENTS Crypto)
+faultline_require_package("${OpenSSL_FOUND}" libssl-dev "OpenSSL libcrypto")
+find_package(Boost 1.74 QUIET)
+faultline_require_package("${Boost_FOUND}" libboost-dev "Boost (Asio)")
+
+pkg_check_modules(LIBFABRIC QUIET IMPORTED_TARGET libfabric)
+faultline_resolve_option(FAULTLINE_WITH_OFI "${LIBFABRIC_FOUND}" libfabric-dev)
+
+pkg_check_modules(IBVERBS QUIET IMPORTED_TARGET libibverbs)
+faultline_resolve_option(FAULTLINE_WITH_VERBS "${IBVERBS_FOUND}" libibverbs-dev)
+
+find_package(prometheus-cpp QUIET CONFIG)
+faultline_resolve_option(FAULTLINE_WITH_PROMETHEUS "${prometheus-cpp_FOUND}" prometheus-cpp-dev)
+
+if(FAULTLINE_BUILD_TESTS)
+  find_package(Catch2 2.13 QUIET)
+  faultline_require_package("${Catch2_FOUND}" catch2 "Catch2 2.13")
+endif()
+
+message(STATUS "faultline: ofi=${FAULTLINE_WITH_OFI_ENABLED} verbs=${FAULTLINE_WITH_VERBS_ENABLED} "
+               "prometheus=${FAULTLINE_WITH_PROMETHEUS_ENABLED}")

@@ -1,0 +1,48 @@
+cmake_policy(SET CMP0057 NEW)
+# Script mode: lists the Catch2 test cases of TEST_EXECUTABLE and writes CTEST_FILE, one
+# add_test per test case, with the case's tags from the known set as CTest labels.
+# Every test case must carry [unit] or [integration].
+set(known_tags unit integration ofi verbs slow)
+
+function(list_test_names spec out_var)
+  execute_process(COMMAND "${TEST_EXECUTABLE}" ${spec} --list-test-names-only
+                  OUTPUT_VARIABLE output RESULT_VARIABLE result
+                  WORKING_DIRECTORY "${TEST_WORKING_DIR}")
+  if(result LESS 0)
+    message(FATAL_ERROR "Listing the tests of ${TEST_EXECUTABLE} failed (${result}): ${output}")
+  endif()
+  string(REPLACE ";" "\\;" output "${output}")
+  string(REPLACE "\n" ";" lines "${output}")
+  set(names "")
+  foreach(line IN LISTS lines)
+    if(NOT line STREQUAL "")
+      list(APPEND names "${line}")
+    endif()
+  endforeach()
+  set(${out_var} "${names}" PARENT_SCOPE)
+endfunction()
+
+list_test_names("" all_names)
+foreach(tag IN LISTS known_tags)
+  list_test_names("[${tag}]" names_${tag})
+endforeach()
+
+set(script "")
+foreach(name IN LISTS all_names)
+  set(labels "")
+  foreach(tag IN LISTS known_tags)
+    if(name IN_LIST names_${tag})
+      list(APPEND labels ${tag})
+    endif()
+  endforeach()
+  if(NOT "unit" IN_LIST labels AND NOT "integration" IN_LIST labels)
+    message(FATAL_ERROR "Test case '${name}' in ${TEST_EXECUTABLE} has neither [unit] nor [integration]")
+  endif()
+  # Catch2 test specs treat these characters specially; escape them to select exactly one case.
+  string(REGEX REPLACE "([],[\\\\])" "\\\\\\1" filter "${name}")
+  string(APPEND script
+    "add_test([==[${name}]==] \"${TEST_EXECUTABLE}\" [==[${filter}]==])\n"
+    "set_tests_properties([==[${name}]==] PROPERTIES LABELS \"${labels}\" "
+    "WORKING_DIRECTORY \"${TEST_WORKING_DIR}\" SKIP_RETURN_CODE 4)\n")
+endforeach()
+file(WRITE "${CTEST_FILE}" "${script}")

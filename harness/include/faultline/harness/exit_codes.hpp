@@ -1,0 +1,13 @@
+#pragma once
+
+namespace faultline::harness {
+
+/// Process exit codes of every faultline command (DESIGN.md, "Who uses it").
+enum ExitCode : int {
+  kExitPass = 0,                ///< everything ran and passed
+  kExitConformanceFailure = 1,  ///< a scenario failed its expectation
+  kExitUsage = 2,               ///< a usage or configuration error; nothing (more) ran
+  kExitHarnessError = 3,        ///< faultline itself broke
+};
+
+}  // namespace faultline::harness

@@ -1,0 +1,15 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace faultline::cli {
+
+/// Each subcommand registers itself on the app and sets `run` to the action to take when it
+/// was chosen. The action returns the process exit code (faultline::harness::ExitCode).
+using CommandAction = std::function<int()>;
+
+void add_devices_command(CLI::App& app, CommandAction& run);
+
+}  // namespace faultline::cli

@@ -1,0 +1,92 @@
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "faultline/harness/device_listing.hpp"
+#include "faultline/harness/exit_codes.hpp"
+#include "faultline/transports/json.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+struct DevicesOptions {
+  harness::DeviceFilter filter;
+  bool json = false;
+};
+
+template <typename T>
+std::string or_dash(const std::optional<T>& value) {
+  return value ? std::to_string(*value) : "-";
+}
+
+std::string capability_list(const transports::Capabilities& caps) {
+  std::string text;
+  auto add = [&](bool present, const char* name) {
+    if (present) text += (text.empty() ? "" : ",") + std::string(name);
+  };
+  add(caps.send_recv, "send");
+  add(caps.rdma_write, "write");
+  add(caps.write_with_imm, "write_imm");
+  add(caps.send_with_imm, "send_imm");
+  add(caps.rdma_read, "read");
+  add(caps.inline_send, "inline");
+  add(caps.atomics, "atomics");
+  return text;
+}
+
+void print_table(const std::vector<transports::DeviceInfo>& devices) {
+  std::ostringstream out;
+  out << std::left << std::setw(7) << "TRANS" << std::setw(10) << "PROVIDER" << std::setw(10)
+      << "DEVICE" << std::setw(8) << "STATE" << std::right << std::setw(10) << "max_qp_wr"
+      << std::setw(10) << "max_rwr" << std::setw(9) << "max_cqe" << std::setw(9) << "sge s/r"
+      << std::setw(8) << "inline" << std::setw(7) << "mtu"
+      << "  capabilities\n";
+  for (const auto& device : devices) {
+    const auto& limits = device.limits;
+    out << std::left << std::setw(7) << device.transport << std::setw(10) << device.provider
+        << std::setw(10) << device.name << std::setw(8) << device.state << std::right
+        << std::setw(10) << limits.max_qp_wr << std::setw(10) << limits.max_recv_wr << std::setw(9)
+        << or_dash(limits.max_cqe) << std::setw(9)
+        << (std::to_string(limits.max_send_sge) + "/" + std::to_string(limits.max_recv_sge))
+        << std::setw(8) << limits.max_inline_data << std::setw(7) << or_dash(limits.active_mtu)
+        << "  " << capability_list(device.capabilities) << "\n";
+  }
+  if (devices.empty()) out << "(no devices)\n";
+  std::cout << out.str();
+}
+
+int run_devices(const DevicesOptions& options) {
+  auto devices = harness::list_devices(options.filter);
+  if (!devices.ok()) {
+    std::cerr << "faultline devices: " << devices.error().describe_with_hint() << "\n";
+    return devices.error().code == transports::ErrorCode::kNotFound ? harness::kExitUsage
+                                                                    : harness::kExitHarnessError;
+  }
+  if (options.json) {
+    std::cout << nlohmann::json{{"devices", devices.value()}}.dump(2) << "\n";
+  } else {
+    print_table(devices.value());
+  }
+  return harness::kExitPass;
+}
+
+}  // namespace
+
+void add_devices_command(CLI::App& app, CommandAction& run) {
+  auto options = std::make_shared<DevicesOptions>();
+  CLI::App* command = app.add_subcommand(
+      "devices", "List transports, providers and devices with their limits and capabilities");
+  command->add_option("--transport", options->filter.transport, "Only this transport (ofi, verbs)");
+  command->add_option("--provider", options->filter.provider,
+                      "Only this provider (ofi: tcp, shm, sockets, ...)");
+  command->add_option("--device", options->filter.device, "Only this device (lo, shm, rxe0, ...)");
+  command->add_flag("--json", options->json, "Print JSON for machines");
+  command->footer(
+      "Examples:\n  faultline devices\n  faultline devices --transport ofi --provider shm --json\n"
+      "Limits a device does not advertise show as '-' (null in JSON).");
+  command->callback([&run, options] { run = [options] { return run_devices(*options); }; });
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,47 @@
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "commands.hpp"
+#include "faultline/harness/exit_codes.hpp"
+
+namespace {
+
+int run_cli(int argc, char** argv) {
+  using namespace faultline;
+  CLI::App app{"faultline: RDMA fault diagnosis and protocol conformance", "faultline"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(FAULTLINE_VERSION));
+  app.footer("Example: faultline devices --json");
+
+  cli::CommandAction run;
+  cli::add_devices_command(app, run);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return harness::kExitUsage;
+  }
+  return run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "faultline: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "faultline: internal error: unknown exception\n";
+  }
+  return faultline::harness::kExitHarnessError;
+}

@@ -1,0 +1,142 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "faultline/transports/completion_status.hpp"
+
+namespace faultline::transports {
+
+/// What a device advertises. A limit the device does not advertise is nullopt, and is not
+/// checked before endpoint creation.
+struct DeviceLimits {
+  uint32_t max_qp_wr = 0;           ///< send queue depth (verbs max_qp_wr, ofi tx_attr->size)
+  uint32_t max_recv_wr = 0;         ///< receive queue depth (verbs max_qp_wr, ofi rx_attr->size)
+  std::optional<uint32_t> max_cqe;  ///< completion queue depth; libfabric does not advertise one
+  uint32_t max_send_sge = 0;        ///< segments per send (verbs max_sge, ofi tx iov_limit)
+  uint32_t max_recv_sge = 0;        ///< segments per receive (verbs max_sge, ofi rx iov_limit)
+  uint32_t max_sge_rd = 0;       ///< segments per RDMA read (verbs max_sge_rd, ofi rma_iov_limit)
+  uint32_t max_inline_data = 0;  ///< inline / inject bytes; 0 means no inline path
+  uint64_t max_msg_size = 0;
+  std::optional<uint64_t> max_mr_size;
+  std::optional<uint32_t> active_mtu;  ///< bytes
+  std::optional<uint32_t> max_mtu;     ///< bytes
+};
+
+struct Capabilities {
+  bool send_recv = true;
+  bool rdma_write = false;
+  bool rdma_read = false;
+  bool write_with_imm = false;
+  bool send_with_imm = false;
+  bool inline_send = false;
+  bool atomics = false;
+  /// True where an incoming write-with-immediate consumes a posted receive (verbs), false
+  /// where it arrives without one (libfabric remote CQ data).
+  bool write_imm_consumes_recv = false;
+  /// True where `modify_to_error` flushes every outstanding work request (verbs QP error
+  /// state); libfabric can only cancel posted receives.
+  bool flushes_sends_on_error = false;
+};
+
+/// What a caller asks of an endpoint. Zero depths mean "the transport's default".
+struct EndpointConfig {
+  uint32_t send_depth = 128;
+  uint32_t recv_depth = 128;
+  uint32_t cq_depth = 0;  ///< 0: send_depth + recv_depth
+  uint32_t max_send_sge = 1;
+  uint32_t max_recv_sge = 1;
+  uint32_t max_inline = 0;
+  uint8_t rnr_retry = 7;
+  uint8_t retry_count = 7;
+  uint8_t timeout = 14;        ///< verbs local ACK timeout exponent
+  uint8_t min_rnr_timer = 12;  ///< verbs RNR NAK timer code
+  /// Skip faultline's limit check and call the native create anyway, to observe what the
+  /// device itself does; the limit violation is still reported beside the native error.
+  bool raw = false;
+  /// How a value was derived, per field name, shown in limit errors:
+  /// {"send_depth": "3 x max_tokens_per_rank 65536 + 1"}.
+  std::map<std::string, std::string> derivations;
+
+  uint32_t effective_cq_depth() const { return cq_depth != 0 ? cq_depth : send_depth + recv_depth; }
+};
+
+enum class Opcode {
+  kSend,
+  kSendWithImm,
+  kRdmaWrite,
+  kRdmaWriteWithImm,
+  kRdmaRead,
+  kRecv,             ///< a posted receive matched an incoming send
+  kRecvRdmaWithImm,  ///< an incoming write-with-immediate
+};
+
+std::string_view to_string(Opcode op);
+std::optional<Opcode> opcode_from_string(std::string_view name);
+
+/// Access rights of a memory registration.
+enum AccessFlags : uint32_t {
+  kAccessLocalWrite = 1U << 0,
+  kAccessRemoteWrite = 1U << 1,
+  kAccessRemoteRead = 1U << 2,
+  kAccessAll = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead,
+};
+
+/// What a peer needs to target a registered buffer with RDMA. `addr` is what goes on the
+/// wire: a virtual address, or an offset where the provider uses offset-based addressing.
+struct RemoteBuffer {
+  uint64_t addr = 0;
+  uint64_t key = 0;
+  uint64_t length = 0;
+};
+
+class MemoryRegion;
+
+/// One scatter/gather element. `region` must cover [addr, addr + length).
+struct Segment {
+  void* addr = nullptr;
+  uint32_t length = 0;
+  const MemoryRegion* region = nullptr;
+};
+
+/// A send-side work request. `segments` must stay valid for the duration of the post call
+/// only (the data itself until completion, unless `inline_data`).
+struct WorkRequest {
+  uint64_t wr_id = 0;
+  Opcode op = Opcode::kSend;
+  std::span<const Segment> segments;
+  bool inline_data = false;
+  bool signaled = true;
+  std::optional<uint32_t> imm;
+  RemoteBuffer remote;  ///< target of kRdmaWrite, kRdmaWriteWithImm, kRdmaRead
+};
+
+struct RecvRequest {
+  uint64_t wr_id = 0;
+  std::span<const Segment> segments;
+};
+
+/// One work completion. The generic status and the native code are both kept.
+struct Completion {
+  uint64_t wr_id = 0;
+  CompletionStatus status = CompletionStatus::kSuccess;
+  Opcode op = Opcode::kSend;
+  uint32_t byte_len = 0;
+  std::optional<uint32_t> imm;
+  uint32_t qp_num = 0;
+  int32_t native_status = 0;  ///< ibv_wc.status, or the libfabric error (positive FI_E* value)
+  int32_t vendor_err = 0;     ///< ibv_wc.vendor_err, or libfabric prov_errno
+  std::string native_text;    ///< the native status text, when there is one
+
+  bool ok() const { return status == CompletionStatus::kSuccess; }
+  /// "qp 0x12 wr_id 0x10001 op RDMA_WRITE status WR_FLUSH_ERR (native 5) vendor_err 0x0"
+  std::string describe() const;
+};
+
+}  // namespace faultline::transports

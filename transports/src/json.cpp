@@ -1,0 +1,120 @@
+#include "faultline/transports/json.hpp"
+
+namespace faultline::transports {
+
+namespace {
+
+template <typename T>
+nlohmann::json optional_to_json(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+template <typename T>
+std::optional<T> optional_from_json(const nlohmann::json& json, const char* key) {
+  if (!json.contains(key) || json.at(key).is_null()) return std::nullopt;
+  return json.at(key).get<T>();
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& json, const DeviceLimits& limits) {
+  json = {{"max_qp_wr", limits.max_qp_wr},
+          {"max_recv_wr", limits.max_recv_wr},
+          {"max_cqe", optional_to_json(limits.max_cqe)},
+          {"max_send_sge", limits.max_send_sge},
+          {"max_recv_sge", limits.max_recv_sge},
+          {"max_sge_rd", limits.max_sge_rd},
+          {"max_inline_data", limits.max_inline_data},
+          {"max_msg_size", limits.max_msg_size},
+          {"max_mr_size", optional_to_json(limits.max_mr_size)},
+          {"active_mtu", optional_to_json(limits.active_mtu)},
+          {"max_mtu", optional_to_json(limits.max_mtu)}};
+}
+
+void from_json(const nlohmann::json& json, DeviceLimits& limits) {
+  json.at("max_qp_wr").get_to(limits.max_qp_wr);
+  json.at("max_recv_wr").get_to(limits.max_recv_wr);
+  limits.max_cqe = optional_from_json<uint32_t>(json, "max_cqe");
+  json.at("max_send_sge").get_to(limits.max_send_sge);
+  json.at("max_recv_sge").get_to(limits.max_recv_sge);
+  json.at("max_sge_rd").get_to(limits.max_sge_rd);
+  json.at("max_inline_data").get_to(limits.max_inline_data);
+  json.at("max_msg_size").get_to(limits.max_msg_size);
+  limits.max_mr_size = optional_from_json<uint64_t>(json, "max_mr_size");
+  limits.active_mtu = optional_from_json<uint32_t>(json, "active_mtu");
+  limits.max_mtu = optional_from_json<uint32_t>(json, "max_mtu");
+}
+
+void to_json(nlohmann::json& json, const Capabilities& caps) {
+  json = {{"send_recv", caps.send_recv},
+          {"rdma_write", caps.rdma_write},
+          {"rdma_read", caps.rdma_read},
+          {"write_with_imm", caps.write_with_imm},
+          {"send_with_imm", caps.send_with_imm},
+          {"inline_send", caps.inline_send},
+          {"atomics", caps.atomics},
+          {"write_imm_consumes_recv", caps.write_imm_consumes_recv},
+          {"flushes_sends_on_error", caps.flushes_sends_on_error}};
+}
+
+void from_json(const nlohmann::json& json, Capabilities& caps) {
+  json.at("send_recv").get_to(caps.send_recv);
+  json.at("rdma_write").get_to(caps.rdma_write);
+  json.at("rdma_read").get_to(caps.rdma_read);
+  json.at("write_with_imm").get_to(caps.write_with_imm);
+  json.at("send_with_imm").get_to(caps.send_with_imm);
+  json.at("inline_send").get_to(caps.inline_send);
+  json.at("atomics").get_to(caps.atomics);
+  json.at("write_imm_consumes_recv").get_to(caps.write_imm_consumes_recv);
+  json.at("flushes_sends_on_error").get_to(caps.flushes_sends_on_error);
+}
+
+void to_json(nlohmann::json& json, const DeviceInfo& device) {
+  json = {{"transport", device.transport},
+          {"provider", device.provider},
+          {"native_provider", device.native_provider},
+          {"name", device.name},
+          {"fabric", device.fabric},
+          {"firmware", device.firmware},
+          {"port", device.port},
+          {"state", device.state},
+          {"limits", device.limits},
+          {"capabilities", device.capabilities}};
+}
+
+void from_json(const nlohmann::json& json, DeviceInfo& device) {
+  json.at("transport").get_to(device.transport);
+  json.at("provider").get_to(device.provider);
+  json.at("native_provider").get_to(device.native_provider);
+  json.at("name").get_to(device.name);
+  json.at("fabric").get_to(device.fabric);
+  json.at("firmware").get_to(device.firmware);
+  json.at("port").get_to(device.port);
+  json.at("state").get_to(device.state);
+  json.at("limits").get_to(device.limits);
+  json.at("capabilities").get_to(device.capabilities);
+}
+
+void to_json(nlohmann::json& json, const RemoteBuffer& buffer) {
+  json = {{"addr", buffer.addr}, {"key", buffer.key}, {"length", buffer.length}};
+}
+
+void from_json(const nlohmann::json& json, RemoteBuffer& buffer) {
+  json.at("addr").get_to(buffer.addr);
+  json.at("key").get_to(buffer.key);
+  json.at("length").get_to(buffer.length);
+}
+
+void to_json(nlohmann::json& json, const Completion& completion) {
+  json = {{"wr_id", completion.wr_id},
+          {"status", to_string(completion.status)},
+          {"op", to_string(completion.op)},
+          {"byte_len", completion.byte_len},
+          {"imm", optional_to_json(completion.imm)},
+          {"qp_num", completion.qp_num},
+          {"native_status", completion.native_status},
+          {"vendor_err", completion.vendor_err},
+          {"native_text", completion.native_text}};
+}
+
+}  // namespace faultline::transports

@@ -1,0 +1,535 @@
+#include "ofi_endpoint.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "faultline/transports/limits_check.hpp"
+#include "faultline/transports/ofi/ofi_status_map.hpp"
+#include "ofi_device.hpp"
+#include "ofi_memory_region.hpp"
+
+namespace faultline::transports::ofi {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Spin this long on an empty CQ before easing off with short sleeps.
+constexpr auto kSpinBeforeSleep = std::chrono::milliseconds(1);
+constexpr auto kIdleSleep = std::chrono::microseconds(50);
+
+std::atomic<uint32_t> next_endpoint_number{1};
+
+bool is_send_side(Opcode op) {
+  switch (op) {
+    case Opcode::kSend:
+    case Opcode::kSendWithImm:
+    case Opcode::kRdmaWrite:
+    case Opcode::kRdmaWriteWithImm:
+    case Opcode::kRdmaRead: return true;
+    case Opcode::kRecv:
+    case Opcode::kRecvRdmaWithImm: return false;
+  }
+  return false;
+}
+
+bool carries_imm(Opcode op) {
+  return op == Opcode::kSendWithImm || op == Opcode::kRdmaWriteWithImm;
+}
+
+}  // namespace
+
+OfiEndpoint::OfiEndpoint(OfiDevice& device, const EndpointConfig& config)
+    : device_(device),
+      config_(config),
+      endpoint_number_(next_endpoint_number.fetch_add(1)),
+      send_contexts_(config.send_depth),
+      recv_contexts_(config.recv_depth) {
+  for (auto& context : send_contexts_) free_send_.push_back(&context);
+  for (auto& context : recv_contexts_) {
+    context.is_recv = true;
+    free_recv_.push_back(&context);
+  }
+}
+
+OfiEndpoint::~OfiEndpoint() {
+  // Cancel what is still posted and drain the CQ, so no completion references a context that
+  // is about to go away and nothing is left behind for a later endpoint.
+  if (ep_) {
+    for (auto& context : recv_contexts_) {
+      if (context.in_use) fi_cancel(&ep_->fid, &context.fi_ctx);
+    }
+    const auto deadline = Clock::now() + std::chrono::milliseconds(200);
+    while (Clock::now() < deadline && progress().ok()) {
+      if (free_send_.size() == send_contexts_.size() &&
+          free_recv_.size() == recv_contexts_.size()) {
+        break;
+      }
+    }
+  }
+  device_.endpoint_closed(this);
+}
+
+Result<std::unique_ptr<OfiEndpoint>> OfiEndpoint::create(OfiDevice& device,
+                                                         const EndpointConfig& config) {
+  const DeviceInfo& info = device.info();
+  Status limits = check_endpoint_config(config, info.limits);
+  if (!limits.ok() && !config.raw) {
+    Error error = std::move(limits).take_error();
+    error.where = {"ofi", info.native_provider, info.name, std::nullopt, std::nullopt};
+    return error;
+  }
+  if (config.send_depth == 0 || config.recv_depth == 0) {
+    return Error{ErrorCode::kInvalidArgument, "send_depth and recv_depth must be at least 1"};
+  }
+
+  std::unique_ptr<OfiEndpoint> endpoint(new OfiEndpoint(device, config));
+  InfoPtr ep_info{fi_dupinfo(&device.fabric_info())};
+  ep_info->tx_attr->size = config.send_depth;
+  ep_info->rx_attr->size = config.recv_depth;
+  ep_info->tx_attr->iov_limit = config.max_send_sge;
+  ep_info->rx_attr->iov_limit = config.max_recv_sge;
+
+  auto native_failure = [&](const char* call, int rc) -> Error {
+    Error error = ofi_call_error(call, rc, &info);
+    if (!limits.ok()) {
+      error.message = "requested beyond the advertised limits: " + limits.error().message;
+    }
+    return error;
+  };
+
+  fid_ep* ep = nullptr;
+  if (int rc = fi_endpoint(device.domain(), ep_info.get(), &ep, nullptr); rc != 0) {
+    return native_failure("fi_endpoint", rc);
+  }
+  endpoint->ep_.reset(ep);
+
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  av_attr.count = 4;
+  fid_av* av = nullptr;
+  if (int rc = fi_av_open(device.domain(), &av_attr, &av, nullptr); rc != 0) {
+    return native_failure("fi_av_open", rc);
+  }
+  endpoint->av_.reset(av);
+
+  fi_cq_attr cq_attr{};
+  cq_attr.size = config.effective_cq_depth();
+  cq_attr.format = FI_CQ_FORMAT_DATA;
+  cq_attr.wait_obj = FI_WAIT_NONE;
+  fid_cq* cq = nullptr;
+  if (int rc = fi_cq_open(device.domain(), &cq_attr, &cq, nullptr); rc != 0) {
+    return native_failure("fi_cq_open", rc);
+  }
+  endpoint->cq_.reset(cq);
+
+  if (int rc = fi_ep_bind(ep, &av->fid, 0); rc != 0) return native_failure("fi_ep_bind(av)", rc);
+  if (int rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV); rc != 0) {
+    return native_failure("fi_ep_bind(cq)", rc);
+  }
+  if (int rc = fi_enable(ep); rc != 0) return native_failure("fi_enable", rc);
+
+  size_t length = 0;
+  fi_getname(&ep->fid, nullptr, &length);  // -FI_ETOOSMALL, with the size
+  endpoint->address_.resize(length);
+  if (int rc = fi_getname(&ep->fid, endpoint->address_.data(), &length); rc != 0) {
+    return native_failure("fi_getname", rc);
+  }
+  endpoint->address_.resize(length);
+  return endpoint;
+}
+
+Error OfiEndpoint::error_here(ErrorCode code, std::string message) const {
+  const DeviceInfo& info = device_.info();
+  Error error{code, std::move(message)};
+  error.where = {"ofi", info.native_provider, info.name, std::nullopt, endpoint_number_};
+  return error;
+}
+
+Status OfiEndpoint::connect(std::span<const std::byte> peer_address) {
+  if (peer_address.empty()) {
+    return error_here(ErrorCode::kInvalidArgument, "the peer address is empty");
+  }
+  fi_addr_t peer = FI_ADDR_UNSPEC;
+  int rc = fi_av_insert(av_.get(), peer_address.data(), 1, &peer, 0, nullptr);
+  if (rc != 1) {
+    Error error = ofi_call_error(
+        "fi_av_insert", rc < 0 ? rc : -FI_EINVAL, &device_.info(),
+        "the peer address (" + std::to_string(peer_address.size()) + " bytes) was not accepted");
+    error.where.qp = endpoint_number_;
+    return std::move(error).with_hint(
+        "the peer must use the same provider and a reachable address family");
+  }
+  peer_ = peer;
+  return {};
+}
+
+Status OfiEndpoint::check_postable() const {
+  if (errored_) {
+    return error_here(ErrorCode::kInvalidArgument,
+                      "post on an endpoint in the error state (after modify_to_error)");
+  }
+  if (peer_ == FI_ADDR_UNSPEC) {
+    return error_here(ErrorCode::kInvalidArgument, "post before connect");
+  }
+  return {};
+}
+
+Result<OfiEndpoint::OpContext*> OfiEndpoint::acquire(bool is_recv) {
+  auto& free_list = is_recv ? free_recv_ : free_send_;
+  if (free_list.empty()) {
+    return error_here(
+        ErrorCode::kLimitExceeded,
+        std::string(is_recv ? "receive" : "send") +
+            " queue full: " + std::to_string(is_recv ? config_.recv_depth : config_.send_depth) +
+            " work requests outstanding (" + (is_recv ? "recv_depth" : "send_depth") + ")");
+  }
+  OpContext* context = free_list.back();
+  free_list.pop_back();
+  context->in_use = true;
+  return context;
+}
+
+void OfiEndpoint::release(OpContext* context) {
+  context->in_use = false;
+  (context->is_recv ? free_recv_ : free_send_).push_back(context);
+}
+
+ssize_t OfiEndpoint::submit(OpContext& ctx) {
+  fid_ep* ep = ep_.get();
+  if (ctx.is_recv) {
+    fi_msg msg{ctx.iov.data(), ctx.desc.data(), ctx.iov_count, peer_, &ctx.fi_ctx, 0};
+    return fi_recvmsg(ep, &msg, ctx.flags);
+  }
+  switch (ctx.op) {
+    case Opcode::kSend:
+    case Opcode::kSendWithImm: {
+      fi_msg msg{ctx.iov.data(), ctx.desc.data(), ctx.iov_count, peer_, &ctx.fi_ctx, ctx.data};
+      return fi_sendmsg(ep, &msg, ctx.flags);
+    }
+    case Opcode::kRdmaWrite:
+    case Opcode::kRdmaWriteWithImm:
+    case Opcode::kRdmaRead: {
+      fi_msg_rma msg{ctx.iov.data(), ctx.desc.data(), ctx.iov_count, peer_, &ctx.rma_iov, 1,
+                     &ctx.fi_ctx,    ctx.data};
+      return ctx.op == Opcode::kRdmaRead ? fi_readmsg(ep, &msg, ctx.flags)
+                                         : fi_writemsg(ep, &msg, ctx.flags);
+    }
+    case Opcode::kRecv:
+    case Opcode::kRecvRdmaWithImm: return -FI_EINVAL;
+  }
+  return -FI_EINVAL;
+}
+
+namespace {
+const char* submit_call(bool is_recv, Opcode op) {
+  if (is_recv) return "fi_recvmsg";
+  if (op == Opcode::kRdmaRead) return "fi_readmsg";
+  if (op == Opcode::kRdmaWrite || op == Opcode::kRdmaWriteWithImm) return "fi_writemsg";
+  return "fi_sendmsg";
+}
+}  // namespace
+
+Status OfiEndpoint::submit_or_defer(OpContext* ctx) {
+  if (!deferred_.empty()) {  // keep posting order behind posts already waiting
+    deferred_.push_back(ctx);
+    return {};
+  }
+  const ssize_t rc = submit(*ctx);
+  if (rc == -FI_EAGAIN) {
+    deferred_.push_back(ctx);
+    return {};
+  }
+  if (rc != 0) {
+    const char* call = submit_call(ctx->is_recv, ctx->op);
+    release(ctx);
+    Error error = ofi_call_error(call, rc, &device_.info());
+    error.where.qp = endpoint_number_;
+    return error;
+  }
+  return {};
+}
+
+Status OfiEndpoint::post_send(const WorkRequest& request) {
+  FAULTLINE_RETURN_IF_ERROR(check_postable());
+  if (!is_send_side(request.op)) {
+    return error_here(ErrorCode::kInvalidArgument,
+                      "post_send with opcode " + std::string(to_string(request.op)));
+  }
+  const Capabilities& caps = device_.info().capabilities;
+  if (carries_imm(request.op) && (!request.imm || !caps.send_with_imm)) {
+    return error_here(request.imm ? ErrorCode::kUnsupported : ErrorCode::kInvalidArgument,
+                      request.imm ? "the provider carries no immediate data (cq_data_size < 4)"
+                                  : std::string(to_string(request.op)) + " without immediate data");
+  }
+  const size_t segment_limit =
+      request.op == Opcode::kRdmaRead ? device_.info().limits.max_sge_rd : config_.max_send_sge;
+  if (request.segments.size() > segment_limit || request.segments.size() > kMaxSegments) {
+    return error_here(ErrorCode::kLimitExceeded, std::string(to_string(request.op)) + " with " +
+                                                     std::to_string(request.segments.size()) +
+                                                     " segments exceeds max_send_sge " +
+                                                     std::to_string(segment_limit));
+  }
+  uint64_t bytes = 0;
+  for (const Segment& segment : request.segments) bytes += segment.length;
+  if (request.inline_data) {
+    if (request.op == Opcode::kRdmaRead) {
+      return error_here(ErrorCode::kInvalidArgument, "RDMA_READ cannot be inline");
+    }
+    if (bytes > config_.max_inline) {
+      return error_here(ErrorCode::kLimitExceeded,
+                        "inline payload of " + std::to_string(bytes) +
+                            " bytes exceeds the granted max_inline " +
+                            std::to_string(config_.max_inline) + " (provider inject_size " +
+                            std::to_string(device_.info().limits.max_inline_data) + ")");
+    }
+  }
+  const uint64_t data = request.imm.value_or(0);
+
+  // An unsignaled inline send of one segment is fi_inject*: no context and no completion.
+  if (request.inline_data && !request.signaled && request.segments.size() == 1 &&
+      deferred_.empty()) {
+    fid_ep* ep = ep_.get();
+    const Segment& segment = request.segments[0];
+    const RemoteBuffer& remote = request.remote;
+    ssize_t rc = -FI_EINVAL;
+    const char* call = "fi_inject";
+    switch (request.op) {
+      case Opcode::kSend: rc = fi_inject(ep, segment.addr, segment.length, peer_); break;
+      case Opcode::kSendWithImm:
+        call = "fi_injectdata";
+        rc = fi_injectdata(ep, segment.addr, segment.length, data, peer_);
+        break;
+      case Opcode::kRdmaWrite:
+        call = "fi_inject_write";
+        rc = fi_inject_write(ep, segment.addr, segment.length, peer_, remote.addr, remote.key);
+        break;
+      case Opcode::kRdmaWriteWithImm:
+        call = "fi_inject_writedata";
+        rc = fi_inject_writedata(ep, segment.addr, segment.length, data, peer_, remote.addr,
+                                 remote.key);
+        break;
+      case Opcode::kRdmaRead:
+      case Opcode::kRecv:
+      case Opcode::kRecvRdmaWithImm: break;
+    }
+    if (rc == 0) return {};
+    if (rc != -FI_EAGAIN) {
+      Error error = ofi_call_error(call, rc, &device_.info());
+      error.where.qp = endpoint_number_;
+      return error;
+    }
+    // No credit now: fall through to a context that is retried, with the payload copied.
+  }
+
+  auto context = acquire(false);
+  if (!context.ok()) return std::move(context).take_error();
+  OpContext* ctx = context.value();
+  ctx->wr_id = request.wr_id;
+  ctx->op = request.op;
+  ctx->byte_len = static_cast<uint32_t>(bytes);
+  ctx->signaled = request.signaled;
+  ctx->data = data;
+  ctx->flags = 0;
+  if (carries_imm(request.op)) ctx->flags |= FI_REMOTE_CQ_DATA;
+  ctx->rma_iov = {request.remote.addr, bytes, request.remote.key};
+  ctx->iov_count = request.segments.size();
+  if (request.inline_data) {
+    // The caller may reuse an inline payload as soon as the post returns, but a refused post
+    // is retried later: keep a copy and point one iov at it.
+    ctx->flags |= FI_INJECT;
+    ctx->inline_copy.resize(bytes);
+    size_t offset = 0;
+    for (const Segment& segment : request.segments) {
+      std::memcpy(ctx->inline_copy.data() + offset, segment.addr, segment.length);
+      offset += segment.length;
+    }
+    ctx->iov_count = 1;
+    ctx->iov[0] = {ctx->inline_copy.data(), bytes};
+    ctx->desc[0] = nullptr;
+  } else {
+    for (size_t i = 0; i < request.segments.size(); ++i) {
+      const Segment& segment = request.segments[i];
+      ctx->iov[i] = {segment.addr, segment.length};
+      const auto* region = static_cast<const OfiMemoryRegion*>(segment.region);
+      ctx->desc[i] = region != nullptr ? region->descriptor() : nullptr;
+    }
+  }
+  return submit_or_defer(ctx);
+}
+
+Status OfiEndpoint::post_recv(const RecvRequest& request) {
+  FAULTLINE_RETURN_IF_ERROR(check_postable());
+  if (request.segments.size() > config_.max_recv_sge || request.segments.size() > kMaxSegments) {
+    return error_here(ErrorCode::kLimitExceeded,
+                      "RECV with " + std::to_string(request.segments.size()) +
+                          " segments exceeds max_recv_sge " + std::to_string(config_.max_recv_sge));
+  }
+  auto context = acquire(true);
+  if (!context.ok()) return std::move(context).take_error();
+  OpContext* ctx = context.value();
+  ctx->wr_id = request.wr_id;
+  ctx->op = Opcode::kRecv;
+  ctx->signaled = true;
+  ctx->flags = 0;
+  ctx->iov_count = request.segments.size();
+  for (size_t i = 0; i < request.segments.size(); ++i) {
+    const Segment& segment = request.segments[i];
+    ctx->iov[i] = {segment.addr, segment.length};
+    const auto* region = static_cast<const OfiMemoryRegion*>(segment.region);
+    ctx->desc[i] = region != nullptr ? region->descriptor() : nullptr;
+  }
+  return submit_or_defer(ctx);
+}
+
+bool OfiEndpoint::convert(const fi_cq_data_entry& entry, Completion& out) {
+  out = Completion{};
+  out.qp_num = endpoint_number_;
+  auto* ctx = static_cast<OpContext*>(entry.op_context);
+  const bool remote_data = (entry.flags & FI_REMOTE_CQ_DATA) != 0;
+  if ((entry.flags & FI_REMOTE_WRITE) != 0 || (ctx == nullptr && remote_data)) {
+    // An incoming write with immediate data; on providers without FI_RX_CQ_DATA it consumes
+    // no posted receive and carries no context.
+    out.op = Opcode::kRecvRdmaWithImm;
+    out.byte_len = static_cast<uint32_t>(entry.len);
+    out.imm = static_cast<uint32_t>(entry.data);
+    if (ctx != nullptr) {
+      out.wr_id = ctx->wr_id;
+      release(ctx);
+    }
+    return true;
+  }
+  if (ctx == nullptr) return false;
+  out.wr_id = ctx->wr_id;
+  out.op = ctx->op;
+  if (ctx->is_recv) {
+    out.byte_len = static_cast<uint32_t>(entry.len);
+    if (remote_data) out.imm = static_cast<uint32_t>(entry.data);
+  } else {
+    out.byte_len = ctx->byte_len;
+  }
+  const bool report = ctx->signaled;
+  release(ctx);
+  return report;
+}
+
+Completion OfiEndpoint::convert_error(const fi_cq_err_entry& entry) {
+  Completion out;
+  out.qp_num = endpoint_number_;
+  // fi_cq_err_entry.err is a positive FI_E* value; shm in libfabric 1.17 stores it negated.
+  // Map by magnitude and keep what the provider really wrote as the native status.
+  out.status = completion_status_from_ofi_error(entry.err < 0 ? -entry.err : entry.err);
+  out.native_status = entry.err;
+  out.vendor_err = entry.prov_errno;
+  out.byte_len = static_cast<uint32_t>(entry.len);
+  out.native_text = std::string(ofi_error_name(entry.err < 0 ? -entry.err : entry.err));
+  const char* provider_text =
+      fi_cq_strerror(cq_.get(), entry.prov_errno, entry.err_data, nullptr, 0);
+  if (provider_text != nullptr && *provider_text != '\0') {
+    out.native_text += std::string(": ") + provider_text;
+  }
+  if (auto* ctx = static_cast<OpContext*>(entry.op_context); ctx != nullptr) {
+    out.wr_id = ctx->wr_id;
+    out.op = ctx->op;
+    release(ctx);
+  } else if ((entry.flags & FI_RECV) != 0) {
+    out.op = Opcode::kRecv;
+  }
+  return out;
+}
+
+Status OfiEndpoint::progress() {
+  while (!deferred_.empty()) {
+    OpContext* ctx = deferred_.front();
+    const ssize_t rc = submit(*ctx);
+    if (rc == -FI_EAGAIN) break;
+    deferred_.pop_front();
+    if (rc != 0) {
+      // The post was accepted earlier, so its failure arrives as an error completion.
+      Completion failed;
+      failed.wr_id = ctx->wr_id;
+      failed.op = ctx->op;
+      failed.qp_num = endpoint_number_;
+      failed.status = completion_status_from_ofi_error(static_cast<int>(-rc));
+      failed.native_status = static_cast<int32_t>(-rc);
+      failed.native_text = std::string(submit_call(ctx->is_recv, ctx->op)) +
+                           " failed on retry: " + fi_strerror(static_cast<int>(-rc));
+      release(ctx);
+      backlog_.push_back(failed);
+    }
+  }
+  std::array<fi_cq_data_entry, 16> entries{};
+  ssize_t rc = fi_cq_read(cq_.get(), entries.data(), entries.size());
+  if (rc > 0) {
+    for (ssize_t i = 0; i < rc; ++i) {
+      Completion completion;
+      if (convert(entries[static_cast<size_t>(i)], completion)) backlog_.push_back(completion);
+    }
+    return {};
+  }
+  if (rc == -FI_EAGAIN) return {};
+  if (rc == -FI_EAVAIL) {
+    fi_cq_err_entry error_entry{};
+    ssize_t err_rc = fi_cq_readerr(cq_.get(), &error_entry, 0);
+    if (err_rc < 0) {
+      if (err_rc == -FI_EAGAIN) return {};
+      Error error = ofi_call_error("fi_cq_readerr", err_rc, &device_.info());
+      error.where.qp = endpoint_number_;
+      return error;
+    }
+    backlog_.push_back(convert_error(error_entry));
+    return {};
+  }
+  Error error = ofi_call_error("fi_cq_read", rc, &device_.info());
+  error.where.qp = endpoint_number_;
+  return error;
+}
+
+Result<size_t> OfiEndpoint::poll(std::span<Completion> out, std::chrono::milliseconds timeout) {
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
+  size_t filled = 0;
+  for (;;) {
+    while (filled < out.size() && !backlog_.empty()) {
+      out[filled++] = backlog_.front();
+      backlog_.pop_front();
+    }
+    if (filled > 0 || out.empty()) return filled;
+    FAULTLINE_RETURN_IF_ERROR(progress());
+    if (!backlog_.empty()) continue;
+    const auto now = Clock::now();
+    if (now >= deadline) return size_t{0};
+    if (now - start > kSpinBeforeSleep) std::this_thread::sleep_for(kIdleSleep);
+  }
+}
+
+Status OfiEndpoint::modify_to_error() {
+  // libfabric has no QP error state: flush what was never handed to the provider, cancel
+  // every posted receive (each completes with FI_ECANCELED, the flush) and refuse later posts.
+  errored_ = true;
+  for (OpContext* ctx : deferred_) {
+    Completion flushed;
+    flushed.wr_id = ctx->wr_id;
+    flushed.op = ctx->op;
+    flushed.qp_num = endpoint_number_;
+    flushed.status = CompletionStatus::kWrFlushErr;
+    flushed.native_status = FI_ECANCELED;
+    flushed.native_text = "FI_ECANCELED: flushed before it reached the provider";
+    release(ctx);
+    backlog_.push_back(flushed);
+  }
+  deferred_.clear();
+  for (auto& context : recv_contexts_) {
+    if (!context.in_use) continue;
+    if (ssize_t rc = fi_cancel(&ep_->fid, &context.fi_ctx); rc != 0) {
+      Error error = ofi_call_error("fi_cancel", rc, &device_.info());
+      error.where.qp = endpoint_number_;
+      return error;
+    }
+  }
+  return {};
+}
+
+}  // namespace faultline::transports::ofi
