@@ -63,6 +63,13 @@ TRANSPORT_CONFORMANCE_CASE(send_recv_1mib, "send and receive 1 MiB")
 // Segment i of a message of n segments: lengths differ so a misplaced segment shows.
 size_t segment_length(size_t i) { return 257 * (i + 1) + 3; }
 
+// Room for `count` segments with a gap of `gap` bytes before each.
+size_t span_of_segments(size_t count, size_t gap) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < count; ++i) bytes += gap + segment_length(i);
+  return bytes;
+}
+
 // A gathers 1..max_send_sge segments from scattered places of one buffer into one send.
 // Expect: B receives the segments back to back, in order.
 void gather_send(const TestTarget& target) {
@@ -70,8 +77,8 @@ void gather_send(const TestTarget& target) {
   EndpointConfig config;
   config.max_send_sge = limits.max_send_sge;
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(64 * 1024);
-  TestBuffer sink = pair.buffer_b(64 * 1024);
+  TestBuffer source = pair.buffer_a(span_of_segments(limits.max_send_sge, 100));
+  TestBuffer sink = pair.buffer_b(span_of_segments(limits.max_send_sge, 0));
   fill_pattern(source.data(), source.length, 2);
   for (uint32_t count = 1; count <= limits.max_send_sge; ++count) {
     CAPTURE(count);
@@ -108,8 +115,8 @@ void scatter_recv(const TestTarget& target) {
   EndpointConfig config;
   config.max_recv_sge = limits.max_recv_sge;
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(64 * 1024);
-  TestBuffer sink = pair.buffer_b(64 * 1024);
+  TestBuffer source = pair.buffer_a(span_of_segments(limits.max_recv_sge, 0));
+  TestBuffer sink = pair.buffer_b(span_of_segments(limits.max_recv_sge, 64));
   fill_pattern(source.data(), source.length, 3);
   for (uint32_t count = 1; count <= limits.max_recv_sge; ++count) {
     CAPTURE(count);
@@ -292,5 +299,78 @@ void rdma_read(const TestTarget& target) {
   REQUIRE(first_pattern_mismatch(local.data(), bytes, 8) == bytes);
 }
 TRANSPORT_CONFORMANCE_CASE(rdma_read, "RDMA read fetches the remote bytes")
+
+}  // namespace
+
+namespace {
+
+// Sends of active MTU - 1, MTU and MTU + 1 bytes (4096 where the transport has no MTU).
+// Expect: exact bytes on both sides of the packet boundary.
+void sizes_around_mtu(const TestTarget& target) {
+  const uint32_t mtu = limits_of(target).active_mtu.value_or(4096);
+  for (size_t bytes : {size_t{mtu} - 1, size_t{mtu}, size_t{mtu} + 1}) {
+    CAPTURE(mtu, bytes);
+    check_send_recv(target, bytes);
+  }
+}
+TRANSPORT_CONFORMANCE_CASE(sizes_around_mtu, "send and receive around the active MTU")
+
+// A posts 7 unsignaled sends, then one signaled send; B receives all 8.
+// Expect: A sees exactly one completion, the signaled one; B gets the 8 messages in order.
+void unsignaled_then_signaled(const TestTarget& target) {
+  TransportPair pair(target);
+  TestBuffer source = pair.buffer_a(8 * 128);
+  TestBuffer sink = pair.buffer_b(8 * 128);
+  for (size_t i = 0; i < 8; ++i) std::fill_n(source.data() + i * 128, 128, std::byte(i + 1));
+  for (uint64_t i = 0; i < 8; ++i) {
+    Segment segment = sink.segment(i * 128, 128);
+    REQUIRE_OK(pair.b().post_recv({200 + i, {&segment, 1}}));
+  }
+  for (uint64_t i = 0; i < 8; ++i) {
+    Segment segment = source.segment(i * 128, 128);
+    REQUIRE_OK(pair.a().post_send(
+        {.wr_id = 300 + i, .op = Opcode::kSend, .segments = {&segment, 1}, .signaled = i == 7}));
+  }
+  for (uint64_t i = 0; i < 8; ++i) {
+    Completion received = pair.wait_b();
+    INFO(received.describe());
+    REQUIRE(received.ok());
+    CHECK(received.wr_id == 200 + i);
+  }
+  auto at_sender = pair.drain_a();
+  REQUIRE(at_sender.size() == 1);
+  CHECK(at_sender[0].wr_id == 307);
+  CHECK(at_sender[0].ok());
+  for (size_t i = 0; i < 8; ++i) CHECK(sink.data()[i * 128 + 127] == std::byte(i + 1));
+}
+TRANSPORT_CONFORMANCE_CASE(unsignaled_then_signaled,
+                           "unsignaled sends complete silently before a signaled one")
+
+// A reads 3 slices of B's region into 3 local segments in one RDMA read.
+// Expect: the segments hold B's bytes back to back.
+void read_into_segments(const TestTarget& target) {
+  const DeviceLimits limits = limits_of(target);
+  if (limits.max_sge_rd < 3) FAULTLINE_SKIP(target.label() + " reads into fewer than 3 segments");
+  EndpointConfig config;
+  config.max_send_sge = std::min<uint32_t>(3, limits.max_send_sge);
+  TransportPair pair(target, config);
+  if (!pair.info().capabilities.rdma_read) FAULTLINE_SKIP(target.label() + " has no RDMA read");
+  TestBuffer remote_source = pair.buffer_b(3000);
+  TestBuffer local = pair.buffer_a(4096);
+  fill_pattern(remote_source.data(), 3000, 11);
+  std::vector<Segment> segments = {local.segment(0, 1000), local.segment(1500, 1000),
+                                   local.segment(3000, 1000)};
+  REQUIRE_OK(pair.a().post_send({.wr_id = 24,
+                                 .op = Opcode::kRdmaRead,
+                                 .segments = segments,
+                                 .remote = remote_source.region->remote()}));
+  Completion read = pair.wait_a();
+  INFO(read.describe());
+  REQUIRE(read.ok());
+  CHECK(std::equal(remote_source.data(), remote_source.data() + 1000, local.data()));
+  CHECK(std::equal(remote_source.data() + 1000, remote_source.data() + 2000, local.data() + 1500));
+  CHECK(std::equal(remote_source.data() + 2000, remote_source.data() + 3000, local.data() + 3000));
+}
+TRANSPORT_CONFORMANCE_CASE(read_into_segments, "RDMA read scatters into several local segments")
 
 }  // namespace

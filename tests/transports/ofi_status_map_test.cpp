@@ -47,6 +47,13 @@ TEST_CASE("Every libfabric completion error maps to its verbs status", "[unit]")
       {FI_EIO, "FI_EIO", CompletionStatus::kGeneralErr},
       {FI_ENOMEM, "FI_ENOMEM", CompletionStatus::kGeneralErr},
       {FI_EOTHER, "FI_EOTHER", CompletionStatus::kGeneralErr},
+      {FI_ENODATA, "FI_ENODATA", CompletionStatus::kGeneralErr},
+      {FI_EAGAIN, "FI_EAGAIN", CompletionStatus::kGeneralErr},
+      {FI_ENOSYS, "FI_ENOSYS", CompletionStatus::kGeneralErr},
+      {FI_EBUSY, "FI_EBUSY", CompletionStatus::kGeneralErr},
+      {FI_ENOENT, "FI_ENOENT", CompletionStatus::kGeneralErr},
+      {FI_ETOOSMALL, "FI_ETOOSMALL", CompletionStatus::kGeneralErr},
+      {FI_EBADFLAGS, "FI_EBADFLAGS", CompletionStatus::kGeneralErr},
   };
   for (const auto& row : rows) {
     CAPTURE(row.name);

@@ -69,6 +69,16 @@ void from_json(const nlohmann::json& json, Capabilities& caps) {
   json.at("flushes_sends_on_error").get_to(caps.flushes_sends_on_error);
 }
 
+void to_json(nlohmann::json& json, const GidEntry& gid) {
+  json = {{"index", gid.index}, {"gid", gid.gid}, {"type", gid.type}};
+}
+
+void from_json(const nlohmann::json& json, GidEntry& gid) {
+  json.at("index").get_to(gid.index);
+  json.at("gid").get_to(gid.gid);
+  json.at("type").get_to(gid.type);
+}
+
 void to_json(nlohmann::json& json, const DeviceInfo& device) {
   json = {{"transport", device.transport},
           {"provider", device.provider},
@@ -78,6 +88,10 @@ void to_json(nlohmann::json& json, const DeviceInfo& device) {
           {"firmware", device.firmware},
           {"port", device.port},
           {"state", device.state},
+          {"link_layer", device.link_layer},
+          {"gids", device.gids},
+          {"gid_index", optional_to_json(device.gid_index)},
+          {"gid_choice", device.gid_choice},
           {"limits", device.limits},
           {"capabilities", device.capabilities}};
 }
@@ -91,6 +105,10 @@ void from_json(const nlohmann::json& json, DeviceInfo& device) {
   json.at("firmware").get_to(device.firmware);
   json.at("port").get_to(device.port);
   json.at("state").get_to(device.state);
+  json.at("link_layer").get_to(device.link_layer);
+  json.at("gids").get_to(device.gids);
+  device.gid_index = optional_from_json<uint32_t>(json, "gid_index");
+  json.at("gid_choice").get_to(device.gid_choice);
   json.at("limits").get_to(device.limits);
   json.at("capabilities").get_to(device.capabilities);
 }

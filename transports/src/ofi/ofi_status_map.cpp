@@ -43,6 +43,13 @@ constexpr std::array kOfiErrorTable{
     OfiErrorRow{FI_EIO, "FI_EIO", CompletionStatus::kGeneralErr},
     OfiErrorRow{FI_ENOMEM, "FI_ENOMEM", CompletionStatus::kGeneralErr},
     OfiErrorRow{FI_EOTHER, "FI_EOTHER", CompletionStatus::kGeneralErr},
+    OfiErrorRow{FI_ENODATA, "FI_ENODATA", CompletionStatus::kGeneralErr},
+    OfiErrorRow{FI_EAGAIN, "FI_EAGAIN", CompletionStatus::kGeneralErr},
+    OfiErrorRow{FI_ENOSYS, "FI_ENOSYS", CompletionStatus::kGeneralErr},
+    OfiErrorRow{FI_EBUSY, "FI_EBUSY", CompletionStatus::kGeneralErr},
+    OfiErrorRow{FI_ENOENT, "FI_ENOENT", CompletionStatus::kGeneralErr},
+    OfiErrorRow{FI_ETOOSMALL, "FI_ETOOSMALL", CompletionStatus::kGeneralErr},
+    OfiErrorRow{FI_EBADFLAGS, "FI_EBADFLAGS", CompletionStatus::kGeneralErr},
 };
 
 const OfiErrorRow* find_row(int fi_errno) {

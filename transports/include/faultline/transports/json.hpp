@@ -15,6 +15,8 @@ void to_json(nlohmann::json& json, const DeviceLimits& limits);
 void from_json(const nlohmann::json& json, DeviceLimits& limits);
 void to_json(nlohmann::json& json, const Capabilities& capabilities);
 void from_json(const nlohmann::json& json, Capabilities& capabilities);
+void to_json(nlohmann::json& json, const GidEntry& gid);
+void from_json(const nlohmann::json& json, GidEntry& gid);
 void to_json(nlohmann::json& json, const DeviceInfo& device);
 void from_json(const nlohmann::json& json, DeviceInfo& device);
 void to_json(nlohmann::json& json, const RemoteBuffer& buffer);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +57,13 @@ class Endpoint {
   virtual const EndpointConfig& config() const = 0;
 };
 
+/// One entry of a verbs port's GID table.
+struct GidEntry {
+  uint32_t index = 0;
+  std::string gid;   ///< "fe80::1c67:aff:fe8a:4d6e", "::ffff:169.254.7.1"
+  std::string type;  ///< "IB", "RoCE v1", "RoCE v2"
+};
+
 /// A device as `faultline devices` lists it.
 struct DeviceInfo {
   std::string transport;        ///< "ofi", "verbs"
@@ -64,8 +72,12 @@ struct DeviceInfo {
   std::string name;             ///< device to pass as --device ("lo", "shm", "rxe0")
   std::string fabric;           ///< ofi fabric name, verbs node GUID
   std::string firmware;
-  uint32_t port = 0;  ///< verbs port number; 0 where ports do not apply
-  std::string state;  ///< "active", "down", ...
+  uint32_t port = 0;                  ///< verbs port number; 0 where ports do not apply
+  std::string state;                  ///< "active", "down", ...
+  std::string link_layer;             ///< verbs: "Ethernet" or "InfiniBand"
+  std::vector<GidEntry> gids;         ///< verbs: the port's GID table
+  std::optional<uint32_t> gid_index;  ///< verbs: the GID an opened device uses, and why
+  std::string gid_choice;
   DeviceLimits limits;
   Capabilities capabilities;
 };
@@ -87,6 +99,8 @@ class Device {
 struct DeviceSelector {
   std::string provider;
   std::string device;
+  uint32_t port = 0;                  ///< verbs: 0 picks the first active port
+  std::optional<uint32_t> gid_index;  ///< verbs: unset picks automatically (RoCE v2 IPv4 first)
 };
 
 /// One transport kind. Registered in registry.cpp.

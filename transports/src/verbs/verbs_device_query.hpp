@@ -1,0 +1,20 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "verbs_common.hpp"
+
+namespace faultline::transports::verbs {
+
+/// Everything faultline reports about one port of an open device: limits from
+/// ibv_query_device and ibv_query_port, max_inline_data found by creating QPs (verbs does not
+/// advertise it), capabilities, and the GID table with types.
+Result<DeviceInfo> query_port(ibv_context* context, ibv_pd* pd, uint32_t port);
+
+/// The GID a RoCE or IB port should use when none is asked for: a RoCE v2 IPv4-mapped GID
+/// first, then RoCE v2, then RoCE v1, then IB. `why` says what was chosen and why.
+std::optional<uint32_t> choose_gid(const std::vector<GidEntry>& gids, std::string& why);
+
+}  // namespace faultline::transports::verbs

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <deque>
+#include <vector>
+
+#include "verbs_common.hpp"
+
+namespace faultline::transports::verbs {
+
+class VerbsDevice;
+
+/// An RC queue pair with its own CQ. Work requests carry faultline's own sequence numbers as
+/// wr_id; the caller's wr_id and opcode live in a ring per queue. Both queues complete in
+/// order on RC, so a completion retires every earlier slot of its ring (unsignaled sends
+/// included), and an error completion, whose opcode verbs leaves undefined, is still reported
+/// with the opcode that was posted. A completion for a sequence number not outstanding is
+/// reported as such (a stale completion).
+class VerbsEndpoint final : public Endpoint {
+ public:
+  static Result<std::unique_ptr<VerbsEndpoint>> create(VerbsDevice& device,
+                                                       const EndpointConfig& config);
+  ~VerbsEndpoint() override;
+
+  std::vector<std::byte> address() const override;
+  Status connect(std::span<const std::byte> peer_address) override;
+  Status post_send(const WorkRequest& request) override;
+  Status post_recv(const RecvRequest& request) override;
+  Result<size_t> poll(std::span<Completion> out, std::chrono::milliseconds timeout) override;
+  Status modify_to_error() override;
+  uint32_t qp_num() const override { return qp_->qp_num; }
+  const EndpointConfig& config() const override { return config_; }
+
+ private:
+  struct Slot {
+    uint64_t wr_id = 0;
+    Opcode op = Opcode::kSend;
+    uint32_t byte_len = 0;
+  };
+  /// Posted work requests in posting order; sequence numbers grow without wrapping.
+  struct Ring {
+    std::vector<Slot> slots;
+    uint64_t head = 0;  ///< oldest outstanding sequence number
+    uint64_t tail = 0;  ///< next sequence number
+    bool full() const { return tail - head == slots.size(); }
+    Slot& at(uint64_t sequence) { return slots[sequence % slots.size()]; }
+  };
+
+  VerbsEndpoint(VerbsDevice& device, const EndpointConfig& config);
+  Error error_here(ErrorCode code, std::string message) const;
+  Error call_error(const char* call, int err, std::string message = {}) const;
+  Completion convert(const ibv_wc& wc);
+  Status modify(ibv_qp_attr& attr, int mask, const char* state);
+
+  VerbsDevice& device_;
+  EndpointConfig config_;
+  ibv_qp_cap granted_{};
+  uint32_t psn_ = 0;
+  Ring send_ring_;
+  Ring recv_ring_;
+  bool connected_ = false;
+  bool errored_ = false;
+  CqPtr cq_;
+  QpPtr qp_;  // declared after the CQ: destroyed first
+};
+
+}  // namespace faultline::transports::verbs
