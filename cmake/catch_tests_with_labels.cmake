@@ -43,6 +43,6 @@ foreach(name IN LISTS all_names)
   string(APPEND script
     "add_test([==[${name}]==] \"${TEST_EXECUTABLE}\" [==[${filter}]==])\n"
     "set_tests_properties([==[${name}]==] PROPERTIES LABELS \"${labels}\" "
-    "WORKING_DIRECTORY \"${TEST_WORKING_DIR}\" SKIP_RETURN_CODE 4)\n")
+    "WORKING_DIRECTORY \"${TEST_WORKING_DIR}\" SKIP_RETURN_CODE 77)\n")
 endforeach()
 file(WRITE "${CTEST_FILE}" "${script}")
