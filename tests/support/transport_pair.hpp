@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "faultline/transports/data_pattern.hpp"
 #include "faultline/transports/transport.hpp"
 #include "support/test_targets.hpp"
 
@@ -72,9 +73,7 @@ class TransportPair {
 std::unique_ptr<transports::Device> open_device(const TestTarget& target);
 TestBuffer make_buffer(transports::Device& device, size_t length, uint32_t access);
 
-/// Fills with a position- and seed-dependent byte pattern.
-void fill_pattern(std::byte* data, size_t length, unsigned seed);
-/// The index of the first byte that differs from the pattern, or `length` when all match.
-size_t first_pattern_mismatch(const std::byte* data, size_t length, unsigned seed);
+using transports::fill_pattern;
+using transports::first_pattern_mismatch;
 
 }  // namespace faultline::testing

@@ -13,9 +13,10 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"faultline: RDMA fault diagnosis and protocol conformance", "faultline"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(FAULTLINE_VERSION));
-  app.footer("Example: faultline devices --json");
+  app.footer("Examples:\n  faultline run\n  faultline devices --json");
 
   cli::CommandAction run;
+  cli::add_control_commands(app, run);
   cli::add_devices_command(app, run);
 
   try {

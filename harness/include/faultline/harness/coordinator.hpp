@@ -1,0 +1,149 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/control/channel.hpp"
+#include "faultline/harness/event_queue.hpp"
+#include "faultline/harness/verdict.hpp"
+#include "faultline/transports/status.hpp"
+
+namespace faultline::harness {
+
+struct CoordinatorOptions {
+  std::string listen = "127.0.0.1:7300";  ///< HOST:PORT; port 0 picks a free one
+  std::string token;
+  size_t agents = 2;
+  std::chrono::milliseconds heartbeat{1000};         ///< what agents are told to send
+  std::chrono::milliseconds agent_lost_after{5000};  ///< silence that makes an agent lost
+  std::chrono::milliseconds handshake_timeout{5000};
+};
+
+/// An authenticated agent, as its hello described it.
+struct AgentRecord {
+  std::string id;  ///< "agent-1", in the order agents joined
+  std::string host;
+  uint64_t pid = 0;
+  std::string remote;  ///< the peer address of its connection
+  nlohmann::json hello;
+  bool lost = false;
+  std::string lost_reason;
+  std::chrono::steady_clock::time_point last_seen;
+};
+
+/// One scenario on one pair of agents, and how it ended.
+struct ScenarioRun {
+  uint64_t run_id = 0;
+  std::string scenario;
+  size_t round = 0;
+  std::string initiator;
+  std::string responder;
+  Verdict verdict = Verdict::kPass;
+  std::string expected;
+  std::string observed;
+  std::string evidence;
+  std::string hint;
+  double duration_ms = 0;
+  nlohmann::json sides = nlohmann::json::object();  ///< each agent's own scenario_result
+};
+
+/// Told about every run as it starts, progresses and finishes (progress output, reports).
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void run_started(const ScenarioRun& /*run*/) {}
+  virtual void step(const ScenarioRun& /*run*/, const std::string& /*agent*/,
+                    const std::string& /*step*/) {}
+  virtual void run_finished(const ScenarioRun& /*run*/) {}
+};
+
+/// The coordinator: accepts and authenticates agents, schedules each scenario over every
+/// pair of agents in rounds of disjoint pairs, relays endpoint info and barriers, and owns
+/// every deadline (a heartbeat per agent, a deadline per run). One thread per connection
+/// reads and validates; one thread (the caller of `run`) decides. A malformed, oversized,
+/// truncated or out-of-order frame closes that one connection with a logged reason.
+class Coordinator {
+ public:
+  explicit Coordinator(CoordinatorOptions options);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  /// Binds and starts accepting. kInvalidArgument for a bad address, kIoError when busy.
+  transports::Status listen();
+  uint16_t port() const { return port_; }
+  /// Until `options.agents` agents are in; kTimeout says how many came.
+  transports::Status wait_for_agents(std::chrono::milliseconds timeout);
+  const std::vector<AgentRecord>& agents() const { return agents_; }
+  /// Runs each scenario over every pair of agents, round by round.
+  std::vector<ScenarioRun> run(const std::vector<const BuiltinScenario*>& scenarios,
+                               RunObserver& observer);
+  /// Tells every live agent to exit.
+  void shutdown_agents();
+
+ private:
+  enum class EventKind { kJoined, kMessage, kLost };
+  struct Event {
+    EventKind kind;
+    std::string agent_id;
+    nlohmann::json message;
+    std::string reason;
+  };
+  struct Connection {
+    std::unique_ptr<control::Channel> channel;
+    std::string remote;
+    std::thread thread;
+  };
+  struct ActiveRun {
+    ScenarioRun result;
+    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point deadline;
+    std::optional<std::chrono::steady_clock::time_point> grace_until;
+    std::map<std::string, nlohmann::json> infos;
+    std::map<std::string, std::set<std::string>> barriers;
+    std::map<std::string, std::string> last_step;
+    bool finished = false;
+  };
+
+  void accept_loop();
+  void serve_connection(Connection& connection);
+  transports::Result<std::string> handshake(Connection& connection);
+  void handle(const Event& event, RunObserver& observer);
+  void mark_lost(const std::string& agent_id, const std::string& reason, RunObserver& observer);
+  void check_deadlines(RunObserver& observer);
+  void finish(ActiveRun& run, RunObserver& observer);
+  void finish_with(ActiveRun& run, Verdict verdict, std::string observed, std::string evidence,
+                   std::string hint, RunObserver& observer);
+  AgentRecord* agent(const std::string& id);
+  control::Channel* channel_of(const std::string& agent_id);
+  void send_to(const std::string& agent_id, std::string_view type, nlohmann::json body);
+  ActiveRun* active_run(uint64_t run_id, const std::string& agent_id);
+
+  CoordinatorOptions options_;
+  uint16_t port_ = 0;
+  int listen_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> released_{false};  // agents told to shut down: their goodbyes are not news
+  std::thread acceptor_;
+  std::mutex connections_mutex_;
+  std::list<Connection> connections_;
+  std::map<std::string, control::Channel*> channels_;  // agent id -> channel; connections_mutex_
+  size_t registered_ = 0;                              // connections_mutex_
+  EventQueue<Event> events_;
+  std::vector<AgentRecord> agents_;  // decision thread only
+  std::vector<ActiveRun> active_;    // decision thread only
+  uint64_t next_run_id_ = 1;
+};
+
+}  // namespace faultline::harness

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "faultline/transports/status.hpp"
+
+namespace faultline::harness {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+  std::string text() const { return host + ":" + std::to_string(port); }
+};
+
+/// Parses "HOST:PORT" ("127.0.0.1:7300", "head:7300", "[::1]:7300"); a usage error names
+/// what was expected.
+transports::Result<HostPort> parse_host_port(const std::string& text);
+
+/// A connected TCP socket descriptor to `address`, or the error of the last attempt.
+transports::Result<int> connect_tcp(const HostPort& address);
+
+}  // namespace faultline::harness

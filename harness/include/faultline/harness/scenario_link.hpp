@@ -1,0 +1,36 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "faultline/harness/control/channel.hpp"
+#include "faultline/transports/status.hpp"
+
+namespace faultline::harness {
+
+/// What a scenario child uses to talk to the coordinator (through its agent): endpoint info
+/// exchange, barriers, and progress steps. Calls block until the coordinator answers or the
+/// deadline passes.
+class ScenarioLink {
+ public:
+  ScenarioLink(control::Channel& channel, uint64_t run_id, std::chrono::milliseconds deadline)
+      : channel_(channel), run_id_(run_id), deadline_(deadline) {}
+
+  /// Sends this side's endpoint info; returns the peer's.
+  transports::Result<nlohmann::json> exchange(const nlohmann::json& info);
+  /// Waits until the peer reaches the barrier of the same name.
+  transports::Status barrier(const std::string& name);
+  /// Records the step about to run (shown as the last step if the process dies).
+  void step(const std::string& name);
+
+ private:
+  transports::Result<nlohmann::json> await(std::string_view type, const std::string& name);
+
+  control::Channel& channel_;
+  uint64_t run_id_;
+  std::chrono::milliseconds deadline_;
+};
+
+}  // namespace faultline::harness

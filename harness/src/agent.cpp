@@ -1,0 +1,318 @@
+#include "faultline/harness/agent.hpp"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "faultline/harness/control/auth.hpp"
+#include "faultline/harness/control/channel.hpp"
+#include "faultline/harness/control/messages.hpp"
+#include "faultline/harness/device_listing.hpp"
+#include "faultline/harness/event_queue.hpp"
+#include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/net_address.hpp"
+#include "faultline/transports/json.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+using namespace std::chrono_literals;
+using transports::Error;
+using transports::ErrorCode;
+using transports::Result;
+using transports::Status;
+
+constexpr auto kHandshakeTimeout = 10s;
+
+void log(const std::string& text) { std::cerr << "faultline agent: " << text << std::endl; }
+
+std::string signal_name(int signal) {
+  const char* abbreviation = sigabbrev_np(signal);
+  return abbreviation != nullptr ? "SIG" + std::string(abbreviation)
+                                 : "signal " + std::to_string(signal);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// Connects with exponential backoff until the budget is spent.
+Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOptions& options) {
+  auto address = parse_host_port(options.coordinator);
+  if (!address.ok()) return std::move(address).take_error();
+  const auto start = std::chrono::steady_clock::now();
+  auto backoff = 100ms;
+  int attempts = 0;
+  for (;;) {
+    ++attempts;
+    auto fd = connect_tcp(address.value());
+    if (fd.ok()) {
+      return std::make_unique<control::Channel>(fd.value(), "coordinator " + address->text());
+    }
+    const auto spent = std::chrono::steady_clock::now() - start;
+    if (spent + backoff > options.connect_budget) {
+      const auto seconds = std::chrono::duration<double>(spent).count();
+      Error error = std::move(fd).take_error();
+      error.message = "could not reach the coordinator at " + address->text() + " after " +
+                      std::to_string(attempts) + " attempts over " +
+                      std::to_string(seconds).substr(0, 4) +
+                      " s; last attempt: " + error.describe();
+      error.call.clear();
+      return std::move(error).with_hint(
+          "is the coordinator running and listening on that address "
+          "(faultline coordinator --listen)? is a firewall in the way?");
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
+  }
+}
+
+nlohmann::json hello(const AgentOptions& options) {
+  nlohmann::json devices = nlohmann::json::array();
+  auto listed = list_devices({options.target.transport, "", ""});
+  if (listed.ok()) devices = listed.value();
+  return {{"host", host_name()},
+          {"pid", static_cast<uint64_t>(getpid())},
+          {"target",
+           {{"transport", options.target.transport},
+            {"provider", options.target.provider},
+            {"device", options.target.device}}},
+          {"devices", devices}};
+}
+
+// Answers the challenge; the welcome's heartbeat interval, or the reason it failed.
+Result<std::chrono::milliseconds> authenticate(control::Channel& channel,
+                                               const AgentOptions& options) {
+  auto challenge = channel.receive(kHandshakeTimeout);
+  if (!challenge.ok()) return std::move(challenge).take_error();
+  FAULTLINE_RETURN_IF_ERROR(control::validate_message(challenge.value(), {"challenge"}));
+  if (challenge->at("version") != control::kProtocolVersion) {
+    return Error{ErrorCode::kProtocolViolation, "the coordinator speaks control protocol version " +
+                                                    challenge->at("version").dump() +
+                                                    ", this agent " +
+                                                    std::to_string(control::kProtocolVersion)};
+  }
+  FAULTLINE_RETURN_IF_ERROR(channel.send_message(
+      "auth", {{"answer", control::answer_challenge(options.token, challenge->at("nonce"))},
+               {"version", control::kProtocolVersion},
+               {"hello", hello(options)}}));
+  auto answer = channel.receive(kHandshakeTimeout);
+  if (!answer.ok()) return std::move(answer).take_error();
+  FAULTLINE_RETURN_IF_ERROR(control::validate_message(answer.value(), {"welcome", "reject"}));
+  if (answer->at("type") == "reject") {
+    return Error{ErrorCode::kInvalidArgument,
+                 "the coordinator refused this agent: " + answer->at("reason").get<std::string>()}
+        .with_hint(
+            "the agent and the coordinator must share the same token "
+            "(--token-file or FAULTLINE_TOKEN)");
+  }
+  channel.set_session(answer->at("session"));
+  log("connected to " + channel.peer_name() + " as " + answer->at("agent_id").get<std::string>());
+  return std::chrono::milliseconds(answer->at("heartbeat_ms").get<uint64_t>());
+}
+
+enum class Source { kCoordinator, kChild };
+struct Event {
+  Source source;
+  Result<nlohmann::json> message;
+  uint64_t run_id = 0;  ///< for child events: which child, so a late event of an old one is dropped
+};
+
+// Reads a channel until it fails, pushing every message (and the final error) as events.
+std::thread start_reader(control::Channel& channel, Source source, EventQueue<Event>& events,
+                         uint64_t run_id = 0) {
+  return std::thread([&channel, source, &events, run_id] {
+    for (;;) {
+      auto message = channel.receive(24h);
+      const bool failed = !message.ok();
+      events.push({source, std::move(message), run_id});
+      if (failed) return;
+    }
+  });
+}
+
+// One scenario child: its process, its socket and the reader of that socket.
+struct Child {
+  pid_t pid = -1;
+  uint64_t run_id = 0;
+  std::string last_step;
+  bool reported = false;
+  std::unique_ptr<control::Channel> channel;
+  std::thread reader;
+};
+
+Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, uint64_t run_id,
+                                           EventQueue<Event>& events) {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return transports::errno_error("socketpair", errno, "for a scenario child");
+  }
+  const pid_t pid = fork();
+  if (pid < 0) return transports::errno_error("fork", errno, "a scenario child");
+  if (pid == 0) {
+    // The child end becomes fd 3 and survives exec; everything else is close-on-exec.
+    dup2(fds[1], 3);
+    execl(options.executable.c_str(), "faultline", "scenario-child", "--fd", "3", nullptr);
+    _exit(127);
+  }
+  ::close(fds[1]);
+  auto child = std::make_unique<Child>();
+  child->pid = pid;
+  child->run_id = run_id;
+  child->channel =
+      std::make_unique<control::Channel>(fds[0], "scenario child pid " + std::to_string(pid));
+  child->reader = start_reader(*child->channel, Source::kChild, events, run_id);
+  return child;
+}
+
+nlohmann::json body_of(nlohmann::json message) {
+  message.erase("type");
+  message.erase("seq");
+  message.erase("session");
+  return message;
+}
+
+// Waits for the child to end and says how it ended, unless it reported already.
+void reap_child(Child& child, control::Channel& coordinator) {
+  child.channel->shutdown();
+  if (child.reader.joinable()) child.reader.join();
+  int status = 0;
+  waitpid(child.pid, &status, 0);
+  if (child.reported) return;
+  nlohmann::json result = {{"run_id", child.run_id},
+                           {"expected", "the scenario process reports a result"}};
+  if (WIFSIGNALED(status)) {
+    result["verdict"] = "crashed";
+    result["observed"] = "killed by " + signal_name(WTERMSIG(status));
+    result["evidence"] =
+        "last step: " + (child.last_step.empty() ? std::string("(none)") : child.last_step);
+    result["hint"] = "the code under test crashed; rerun the scenario alone to reproduce it";
+    result["signal"] = signal_name(WTERMSIG(status));
+  } else {
+    result["verdict"] = "error";
+    result["observed"] = "the scenario process exited with code " +
+                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                         " without a result";
+    result["evidence"] = "last step: " + child.last_step;
+  }
+  (void)coordinator.send_message("scenario_result", result);
+}
+
+}  // namespace
+
+int run_agent(const AgentOptions& options) {
+  auto connected = connect_with_retries(options);
+  if (!connected.ok()) {
+    log(connected.error().describe_with_hint());
+    return kExitUsage;
+  }
+  control::Channel& coordinator = *connected.value();
+  auto heartbeat_interval = authenticate(coordinator, options);
+  if (!heartbeat_interval.ok()) {
+    log(heartbeat_interval.error().describe_with_hint());
+    return heartbeat_interval.error().code == ErrorCode::kInvalidArgument ? kExitUsage
+                                                                          : kExitHarnessError;
+  }
+
+  EventQueue<Event> events;
+  std::thread coordinator_reader = start_reader(coordinator, Source::kCoordinator, events);
+  std::atomic<bool> stopping{false};
+  std::thread heartbeat([&] {
+    while (!stopping) {
+      std::this_thread::sleep_for(heartbeat_interval.value());
+      if (!stopping && !coordinator.send_message("heartbeat").ok()) return;
+    }
+  });
+
+  std::unique_ptr<Child> child;
+  int exit_code = kExitPass;
+  for (bool running = true; running;) {
+    auto event = events.pop(1s);
+    if (!event) continue;
+    if (event->source == Source::kChild) {
+      if (!child || child->run_id != event->run_id) continue;
+      if (!event->message.ok()) {  // the child closed its socket: it ended
+        reap_child(*child, coordinator);
+        child.reset();
+        continue;
+      }
+      nlohmann::json& message = event->message.value();
+      if (auto valid = control::validate_message(
+              message, {"endpoint_info", "barrier", "step", "scenario_result"});
+          !valid.ok()) {
+        log("scenario child sent a bad message, killing it: " + valid.error().describe());
+        kill(child->pid, SIGKILL);
+        continue;
+      }
+      if (message.at("type") == "step") child->last_step = message.at("name");
+      if (message.at("type") == "scenario_result") child->reported = true;
+      const std::string type = message.at("type");
+      (void)coordinator.send_message(type, body_of(std::move(message)));
+      continue;
+    }
+
+    if (!event->message.ok()) {
+      log("lost the coordinator: " + event->message.error().describe());
+      exit_code = kExitHarnessError;
+      break;
+    }
+    nlohmann::json& message = event->message.value();
+    if (auto valid = control::validate_message(
+            message,
+            {"run_scenario", "abort_scenario", "peer_info", "barrier_release", "shutdown"});
+        !valid.ok()) {
+      log("the coordinator sent a bad message: " + valid.error().describe());
+      exit_code = kExitHarnessError;
+      break;
+    }
+    const std::string type = message.at("type");
+    if (type == "shutdown") {
+      running = false;
+    } else if (type == "run_scenario") {
+      if (child) {
+        kill(child->pid, SIGKILL);
+        reap_child(*child, coordinator);
+      }
+      auto spawned = spawn_child(options, message.at("run_id"), events);
+      if (!spawned.ok()) {
+        (void)coordinator.send_message("scenario_result",
+                                       {{"run_id", message.at("run_id")},
+                                        {"verdict", "error"},
+                                        {"evidence", spawned.error().describe()}});
+        continue;
+      }
+      child = std::move(spawned).value();
+      message["target"] = {{"transport", options.target.transport},
+                           {"provider", options.target.provider},
+                           {"device", options.target.device}};
+      (void)child->channel->send(message);
+    } else if (type == "abort_scenario") {
+      if (child && child->run_id == message.at("run_id")) kill(child->pid, SIGKILL);
+    } else if (child && child->run_id == message.at("run_id")) {
+      (void)child->channel->send(message);  // peer_info, barrier_release
+    }
+  }
+
+  stopping = true;
+  if (child) {
+    kill(child->pid, SIGKILL);
+    child->reported = true;
+    reap_child(*child, coordinator);
+  }
+  coordinator.shutdown();
+  coordinator_reader.join();
+  heartbeat.join();
+  return exit_code;
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,264 @@
+// The commands of the control plane: coordinator, agent, run, and the hidden scenario-child.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "faultline/harness/agent.hpp"
+#include "faultline/harness/control/auth.hpp"
+#include "faultline/harness/coordinator.hpp"
+#include "faultline/harness/device_listing.hpp"
+#include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/scenario_child.hpp"
+#include "faultline/harness/suite_runner.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+using harness::kExitHarnessError;
+using harness::kExitUsage;
+
+std::string own_executable() {
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("faultline") : path.string();
+}
+
+int usage_error(const std::string& command, const std::string& text) {
+  std::cerr << "faultline " << command << ": " << text << "\n";
+  return kExitUsage;
+}
+
+struct TargetOptions {
+  harness::ScenarioTarget target;
+  void add_to(CLI::App* command) {
+    command->add_option("--transport", target.transport, "Transport the agents use (ofi, verbs)")
+        ->capture_default_str();
+    command->add_option("--provider", target.provider, "ofi provider (tcp, shm, sockets, ...)");
+    command->add_option("--device", target.device, "Device (lo, shm, rxe0, ...)");
+  }
+  // The target must exist here: an unknown transport, provider or device is a usage error
+  // naming what is present.
+  transports::Status check() const {
+    auto devices = harness::list_devices({target.transport, target.provider, target.device});
+    if (!devices.ok()) return devices.status();
+    return {};
+  }
+};
+
+// ---- coordinator -------------------------------------------------------------------------
+
+struct CoordinatorCommand {
+  harness::CoordinatorOptions options;
+  std::string token_file;
+  std::string suite = "smoke";
+  std::vector<std::string> scenarios;
+  std::string report_dir = "faultline-report";
+  std::string port_file;
+  int wait_seconds = 60;
+
+  int run() {
+    std::string warning;
+    auto token = harness::control::load_token(token_file, warning);
+    if (!token.ok()) return usage_error("coordinator", token.error().describe());
+    if (!warning.empty()) std::cerr << "faultline coordinator: warning: " << warning << "\n";
+    options.token = token.value();
+    auto resolved = harness::resolve_scenarios(suite, scenarios);
+    if (!resolved.ok()) return usage_error("coordinator", resolved.error().describe());
+    if (options.agents < 2) return usage_error("coordinator", "--agents must be at least 2");
+    harness::Coordinator coordinator(options);
+    if (auto listening = coordinator.listen(); !listening.ok()) {
+      return usage_error("coordinator", listening.error().describe_with_hint());
+    }
+    if (!port_file.empty()) std::ofstream(port_file) << coordinator.port() << "\n";
+    if (auto joined = coordinator.wait_for_agents(std::chrono::seconds(wait_seconds));
+        !joined.ok()) {
+      std::cerr << "faultline coordinator: " << joined.error().describe_with_hint() << "\n";
+      coordinator.shutdown_agents();
+      return kExitHarnessError;
+    }
+    harness::RunMetadata metadata{suite, {}, 0};
+    const int code =
+        harness::run_suite(coordinator, resolved.value(), report_dir, metadata, std::cout);
+    coordinator.shutdown_agents();
+    return code;
+  }
+};
+
+// ---- agent -------------------------------------------------------------------------------
+
+struct AgentCommand {
+  harness::AgentOptions options;
+  std::string token_file;
+  double connect_timeout_s = 10;
+  TargetOptions target;
+
+  int run() {
+    std::string warning;
+    auto token = harness::control::load_token(token_file, warning);
+    if (!token.ok()) return usage_error("agent", token.error().describe());
+    if (!warning.empty()) std::cerr << "faultline agent: warning: " << warning << "\n";
+    if (auto present = target.check(); !present.ok()) {
+      return usage_error("agent", present.error().describe_with_hint());
+    }
+    options.token = token.value();
+    options.target = target.target;
+    options.connect_budget =
+        std::chrono::milliseconds(static_cast<int64_t>(connect_timeout_s * 1000));
+    options.executable = own_executable();
+    return harness::run_agent(options);
+  }
+};
+
+// ---- run ---------------------------------------------------------------------------------
+
+struct RunCommand {
+  std::string suite = "smoke";
+  std::vector<std::string> scenarios;
+  TargetOptions target;
+  size_t agents = 2;
+  std::string report_dir = "faultline-report";
+  uint64_t seed = 0;
+
+  int run() {
+    if (agents < 2) return usage_error("run", "--agents must be at least 2");
+    if (auto present = target.check(); !present.ok())
+      return usage_error("run", present.error().describe_with_hint());
+    auto resolved = harness::resolve_scenarios(suite, scenarios);
+    if (!resolved.ok()) return usage_error("run", resolved.error().describe());
+    if (target.target.transport == "ofi" && target.target.provider.empty())
+      target.target.provider = "tcp";
+
+    harness::CoordinatorOptions options;
+    options.listen = "127.0.0.1:0";
+    options.token = harness::control::make_token();
+    options.agents = agents;
+    harness::Coordinator coordinator(options);
+    if (auto listening = coordinator.listen(); !listening.ok()) {
+      std::cerr << "faultline run: " << listening.error().describe_with_hint() << "\n";
+      return kExitHarnessError;
+    }
+    // The agents are this binary again; the token travels in their environment, never on a
+    // command line that `ps` shows.
+    const std::string executable = own_executable();
+    const std::string address = "127.0.0.1:" + std::to_string(coordinator.port());
+    std::vector<pid_t> children;
+    for (size_t i = 0; i < agents; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        setenv("FAULTLINE_TOKEN", options.token.c_str(), 1);
+        std::vector<std::string> args = {"faultline", "agent",       "--coordinator",
+                                         address,     "--transport", target.target.transport};
+        if (!target.target.provider.empty())
+          args.insert(args.end(), {"--provider", target.target.provider});
+        if (!target.target.device.empty())
+          args.insert(args.end(), {"--device", target.target.device});
+        std::vector<char*> argv;
+        argv.reserve(args.size() + 1);
+        for (auto& arg : args) argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        execv(executable.c_str(), argv.data());
+        _exit(127);
+      }
+      if (pid > 0) children.push_back(pid);
+    }
+    int code = kExitHarnessError;
+    if (auto joined = coordinator.wait_for_agents(30s); !joined.ok()) {
+      std::cerr << "faultline run: " << joined.error().describe_with_hint() << "\n";
+    } else {
+      harness::RunMetadata metadata{scenarios.empty() ? suite : "", target.target, seed};
+      code = harness::run_suite(coordinator, resolved.value(), report_dir, metadata, std::cout);
+    }
+    coordinator.shutdown_agents();
+    reap(children);
+    return code;
+  }
+
+  // Agents exit on shutdown; any that does not within 5 s is killed.
+  static void reap(const std::vector<pid_t>& children) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    for (pid_t pid : children) {
+      while (waitpid(pid, nullptr, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          kill(pid, SIGKILL);
+          waitpid(pid, nullptr, 0);
+          break;
+        }
+        std::this_thread::sleep_for(20ms);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void add_control_commands(CLI::App& app, CommandAction& run) {
+  auto coordinator = std::make_shared<CoordinatorCommand>();
+  CLI::App* c =
+      app.add_subcommand("coordinator", "Accept agents and run a suite over every pair of them");
+  c->add_option("--listen", coordinator->options.listen,
+                "ADDR:PORT to listen on (port 0: any free port)")
+      ->capture_default_str();
+  c->add_option("--agents", coordinator->options.agents, "How many agents to wait for")
+      ->capture_default_str();
+  c->add_option("--token-file", coordinator->token_file,
+                "File with the shared token (else $FAULTLINE_TOKEN)");
+  c->add_option("--suite", coordinator->suite, "Suite to run (smoke, links)")
+      ->capture_default_str();
+  c->add_option("scenarios", coordinator->scenarios, "Scenario ids to run instead of a suite");
+  c->add_option("--report-dir", coordinator->report_dir, "Where report.json goes")
+      ->capture_default_str();
+  c->add_option("--port-file", coordinator->port_file, "Write the port listened on to this file");
+  c->add_option("--wait", coordinator->wait_seconds, "Seconds to wait for the agents")
+      ->capture_default_str();
+  c->footer(
+      "Example:\n  FAULTLINE_TOKEN=secret faultline coordinator --listen 0.0.0.0:7300 --agents 16 "
+      "--suite links");
+  c->callback([&run, coordinator] { run = [coordinator] { return coordinator->run(); }; });
+
+  auto agent = std::make_shared<AgentCommand>();
+  CLI::App* a = app.add_subcommand("agent", "Serve scenarios for a coordinator");
+  a->add_option("--coordinator", agent->options.coordinator, "HOST:PORT of the coordinator")
+      ->required();
+  a->add_option("--token-file", agent->token_file,
+                "File with the shared token (else $FAULTLINE_TOKEN)");
+  a->add_option("--connect-timeout", agent->connect_timeout_s, "Seconds to keep trying to connect")
+      ->capture_default_str();
+  agent->target.add_to(a);
+  a->footer(
+      "Example:\n  FAULTLINE_TOKEN=secret srun -N 16 faultline agent --coordinator head:7300 "
+      "--transport verbs");
+  a->callback([&run, agent] { run = [agent] { return agent->run(); }; });
+
+  auto runner = std::make_shared<RunCommand>();
+  CLI::App* r = app.add_subcommand(
+      "run", "Run a suite with a local coordinator and agents (the default job)");
+  r->add_option("--suite", runner->suite, "Suite to run (smoke, links)")->capture_default_str();
+  r->add_option("scenarios", runner->scenarios, "Scenario ids to run instead of a suite");
+  runner->target.add_to(r);
+  r->add_option("--agents", runner->agents, "How many local agents to start")
+      ->capture_default_str();
+  r->add_option("--report-dir", runner->report_dir, "Where report.json goes")
+      ->capture_default_str();
+  r->add_option("--seed", runner->seed, "Seed recorded for replay")->capture_default_str();
+  r->footer(
+      "Examples:\n  faultline run\n  faultline run --provider shm --agents 4\n"
+      "Exit codes: 0 all passed, 1 a conformance failure, 2 a usage error, 3 a harness error.");
+  r->callback([&run, runner] { run = [runner] { return runner->run(); }; });
+
+  auto child_fd = std::make_shared<int>(-1);
+  CLI::App* s = app.add_subcommand("scenario-child", "Internal: one scenario, started by an agent");
+  s->group("");  // hidden from --help
+  s->add_option("--fd", *child_fd, "Socket shared with the agent")->required();
+  s->callback(
+      [&run, child_fd] { run = [child_fd] { return harness::run_scenario_child(*child_fd); }; });
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,86 @@
+#include "faultline/harness/control/auth.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace faultline::harness::control {
+
+namespace {
+
+std::string to_hex(const unsigned char* data, size_t length) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(length * 2);
+  for (size_t i = 0; i < length; ++i) {
+    text += kDigits[data[i] >> 4];
+    text += kDigits[data[i] & 0xf];
+  }
+  return text;
+}
+
+std::string random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
+    throw std::runtime_error("RAND_bytes failed: no randomness for a nonce");
+  }
+  return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
+}
+
+}  // namespace
+
+std::string make_nonce() { return random_hex(32); }
+std::string make_token() { return random_hex(32); }
+
+std::string answer_challenge(const std::string& token, const std::string& nonce) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
+       reinterpret_cast<const unsigned char*>(nonce.data()), nonce.size(), digest, &length);
+  return to_hex(digest, length);
+}
+
+bool answer_is_valid(const std::string& token, const std::string& nonce,
+                     const std::string& answer) {
+  const std::string expected = answer_challenge(token, nonce);
+  return answer.size() == expected.size() &&
+         CRYPTO_memcmp(answer.data(), expected.data(), expected.size()) == 0;
+}
+
+transports::Result<std::string> load_token(const std::string& token_file, std::string& warning) {
+  using transports::Error;
+  using transports::ErrorCode;
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!in) {
+      return Error{ErrorCode::kInvalidArgument, "cannot read the token file '" + token_file + "'"};
+    }
+    struct stat info {};
+    if (::stat(token_file.c_str(), &info) == 0 && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+      warning = "the token file '" + token_file + "' is readable by group or others; chmod 600 it";
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string token = text.str();
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    if (token.empty()) {
+      return Error{ErrorCode::kInvalidArgument, "the token file '" + token_file + "' is empty"};
+    }
+    return token;
+  }
+  if (const char* token = std::getenv("FAULTLINE_TOKEN"); token != nullptr && *token != '\0') {
+    return std::string(token);
+  }
+  return Error{ErrorCode::kInvalidArgument,
+               "no token: give --token-file FILE or set FAULTLINE_TOKEN (the same on the "
+               "coordinator and every agent)"};
+}
+
+}  // namespace faultline::harness::control

@@ -1,0 +1,97 @@
+#include "faultline/harness/control/messages.hpp"
+
+#include <array>
+#include <string>
+
+namespace faultline::harness::control {
+
+namespace {
+
+using transports::Error;
+using transports::ErrorCode;
+using Kind = nlohmann::json::value_t;
+
+struct Field {
+  std::string_view name;
+  std::string_view kind;  // "string", "unsigned", "object", "array", "boolean"
+};
+
+struct MessageSchema {
+  std::string_view type;
+  std::initializer_list<Field> fields;
+};
+
+const std::array kSchemas{
+    MessageSchema{"challenge", {{"nonce", "string"}, {"version", "unsigned"}}},
+    MessageSchema{"auth", {{"answer", "string"}, {"version", "unsigned"}, {"hello", "object"}}},
+    MessageSchema{"welcome", {{"agent_id", "string"}, {"heartbeat_ms", "unsigned"}}},
+    MessageSchema{"reject", {{"reason", "string"}}},
+    MessageSchema{"heartbeat", {}},
+    MessageSchema{"shutdown", {}},
+    MessageSchema{"run_scenario",
+                  {{"run_id", "unsigned"},
+                   {"scenario", "string"},
+                   {"role", "string"},
+                   {"params", "object"},
+                   {"target", "object"},
+                   {"deadline_ms", "unsigned"}}},
+    MessageSchema{"abort_scenario", {{"run_id", "unsigned"}}},
+    MessageSchema{"endpoint_info", {{"run_id", "unsigned"}, {"info", "object"}}},
+    MessageSchema{"peer_info", {{"run_id", "unsigned"}, {"info", "object"}}},
+    MessageSchema{"barrier", {{"run_id", "unsigned"}, {"name", "string"}}},
+    MessageSchema{"barrier_release", {{"run_id", "unsigned"}, {"name", "string"}}},
+    MessageSchema{"step", {{"run_id", "unsigned"}, {"name", "string"}}},
+    MessageSchema{"scenario_result", {{"run_id", "unsigned"}, {"verdict", "string"}}},
+};
+
+bool has_kind(const nlohmann::json& value, std::string_view kind) {
+  if (kind == "string") return value.is_string();
+  if (kind == "unsigned") return value.is_number_unsigned();
+  if (kind == "object") return value.is_object();
+  if (kind == "array") return value.is_array();
+  if (kind == "boolean") return value.is_boolean();
+  return false;
+}
+
+Error violation(std::string message) {
+  return Error{ErrorCode::kProtocolViolation, std::move(message)};
+}
+
+}  // namespace
+
+transports::Status validate_message(const nlohmann::json& message,
+                                    std::initializer_list<std::string_view> allowed) {
+  if (!message.is_object()) return violation("message is not a JSON object");
+  for (const Field& field :
+       {Field{"type", "string"}, Field{"seq", "unsigned"}, Field{"session", "string"}}) {
+    if (!message.contains(field.name) || !has_kind(message.at(field.name), field.kind)) {
+      return violation("message lacks \"" + std::string(field.name) + "\" (" +
+                       std::string(field.kind) + ")");
+    }
+  }
+  const std::string type = message.at("type");
+  const MessageSchema* schema = nullptr;
+  for (const auto& candidate : kSchemas) {
+    if (candidate.type == type) schema = &candidate;
+  }
+  if (schema == nullptr) return violation("unknown message type \"" + type + "\"");
+  bool expected = false;
+  std::string expected_types;
+  for (std::string_view name : allowed) {
+    expected = expected || name == type;
+    expected_types += (expected_types.empty() ? "" : ", ") + std::string(name);
+  }
+  if (!expected) {
+    return violation("message type \"" + type + "\" is out of order here; expected " +
+                     expected_types);
+  }
+  for (const Field& field : schema->fields) {
+    if (!message.contains(field.name) || !has_kind(message.at(field.name), field.kind)) {
+      return violation("\"" + type + "\" message lacks \"" + std::string(field.name) + "\" (" +
+                       std::string(field.kind) + ")");
+    }
+  }
+  return {};
+}
+
+}  // namespace faultline::harness::control
