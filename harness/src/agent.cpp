@@ -110,11 +110,15 @@ Result<std::chrono::milliseconds> authenticate(control::Channel& channel,
   if (!answer.ok()) return std::move(answer).take_error();
   FAULTLINE_RETURN_IF_ERROR(control::validate_message(answer.value(), {"welcome", "reject"}));
   if (answer->at("type") == "reject") {
-    return Error{ErrorCode::kInvalidArgument,
-                 "the coordinator refused this agent: " + answer->at("reason").get<std::string>()}
-        .with_hint(
-            "the agent and the coordinator must share the same token "
-            "(--token-file or FAULTLINE_TOKEN)");
+    const std::string reason = answer->at("reason");
+    Error refused{ErrorCode::kInvalidArgument, "the coordinator refused this agent: " + reason};
+    if (reason.find("token") != std::string::npos) {
+      return std::move(refused).with_hint(
+          "the agent and the coordinator must share the same token "
+          "(--token-file or FAULTLINE_TOKEN)");
+    }
+    return std::move(refused).with_hint(
+        "the coordinator expects fewer agents (--agents); is another agent already using it?");
   }
   channel.set_session(answer->at("session"));
   log("connected to " + channel.peer_name() + " as " + answer->at("agent_id").get<std::string>());

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/transports/library_signal_handlers.hpp"
 
 namespace {
 
@@ -37,6 +38,7 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  faultline::transports::restore_default_signal_actions();
   try {
     return run_cli(argc, argv);
   } catch (const std::exception& e) {

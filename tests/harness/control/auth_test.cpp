@@ -1,0 +1,67 @@
+#include "faultline/harness/control/auth.hpp"
+
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+
+#include "support/background_process.hpp"
+
+using namespace faultline::harness::control;
+
+TEST_CASE("the challenge answer is HMAC-SHA256 (RFC 4231 test case 2)", "[unit]") {
+  CHECK(answer_challenge("Jefe", "what do ya want for nothing?") ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST_CASE("only the answer made with the same token and nonce is valid", "[unit]") {
+  const auto nonce = make_nonce();
+  CHECK(nonce.size() == 64);
+  CHECK(nonce != make_nonce());
+  const auto answer = answer_challenge("token", nonce);
+  CHECK(answer_is_valid("token", nonce, answer));
+  CHECK_FALSE(answer_is_valid("other", nonce, answer));
+  CHECK_FALSE(answer_is_valid("token", make_nonce(), answer));
+  CHECK_FALSE(answer_is_valid("token", nonce, answer.substr(1)));
+  CHECK_FALSE(answer_is_valid("token", nonce, ""));
+}
+
+TEST_CASE("the token comes from the file, else the environment, else it is an error", "[unit]") {
+  faultline::testing::TempDir dir;
+  const std::string path = dir.path() + "/token";
+  std::ofstream(path) << "from-file\n";
+  chmod(path.c_str(), 0600);
+  setenv("FAULTLINE_TOKEN", "from-env", 1);
+  std::string warning;
+  auto from_file = load_token(path, warning);
+  REQUIRE(from_file.ok());
+  CHECK(from_file.value() == "from-file");
+  CHECK(warning.empty());
+
+  auto from_env = load_token("", warning);
+  REQUIRE(from_env.ok());
+  CHECK(from_env.value() == "from-env");
+
+  unsetenv("FAULTLINE_TOKEN");
+  auto none = load_token("", warning);
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(none.error().message, Catch::Contains("--token-file"));
+  CHECK_THAT(none.error().message, Catch::Contains("FAULTLINE_TOKEN"));
+
+  auto missing = load_token(dir.path() + "/nosuch", warning);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error().message, Catch::Contains("nosuch"));
+}
+
+TEST_CASE("a token file readable by others gives a warning", "[unit]") {
+  faultline::testing::TempDir dir;
+  const std::string path = dir.path() + "/token";
+  std::ofstream(path) << "secret";
+  chmod(path.c_str(), 0644);
+  std::string warning;
+  auto token = load_token(path, warning);
+  REQUIRE(token.ok());
+  CHECK_THAT(warning, Catch::Contains("chmod 600"));
+  CHECK_THAT(warning, !Catch::Contains("secret"));
+}

@@ -1,0 +1,75 @@
+#include "faultline/harness/control/frame.hpp"
+
+#include <catch2/catch.hpp>
+
+using faultline::harness::control::encode_frame;
+using faultline::harness::control::FrameDecoder;
+using faultline::harness::control::kMaxFrameSize;
+using faultline::transports::ErrorCode;
+
+namespace {
+std::vector<std::byte> raw_frame(uint32_t length, const std::string& body) {
+  std::vector<std::byte> bytes = {std::byte(length >> 24), std::byte(length >> 16),
+                                  std::byte(length >> 8), std::byte(length)};
+  for (char c : body) bytes.push_back(std::byte(c));
+  return bytes;
+}
+}  // namespace
+
+TEST_CASE("frames survive any split of the byte stream", "[unit]") {
+  const nlohmann::json first = {{"type", "heartbeat"}, {"seq", 1}};
+  const nlohmann::json second = {{"type", "step"}, {"name", std::string(300, 'x')}};
+  auto bytes = encode_frame(first);
+  const auto more = encode_frame(second);
+  bytes.insert(bytes.end(), more.begin(), more.end());
+  for (size_t chunk : {size_t{1}, size_t{3}, size_t{7}, bytes.size()}) {
+    CAPTURE(chunk);
+    FrameDecoder decoder;
+    std::vector<nlohmann::json> decoded;
+    for (size_t offset = 0; offset < bytes.size(); offset += chunk) {
+      decoder.feed(bytes.data() + offset, std::min(chunk, bytes.size() - offset));
+      while (true) {
+        auto next = decoder.next();
+        REQUIRE(next.ok());
+        if (!next.value()) break;
+        decoded.push_back(*next.value());
+      }
+    }
+    REQUIRE(decoded.size() == 2);
+    CHECK(decoded[0] == first);
+    CHECK(decoded[1] == second);
+    CHECK(decoder.pending() == 0);
+  }
+}
+
+TEST_CASE("a truncated frame waits for more and stays pending", "[unit]") {
+  const auto bytes = encode_frame({{"type", "heartbeat"}});
+  FrameDecoder decoder;
+  decoder.feed(bytes.data(), bytes.size() - 1);
+  auto next = decoder.next();
+  REQUIRE(next.ok());
+  CHECK_FALSE(next.value().has_value());
+  CHECK(decoder.pending() == bytes.size() - 1);
+}
+
+TEST_CASE("an oversized length is refused before its body arrives", "[unit]") {
+  FrameDecoder decoder;
+  const auto bytes = raw_frame(kMaxFrameSize + 1, "");
+  decoder.feed(bytes.data(), bytes.size());
+  auto next = decoder.next();
+  REQUIRE_FALSE(next.ok());
+  CHECK(next.error().code == ErrorCode::kProtocolViolation);
+  CHECK_THAT(next.error().message, Catch::Contains("exceeds the maximum 1048576"));
+}
+
+TEST_CASE("a frame that is not JSON, or JSON that is not an object, is a violation", "[unit]") {
+  for (const std::string body : {"{not json", "[1,2,3]", "42", "\"text\""}) {
+    CAPTURE(body);
+    FrameDecoder decoder;
+    const auto bytes = raw_frame(static_cast<uint32_t>(body.size()), body);
+    decoder.feed(bytes.data(), bytes.size());
+    auto next = decoder.next();
+    REQUIRE_FALSE(next.ok());
+    CHECK(next.error().code == ErrorCode::kProtocolViolation);
+  }
+}

@@ -1,0 +1,107 @@
+// `faultline run`, the default job, as a user runs it: real agent processes on 127.0.0.1.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "support/background_process.hpp"
+#include "support/run_command.hpp"
+
+using faultline::testing::read_text_file;
+using faultline::testing::run_command;
+using faultline::testing::TempDir;
+
+namespace {
+const std::string kFaultline = FAULTLINE_BINARY;
+
+nlohmann::json read_report(const std::string& dir) {
+  return nlohmann::json::parse(read_text_file(dir + "/report.json"));
+}
+}  // namespace
+
+TEST_CASE("run with no arguments passes and writes faultline-report/report.json",
+          "[integration][ofi]") {
+  TempDir dir;
+  auto result = run_command("cd " + dir.path() + " && " + kFaultline + " run");
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.out, Catch::Contains("pingpong"));
+  CHECK_THAT(result.out, Catch::Contains("1 pass"));
+  const auto report = read_report(dir.path() + "/faultline-report");
+  CHECK(report.at("run").at("transport") == "ofi");
+  CHECK(report.at("run").at("provider") == "tcp");
+  CHECK(report.at("run").at("complete") == true);
+  CHECK(report.at("run").at("agents").size() == 2);
+  REQUIRE(report.at("scenarios").size() == 1);
+  CHECK(report.at("scenarios")[0].at("verdict") == "pass");
+  // Both agents really ran it: each reported its own side.
+  CHECK(report.at("scenarios")[0].at("sides").size() == 2);
+}
+
+TEST_CASE("run over shm passes", "[integration][ofi]") {
+  TempDir dir;
+  auto result =
+      run_command(kFaultline + " run --provider shm --report-dir " + dir.path() + "/report");
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  const auto report = read_report(dir.path() + "/report");
+  CHECK(report.at("run").at("provider") == "shm");
+  CHECK(report.at("scenarios")[0].at("verdict") == "pass");
+}
+
+TEST_CASE("run with 8 agents covers the 28 pairs once each in 7 rounds",
+          "[integration][ofi][slow]") {
+  TempDir dir;
+  auto result = run_command(kFaultline + " run --agents 8 --report-dir " + dir.path());
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  const auto report = read_report(dir.path());
+  const auto& runs = report.at("scenarios");
+  REQUIRE(runs.size() == 28);
+  std::set<std::pair<std::string, std::string>> pairs;
+  std::map<size_t, std::set<std::string>> busy_by_round;
+  for (const auto& run : runs) {
+    CHECK(run.at("verdict") == "pass");
+    std::string a = run.at("agents").at("initiator");
+    std::string b = run.at("agents").at("responder");
+    CHECK(busy_by_round[run.at("round")].insert(a).second);
+    CHECK(busy_by_round[run.at("round")].insert(b).second);
+    pairs.insert(std::minmax(a, b));
+  }
+  CHECK(pairs.size() == 28);
+  CHECK(busy_by_round.size() == 7);
+}
+
+TEST_CASE("a scenario that aborts or segfaults is crashed with its signal; the next one runs",
+          "[integration][ofi]") {
+  TempDir dir;
+  auto result = run_command("FAULTLINE_ENABLE_TEST_SCENARIOS=1 " + kFaultline +
+                            " run test.abort test.segfault pingpong --report-dir " + dir.path());
+  INFO(result.out << result.err);
+  CHECK(result.exit_code == 1);
+  const auto runs = read_report(dir.path()).at("scenarios");
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].at("id") == "test.abort");
+  CHECK(runs[0].at("verdict") == "crashed");
+  CHECK_THAT(runs[0].at("observed").get<std::string>(), Catch::Contains("SIGABRT"));
+  CHECK_THAT(runs[0].at("evidence").get<std::string>(), Catch::Contains("abort"));
+  CHECK(runs[1].at("verdict") == "crashed");
+  CHECK_THAT(runs[1].at("observed").get<std::string>(), Catch::Contains("SIGSEGV"));
+  CHECK_THAT(runs[1].at("evidence").get<std::string>(), Catch::Contains("null pointer"));
+  CHECK(runs[2].at("id") == "pingpong");
+  CHECK(runs[2].at("verdict") == "pass");
+}
+
+TEST_CASE("run refuses bad arguments with exit 2 and says why", "[integration]") {
+  auto unknown = run_command(kFaultline + " run nosuch");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("unknown scenario 'nosuch'"));
+  CHECK_THAT(unknown.err, Catch::Contains("pingpong"));
+  auto suite = run_command(kFaultline + " run --suite nosuch");
+  CHECK(suite.exit_code == 2);
+  CHECK_THAT(suite.err, Catch::Contains("unknown suite 'nosuch'"));
+  auto agents = run_command(kFaultline + " run --agents 1");
+  CHECK(agents.exit_code == 2);
+  auto provider = run_command(kFaultline + " run --provider nosuch");
+  CHECK(provider.exit_code == 2);
+  CHECK_THAT(provider.err, Catch::Contains("unknown provider 'nosuch'"));
+}
