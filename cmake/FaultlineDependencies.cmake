@@ -17,6 +17,9 @@ find_package(OpenSSL QUIET COMPONENTS Crypto)
 faultline_require_package("${OpenSSL_FOUND}" libssl-dev "OpenSSL libcrypto")
 find_package(Boost 1.74 QUIET)
 faultline_require_package("${Boost_FOUND}" libboost-dev "Boost (Asio)")
+# valijson is header-only and ships no CMake config: find its header.
+find_path(VALIJSON_INCLUDE_DIR valijson/validator.hpp)
+faultline_require_package("${VALIJSON_INCLUDE_DIR}" libvalijson-dev "valijson (JSON Schema)")
 
 pkg_check_modules(LIBFABRIC QUIET IMPORTED_TARGET libfabric)
 faultline_resolve_option(FAULTLINE_WITH_OFI "${LIBFABRIC_FOUND}" libfabric-dev)

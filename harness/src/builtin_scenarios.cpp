@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "faultline/harness/hex.hpp"
 #include "faultline/transports/data_pattern.hpp"
 #include "faultline/transports/json.hpp"
 #include "faultline/transports/memory_provider.hpp"
@@ -15,25 +16,6 @@ namespace {
 
 using namespace transports;
 using namespace std::chrono_literals;
-
-std::string to_hex(const std::vector<std::byte>& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (std::byte b : bytes) {
-    text += kDigits[std::to_integer<int>(b) >> 4];
-    text += kDigits[std::to_integer<int>(b) & 0xf];
-  }
-  return text;
-}
-
-std::vector<std::byte> from_hex(const std::string& text) {
-  std::vector<std::byte> bytes;
-  auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i + 1 < text.size(); i += 2) {
-    bytes.push_back(std::byte((digit(text[i]) << 4) | digit(text[i + 1])));
-  }
-  return bytes;
-}
 
 ScenarioOutcome harness_error(const Error& error) {
   return {Verdict::kError, "", "", error.describe(), error.hint};

@@ -370,10 +370,22 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
 void Coordinator::finish_with(ActiveRun& run, Verdict verdict, std::string observed,
                               std::string evidence, std::string hint, RunObserver& observer) {
   run.finished = true;
-  run.result.verdict = verdict;
   if (!observed.empty()) run.result.observed = std::move(observed);
   if (!evidence.empty()) run.result.evidence = std::move(evidence);
   if (!hint.empty()) run.result.hint = std::move(hint);
+  // A known failure listed in an exclude file is xfail; under --strict a skip fails.
+  const bool failed =
+      verdict == Verdict::kFail || verdict == Verdict::kTimeout || verdict == Verdict::kCrashed;
+  if (failed && run.spec != nullptr && !run.spec->exclude_reason.empty()) {
+    run.result.evidence = "known failure (" + std::string(to_string(verdict)) +
+                          "), excluded: " + run.spec->exclude_reason + "; " + run.result.evidence;
+    verdict = Verdict::kXfail;
+  } else if (verdict == Verdict::kSkip && run.strict) {
+    run.result.observed = "skipped under --strict: " + run.result.observed;
+    run.result.expected = "the scenario runs (--strict)";
+    verdict = Verdict::kFail;
+  }
+  run.result.verdict = verdict;
   run.result.duration_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - run.started).count();
   observer.run_finished(run.result);
@@ -432,23 +444,29 @@ void Coordinator::check_deadlines(RunObserver& observer) {
   }
 }
 
-std::vector<ScenarioRun> Coordinator::run(const std::vector<const BuiltinScenario*>& scenarios,
-                                          RunObserver& observer) {
+std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scenarios,
+                                          const RunSettings& settings, RunObserver& observer) {
   std::vector<ScenarioRun> results;
   const auto rounds = pair_rounds(agents_.size());
-  for (const BuiltinScenario* scenario : scenarios) {
+  for (const ScenarioSpec& scenario : scenarios) {
     for (size_t round = 0; round < rounds.size(); ++round) {
       active_.clear();
       for (const auto& [a, b] : rounds[round]) {
         ActiveRun run;
+        run.spec = &scenario;
+        run.strict = settings.strict;
         run.result.run_id = next_run_id_++;
-        run.result.scenario = scenario->id;
+        run.result.scenario = scenario.id;
+        run.result.tags = scenario.tags;
+        run.result.source = scenario.source;
+        run.result.sha256 = scenario.sha256;
+        run.result.seed = settings.seed;
         run.result.round = round + 1;
         run.result.initiator = agents_[a].id;
         run.result.responder = agents_[b].id;
         run.result.expected = "both sides pass";
         run.started = Clock::now();
-        run.deadline = run.started + scenario->deadline;
+        run.deadline = run.started + scenario.deadline;
         active_.push_back(std::move(run));
       }
       for (auto& run : active_) {
@@ -465,15 +483,18 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<const BuiltinScenari
           }
         }
         if (run.finished) continue;
-        for (const auto& [agent_id, role] : {std::pair{run.result.initiator, "initiator"},
-                                             std::pair{run.result.responder, "responder"}}) {
-          send_to(agent_id, "run_scenario",
+        const std::pair<const std::string*, const char*> sides[] = {
+            {&run.result.initiator, "initiator"}, {&run.result.responder, "responder"}};
+        for (size_t side = 0; side < 2; ++side) {
+          nlohmann::json params = {{"seed", settings.seed}, {"role_name", scenario.roles.at(side)}};
+          if (!scenario.document.is_null()) params["document"] = scenario.document;
+          send_to(*sides[side].first, "run_scenario",
                   {{"run_id", run.result.run_id},
-                   {"scenario", scenario->id},
-                   {"role", role},
-                   {"params", nlohmann::json::object()},
+                   {"scenario", scenario.id},
+                   {"role", sides[side].second},
+                   {"params", params},
                    {"target", nlohmann::json::object()},
-                   {"deadline_ms", static_cast<uint64_t>(scenario->deadline.count())}});
+                   {"deadline_ms", static_cast<uint64_t>(scenario.deadline.count())}});
         }
       }
       auto unfinished = [&] {

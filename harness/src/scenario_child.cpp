@@ -5,6 +5,7 @@
 #include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/messages.hpp"
+#include "faultline/harness/scenario/scenario_runner.hpp"
 
 namespace faultline::harness {
 
@@ -22,27 +23,33 @@ int run_scenario_child(int fd) {
   }
   const nlohmann::json& message = assignment.value();
   const uint64_t run_id = message.at("run_id");
-  const BuiltinScenario* scenario = find_builtin_scenario(message.at("scenario"));
+  const auto& target = message.at("target");
+  const ScenarioTarget where{target.value("transport", "ofi"), target.value("provider", ""),
+                             target.value("device", "")};
+  const nlohmann::json& params = message.at("params");
+  ScenarioLink link(channel, run_id,
+                    std::chrono::milliseconds(message.at("deadline_ms").get<uint64_t>()));
   ScenarioOutcome outcome;
-  if (scenario == nullptr) {
-    outcome = {Verdict::kError, "", "", "unknown scenario " + message.at("scenario").dump(), ""};
-  } else {
-    ScenarioLink link(channel, run_id,
-                      std::chrono::milliseconds(message.at("deadline_ms").get<uint64_t>()));
-    const auto& target = message.at("target");
-    ScenarioContext context{link,
-                            message.at("role"),
-                            message.at("params"),
-                            {target.value("transport", "ofi"), target.value("provider", ""),
-                             target.value("device", "")}};
-    outcome = scenario->run(context);
+  try {
+    if (params.contains("document")) {
+      outcome = run_scenario_document(link, params.at("document"), params.at("role_name"),
+                                      params.value("seed", uint64_t{0}), where);
+    } else if (const BuiltinScenario* scenario = find_builtin_scenario(message.at("scenario"))) {
+      ScenarioContext context{link, message.at("role"), params, where};
+      outcome = scenario->run(context);
+    } else {
+      outcome = {Verdict::kError, "", "unknown scenario " + message.at("scenario").dump(), "", ""};
+    }
+  } catch (const nlohmann::json::exception& e) {
+    outcome = {Verdict::kError, "", std::string("malformed scenario: ") + e.what(), "", ""};
   }
   auto sent = channel.send_message("scenario_result", {{"run_id", run_id},
                                                        {"verdict", to_string(outcome.verdict)},
                                                        {"expected", outcome.expected},
                                                        {"observed", outcome.observed},
                                                        {"evidence", outcome.evidence},
-                                                       {"hint", outcome.hint}});
+                                                       {"hint", outcome.hint},
+                                                       {"details", outcome.details}});
   return sent.ok() ? 0 : 3;
 }
 

@@ -9,7 +9,14 @@ using transports::ErrorCode;
 
 transports::Result<nlohmann::json> ScenarioLink::await(std::string_view type,
                                                        const std::string& name) {
-  auto message = channel_.receive(deadline_);
+  using namespace std::chrono_literals;
+  const auto give_up = std::chrono::steady_clock::now() + deadline_;
+  auto message = channel_.receive(progress_ ? 2ms : deadline_);
+  while (progress_ && !message.ok() && message.error().code == ErrorCode::kTimeout &&
+         std::chrono::steady_clock::now() < give_up) {
+    progress_();
+    message = channel_.receive(2ms);
+  }
   if (!message.ok()) return std::move(message).take_error();
   FAULTLINE_RETURN_IF_ERROR(control::validate_message(message.value(), {type}));
   if (message->at("run_id") != run_id_ || (!name.empty() && message->at("name") != name)) {

@@ -37,6 +37,10 @@ std::string kernel_release() {
 
 nlohmann::json run_to_json(const ScenarioRun& run) {
   return {{"id", run.scenario},
+          {"tags", run.tags},
+          {"source", run.source},
+          {"sha256", run.sha256},
+          {"seed", run.seed},
           {"run_id", run.run_id},
           {"round", run.round},
           {"agents", {{"initiator", run.initiator}, {"responder", run.responder}}},
@@ -72,7 +76,7 @@ class Reporter final : public RunObserver {
     finished_.push_back(run);
     if (live_) out_ << "\r\033[K";
     out_ << "[" << std::setw(3) << finished_.size() << "/" << total_ << "] " << std::left
-         << std::setw(14) << run.scenario << std::right << " " << run.initiator << " <-> "
+         << std::setw(40) << run.scenario << std::right << " " << run.initiator << " <-> "
          << run.responder << "  " << to_string(run.verdict) << " (" << std::fixed
          << std::setprecision(2) << run.duration_ms / 1000 << " s)";
     if (run.verdict != Verdict::kPass) out_ << ": " << run.observed;
@@ -114,6 +118,7 @@ class Reporter final : public RunObserver {
           {"provider", metadata_.target.provider},
           {"device", metadata_.target.device},
           {"seed", metadata_.seed},
+          {"strict", metadata_.strict},
           {"agents", agents}}},
         {"summary", {{"total", total_}, {"finished", finished_.size()}, {"verdicts", counts}}},
         {"scenarios", scenarios}};
@@ -147,12 +152,12 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
                    std::ostream& out) {
   std::map<std::string, int> counts;
   out << "\n"
-      << std::left << std::setw(16) << "SCENARIO" << std::setw(22) << "AGENTS" << std::setw(9)
+      << std::left << std::setw(44) << "SCENARIO" << std::setw(22) << "AGENTS" << std::setw(9)
       << "VERDICT" << std::right << std::setw(10) << "SECONDS"
       << "\n";
   for (const auto& run : runs) {
     ++counts[std::string(to_string(run.verdict))];
-    out << std::left << std::setw(16) << run.scenario << std::setw(22)
+    out << std::left << std::setw(44) << run.scenario << std::setw(22)
         << (run.initiator + " " + run.responder) << std::setw(9) << to_string(run.verdict)
         << std::right << std::setw(10) << std::fixed << std::setprecision(2)
         << run.duration_ms / 1000 << "\n";
@@ -173,34 +178,13 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
 
 }  // namespace
 
-transports::Result<std::vector<const BuiltinScenario*>> resolve_scenarios(
-    const std::string& suite, const std::vector<std::string>& names) {
-  std::vector<const BuiltinScenario*> scenarios;
-  std::string known;
-  for (const auto& scenario : builtin_scenarios())
-    known += (known.empty() ? "" : ", ") + scenario.id;
-  if (!names.empty()) {
-    for (const auto& name : names) {
-      const BuiltinScenario* scenario = find_builtin_scenario(name);
-      if (scenario == nullptr) {
-        return Error{ErrorCode::kInvalidArgument,
-                     "unknown scenario '" + name + "'; scenarios: " + known};
-      }
-      scenarios.push_back(scenario);
-    }
-    return scenarios;
-  }
-  if (suite == "smoke" || suite == "links") return std::vector{find_builtin_scenario("pingpong")};
-  return Error{ErrorCode::kInvalidArgument, "unknown suite '" + suite + "'; suites: smoke, links"};
-}
-
-int run_suite(Coordinator& coordinator, const std::vector<const BuiltinScenario*>& scenarios,
+int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
               const std::string& report_dir, const RunMetadata& metadata, std::ostream& out) {
   const size_t agents = coordinator.agents().size();
   const size_t pairs = agents * (agents - 1) / 2;
   Reporter reporter(coordinator, report_dir, metadata, scenarios.size() * pairs, out);
   if (auto written = reporter.write_report(); !written.ok()) return kExitUsage;
-  const auto runs = coordinator.run(scenarios, reporter);
+  const auto runs = coordinator.run(scenarios, {metadata.seed, metadata.strict}, reporter);
   print_summary(runs, reporter.report_path(), out);
   bool harness_error = false;
   bool conformance_failure = false;

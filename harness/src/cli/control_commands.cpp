@@ -16,6 +16,7 @@
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/scenario_child.hpp"
 #include "faultline/harness/suite_runner.hpp"
+#include "scenario_selection.hpp"
 
 namespace faultline::cli {
 
@@ -58,8 +59,7 @@ struct TargetOptions {
 struct CoordinatorCommand {
   harness::CoordinatorOptions options;
   std::string token_file;
-  std::string suite = "smoke";
-  std::vector<std::string> scenarios;
+  ScenarioSelection selection;
   std::string report_dir = "faultline-report";
   std::string port_file;
   int wait_seconds = 60;
@@ -70,8 +70,9 @@ struct CoordinatorCommand {
     if (!token.ok()) return usage_error("coordinator", token.error().describe());
     if (!warning.empty()) std::cerr << "faultline coordinator: warning: " << warning << "\n";
     options.token = token.value();
-    auto resolved = harness::resolve_scenarios(suite, scenarios);
-    if (!resolved.ok()) return usage_error("coordinator", resolved.error().describe());
+    // The agents choose their own target; only exclude entries for any target apply here.
+    auto resolved = selection.resolve("coordinator", {"", "", ""});
+    if (!resolved) return kExitUsage;
     if (options.agents < 2) return usage_error("coordinator", "--agents must be at least 2");
     harness::Coordinator coordinator(options);
     if (auto listening = coordinator.listen(); !listening.ok()) {
@@ -84,9 +85,10 @@ struct CoordinatorCommand {
       coordinator.shutdown_agents();
       return kExitHarnessError;
     }
-    harness::RunMetadata metadata{suite, {}, 0};
-    const int code =
-        harness::run_suite(coordinator, resolved.value(), report_dir, metadata, std::cout);
+    const uint64_t seed = selection.seed_or_random();
+    harness::RunMetadata metadata{
+        selection.names.empty() ? selection.suite : "", {}, seed, selection.strict};
+    const int code = harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout);
     coordinator.shutdown_agents();
     return code;
   }
@@ -120,21 +122,19 @@ struct AgentCommand {
 // ---- run ---------------------------------------------------------------------------------
 
 struct RunCommand {
-  std::string suite = "smoke";
-  std::vector<std::string> scenarios;
+  ScenarioSelection selection;
   TargetOptions target;
   size_t agents = 2;
   std::string report_dir = "faultline-report";
-  uint64_t seed = 0;
 
   int run() {
     if (agents < 2) return usage_error("run", "--agents must be at least 2");
     if (auto present = target.check(); !present.ok())
       return usage_error("run", present.error().describe_with_hint());
-    auto resolved = harness::resolve_scenarios(suite, scenarios);
-    if (!resolved.ok()) return usage_error("run", resolved.error().describe());
     if (target.target.transport == "ofi" && target.target.provider.empty())
       target.target.provider = "tcp";
+    auto resolved = selection.resolve("run", target.target);
+    if (!resolved) return kExitUsage;
 
     harness::CoordinatorOptions options;
     options.listen = "127.0.0.1:0";
@@ -173,8 +173,10 @@ struct RunCommand {
     if (auto joined = coordinator.wait_for_agents(30s); !joined.ok()) {
       std::cerr << "faultline run: " << joined.error().describe_with_hint() << "\n";
     } else {
-      harness::RunMetadata metadata{scenarios.empty() ? suite : "", target.target, seed};
-      code = harness::run_suite(coordinator, resolved.value(), report_dir, metadata, std::cout);
+      const uint64_t seed = selection.seed_or_random();
+      harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "", target.target,
+                                    seed, selection.strict};
+      code = harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout);
     }
     coordinator.shutdown_agents();
     reap(children);
@@ -210,9 +212,7 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
       ->capture_default_str();
   c->add_option("--token-file", coordinator->token_file,
                 "File with the shared token (else $FAULTLINE_TOKEN)");
-  c->add_option("--suite", coordinator->suite, "Suite to run (smoke, links)")
-      ->capture_default_str();
-  c->add_option("scenarios", coordinator->scenarios, "Scenario ids to run instead of a suite");
+  coordinator->selection.add_to(c);
   c->add_option("--report-dir", coordinator->report_dir, "Where report.json goes")
       ->capture_default_str();
   c->add_option("--port-file", coordinator->port_file, "Write the port listened on to this file");
@@ -240,16 +240,15 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   auto runner = std::make_shared<RunCommand>();
   CLI::App* r = app.add_subcommand(
       "run", "Run a suite with a local coordinator and agents (the default job)");
-  r->add_option("--suite", runner->suite, "Suite to run (smoke, links)")->capture_default_str();
-  r->add_option("scenarios", runner->scenarios, "Scenario ids to run instead of a suite");
+  runner->selection.add_to(r);
   runner->target.add_to(r);
   r->add_option("--agents", runner->agents, "How many local agents to start")
       ->capture_default_str();
   r->add_option("--report-dir", runner->report_dir, "Where report.json goes")
       ->capture_default_str();
-  r->add_option("--seed", runner->seed, "Seed recorded for replay")->capture_default_str();
   r->footer(
       "Examples:\n  faultline run\n  faultline run --provider shm --agents 4\n"
+      "  faultline run --suite faults --seed 7\n  faultline run 'inline.*' --strict\n"
       "Exit codes: 0 all passed, 1 a conformance failure, 2 a usage error, 3 a harness error.");
   r->callback([&run, runner] { run = [runner] { return runner->run(); }; });
 

@@ -14,11 +14,14 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"faultline: RDMA fault diagnosis and protocol conformance", "faultline"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(FAULTLINE_VERSION));
-  app.footer("Examples:\n  faultline run\n  faultline devices --json");
+  app.footer(
+      "Examples:\n  faultline run\n  faultline run --suite faults --provider shm\n"
+      "  faultline list\n  faultline devices --json");
 
   cli::CommandAction run;
   cli::add_control_commands(app, run);
   cli::add_devices_command(app, run);
+  cli::add_scenario_commands(app, run);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,7 @@
 #include "faultline/harness/control/auth.hpp"
 
+#include "faultline/harness/hex.hpp"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -15,23 +17,12 @@ namespace faultline::harness::control {
 
 namespace {
 
-std::string to_hex(const unsigned char* data, size_t length) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(length * 2);
-  for (size_t i = 0; i < length; ++i) {
-    text += kDigits[data[i] >> 4];
-    text += kDigits[data[i] & 0xf];
-  }
-  return text;
-}
-
 std::string random_hex(size_t bytes) {
   std::string raw(bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
     throw std::runtime_error("RAND_bytes failed: no randomness for a nonce");
   }
-  return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), bytes);
+  return to_hex(std::as_bytes(std::span(raw.data(), bytes)));
 }
 
 }  // namespace
@@ -44,7 +35,7 @@ std::string answer_challenge(const std::string& token, const std::string& nonce)
   unsigned int length = 0;
   HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
        reinterpret_cast<const unsigned char*>(nonce.data()), nonce.size(), digest, &length);
-  return to_hex(digest, length);
+  return to_hex(std::as_bytes(std::span(digest, length)));
 }
 
 bool answer_is_valid(const std::string& token, const std::string& nonce,

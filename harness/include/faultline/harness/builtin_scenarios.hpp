@@ -24,6 +24,7 @@ struct ScenarioOutcome {
   std::string observed;
   std::string evidence;
   std::string hint;
+  nlohmann::json details = nlohmann::json::object();  ///< steps, faults applied: report evidence
 };
 
 /// Everything a scenario side needs.

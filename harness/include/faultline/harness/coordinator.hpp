@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/event_queue.hpp"
+#include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/harness/verdict.hpp"
 #include "faultline/transports/status.hpp"
 
@@ -46,6 +46,10 @@ struct AgentRecord {
 struct ScenarioRun {
   uint64_t run_id = 0;
   std::string scenario;
+  std::vector<std::string> tags;
+  std::string source;  ///< scenario file or "builtin"
+  std::string sha256;  ///< of the scenario file
+  uint64_t seed = 0;
   size_t round = 0;
   std::string initiator;
   std::string responder;
@@ -56,6 +60,12 @@ struct ScenarioRun {
   std::string hint;
   double duration_ms = 0;
   nlohmann::json sides = nlohmann::json::object();  ///< each agent's own scenario_result
+};
+
+/// How a suite runs, the same for every scenario.
+struct RunSettings {
+  uint64_t seed = 0;    ///< mixed into every side's fault seed
+  bool strict = false;  ///< a skip is a failure
 };
 
 /// Told about every run as it starts, progresses and finishes (progress output, reports).
@@ -87,8 +97,8 @@ class Coordinator {
   transports::Status wait_for_agents(std::chrono::milliseconds timeout);
   const std::vector<AgentRecord>& agents() const { return agents_; }
   /// Runs each scenario over every pair of agents, round by round.
-  std::vector<ScenarioRun> run(const std::vector<const BuiltinScenario*>& scenarios,
-                               RunObserver& observer);
+  std::vector<ScenarioRun> run(const std::vector<ScenarioSpec>& scenarios,
+                               const RunSettings& settings, RunObserver& observer);
   /// Tells every live agent to exit.
   void shutdown_agents();
 
@@ -107,6 +117,8 @@ class Coordinator {
   };
   struct ActiveRun {
     ScenarioRun result;
+    const ScenarioSpec* spec = nullptr;
+    bool strict = false;
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point deadline;
     std::optional<std::chrono::steady_clock::time_point> grace_until;

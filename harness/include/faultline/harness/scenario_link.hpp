@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,6 +25,9 @@ class ScenarioLink {
   transports::Status barrier(const std::string& name);
   /// Records the step about to run (shown as the last step if the process dies).
   void step(const std::string& name);
+  /// Called every few milliseconds while `exchange` or `barrier` waits: libfabric's manual
+  /// progress needs the target of an RDMA write to keep calling into the provider.
+  void set_progress(std::function<void()> progress) { progress_ = std::move(progress); }
 
  private:
   transports::Result<nlohmann::json> await(std::string_view type, const std::string& name);
@@ -31,6 +35,7 @@ class ScenarioLink {
   control::Channel& channel_;
   uint64_t run_id_;
   std::chrono::milliseconds deadline_;
+  std::function<void()> progress_;
 };
 
 }  // namespace faultline::harness

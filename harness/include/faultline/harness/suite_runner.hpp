@@ -7,6 +7,7 @@
 
 #include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/harness/coordinator.hpp"
+#include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/transports/status.hpp"
 
 namespace faultline::harness {
@@ -16,19 +17,14 @@ struct RunMetadata {
   std::string suite;
   ScenarioTarget target;
   uint64_t seed = 0;
+  bool strict = false;
 };
-
-/// The built-in suites until scenario files exist: "smoke" and "links" (pingpong over every
-/// pair). `names` (scenario ids) win over `suite`. An unknown name is a usage error listing
-/// the known ones.
-transports::Result<std::vector<const BuiltinScenario*>> resolve_scenarios(
-    const std::string& suite, const std::vector<std::string>& names);
 
 /// Runs `scenarios` on the coordinator's agents, printing progress to `out` (a live line on a
 /// terminal, one line per scenario on a pipe) and a summary table at the end, and rewriting
 /// `report_dir`/report.json atomically after every scenario. Returns the exit code: 0 all
 /// passed (or skipped), 1 a conformance failure (fail, crashed, timeout), 3 a harness error.
-int run_suite(Coordinator& coordinator, const std::vector<const BuiltinScenario*>& scenarios,
+int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
               const std::string& report_dir, const RunMetadata& metadata, std::ostream& out);
 
 }  // namespace faultline::harness

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace faultline::harness {
+
+/// One runnable scenario: a scenario file, or a scenario built into faultline.
+struct ScenarioSpec {
+  std::string id;
+  std::string title;
+  std::vector<std::string> tags;
+  std::string source;       ///< the file it was loaded from, or "builtin"
+  std::string sha256;       ///< of the file's bytes; empty for built-ins
+  nlohmann::json document;  ///< the scenario file; null for built-ins
+  std::vector<std::string> roles = {"initiator", "responder"};  ///< [0] runs on the initiator
+  std::chrono::milliseconds deadline{60000};
+  std::string exclude_reason;  ///< set when an exclude entry matches this run's target
+};
+
+}  // namespace faultline::harness

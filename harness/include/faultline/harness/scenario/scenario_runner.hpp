@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/scenario_link.hpp"
+#include "faultline/transports/fault/fault_plan.hpp"
+
+namespace faultline::harness {
+
+/// The fault plan of `role` from a scenario's `faults` block (already validated), seeded
+/// with `seed`.
+transports::fault::FaultPlan fault_plan_for(const nlohmann::json& document, const std::string& role,
+                                            uint64_t seed);
+
+/// The seed of one side: the run's seed mixed with the scenario id and the role, so the
+/// same --seed fires the same faults on the same side, whatever else runs.
+uint64_t side_seed(uint64_t run_seed, const std::string& scenario_id, const std::string& role);
+
+/// Runs the steps of `role` of a scenario file on `target`, in this process (a scenario
+/// child). Skips with the reason when the target lacks what the scenario requires; the
+/// outcome's details hold every step's note and every fault applied.
+ScenarioOutcome run_scenario_document(ScenarioLink& link, const nlohmann::json& document,
+                                      const std::string& role, uint64_t run_seed,
+                                      const ScenarioTarget& target);
+
+}  // namespace faultline::harness

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "faultline/harness/scenario_link.hpp"
+#include "faultline/harness/verdict.hpp"
+#include "faultline/transports/fault/fault_device.hpp"
+#include "faultline/transports/transport.hpp"
+
+namespace faultline::harness {
+
+/// A registered buffer of a scenario side, by the name the scenario gives it.
+struct ScenarioBuffer {
+  std::shared_ptr<std::byte[]> memory;
+  size_t bytes = 0;
+  std::unique_ptr<transports::MemoryRegion> region;
+};
+
+/// Everything the steps of one side share.
+struct StepState {
+  ScenarioLink* link = nullptr;
+  std::string role;
+  uint64_t seed = 0;
+  std::unique_ptr<transports::Device> device;
+  std::unique_ptr<transports::Endpoint> endpoint;
+  std::map<std::string, ScenarioBuffer> buffers;
+  std::map<std::string, transports::RemoteBuffer> peer_buffers;
+  std::shared_ptr<transports::fault::FaultLog> faults_applied;
+  /// Completions reaped while waiting for the peer (see `progress`), handed to the next polls.
+  std::deque<transports::Completion> reaped;
+};
+
+/// Drives the endpoint while the side waits for its peer: polls without blocking and keeps
+/// what completes for the next `poll` steps.
+void progress(StepState& state);
+
+/// How one step went: nullopt when it met its expectation; otherwise the side's outcome
+/// (fail with expected/observed, or error when the harness broke). `note` is what the step
+/// observed either way, kept as evidence.
+struct StepResult {
+  bool met = true;
+  Verdict verdict = Verdict::kPass;
+  std::string expected;
+  std::string observed;
+  std::string note;
+  std::string hint;
+};
+
+using StepOp = std::function<StepResult(StepState&, const nlohmann::json& step)>;
+
+/// The step operations scenario files may use: the raw transport operations here, protocol
+/// operations added by the protocols layer. The one registry; nothing registers itself.
+const std::map<std::string, StepOp>& step_ops();
+
+/// Capabilities the steps of `role` need (a `write` needs rdma_write, ...), added to the
+/// scenario's `requires`.
+std::vector<std::string> capabilities_needed(const nlohmann::json& document,
+                                             const std::string& role);
+
+}  // namespace faultline::harness

@@ -1,0 +1,99 @@
+// `faultline validate FILE...` and `faultline list [--json]`.
+#include <iomanip>
+#include <iostream>
+
+#include "commands.hpp"
+#include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/scenario/scenario_catalog.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+struct ValidateCommand {
+  std::vector<std::string> files;
+  std::string scenario_dir;
+
+  int run() const {
+    std::vector<harness::LoadProblem> problems;
+    const harness::LoaderOptions options{
+        (scenario_dir.empty() ? harness::default_scenario_dir() : scenario_dir) + "/devices"};
+    size_t valid = 0;
+    for (const auto& file : files) {
+      if (harness::load_scenario_file(file, options, problems)) {
+        ++valid;
+        std::cout << file << ": valid\n";
+      }
+    }
+    for (const auto& problem : problems)
+      std::cerr << "faultline validate: " << problem.describe() << "\n";
+    if (!problems.empty()) {
+      std::cerr << "faultline validate: " << files.size() - valid << " of " << files.size()
+                << " file(s) invalid\n";
+      return harness::kExitUsage;
+    }
+    return harness::kExitPass;
+  }
+};
+
+struct ListCommand {
+  std::string scenario_dir;
+  bool json = false;
+
+  int run() const {
+    std::vector<harness::LoadProblem> problems;
+    const auto catalog = harness::ScenarioCatalog::load(
+        scenario_dir.empty() ? harness::default_scenario_dir() : scenario_dir, problems);
+    for (const auto& problem : problems)
+      std::cerr << "faultline list: " << problem.describe() << "\n";
+    if (!problems.empty()) return harness::kExitUsage;
+    if (json) {
+      nlohmann::json scenarios = nlohmann::json::array();
+      for (const auto& spec : catalog.scenarios()) {
+        scenarios.push_back({{"id", spec.id},
+                             {"title", spec.title},
+                             {"tags", spec.tags},
+                             {"source", spec.source},
+                             {"roles", spec.roles}});
+      }
+      std::cout << nlohmann::json{{"scenarios", scenarios}, {"suites", catalog.suite_names()}}.dump(
+                       2)
+                << "\n";
+      return harness::kExitPass;
+    }
+    std::cout << std::left << std::setw(48) << "SCENARIO" << std::setw(28) << "TAGS"
+              << "TITLE\n";
+    for (const auto& spec : catalog.scenarios()) {
+      std::string tags;
+      for (const auto& tag : spec.tags) tags += (tags.empty() ? "" : ",") + tag;
+      std::cout << std::left << std::setw(48) << spec.id << std::setw(28) << tags << spec.title
+                << "\n";
+    }
+    std::cout << "\nsuites:";
+    for (const auto& suite : catalog.suite_names()) std::cout << " " << suite;
+    std::cout << "\n";
+    return harness::kExitPass;
+  }
+};
+
+}  // namespace
+
+void add_scenario_commands(CLI::App& app, CommandAction& run) {
+  auto validate = std::make_shared<ValidateCommand>();
+  CLI::App* v = app.add_subcommand("validate", "Check scenario files against the schema");
+  v->add_option("files", validate->files, "Scenario files")->required();
+  v->add_option("--scenario-dir", validate->scenario_dir, "Where device profiles are found");
+  v->footer(
+      "Example:\n  faultline validate scenarios/inline/*.json\n"
+      "Every problem is printed as FILE: JSON-POINTER: expected ...; exit 2 if any.");
+  v->callback([&run, validate] { run = [validate] { return validate->run(); }; });
+
+  auto list = std::make_shared<ListCommand>();
+  CLI::App* l = app.add_subcommand("list", "List scenarios and suites");
+  l->add_option("--scenario-dir", list->scenario_dir, "Scenario directory");
+  l->add_flag("--json", list->json, "Print JSON for machines");
+  l->footer("Example:\n  faultline list --json");
+  l->callback([&run, list] { run = [list] { return list->run(); }; });
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/scenario/scenario.hpp"
+
+namespace faultline::cli {
+
+/// The options that choose what runs (`run` and `coordinator` share them): a suite or
+/// scenario ids/globs/files, exclude files, --strict, --seed, --scenario-dir.
+struct ScenarioSelection {
+  std::string suite = "smoke";
+  std::vector<std::string> names;
+  std::string scenario_dir;
+  std::vector<std::string> exclude_files;
+  bool strict = false;
+  std::optional<uint64_t> seed;
+
+  void add_to(CLI::App* command);
+  /// The scenarios to run with their excludes applied for `target`. Every problem (a bad file,
+  /// an unknown suite or id) is printed to stderr as "faultline COMMAND: FILE: POINTER:
+  /// expected ..."; then nullopt, and the caller exits 2 before anything runs.
+  std::optional<std::vector<harness::ScenarioSpec>> resolve(
+      const std::string& command, const harness::ScenarioTarget& target) const;
+  /// --seed, or a fresh random seed (printed and recorded, so the run can be replayed).
+  uint64_t seed_or_random() const;
+};
+
+}  // namespace faultline::cli

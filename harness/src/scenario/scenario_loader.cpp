@@ -1,0 +1,297 @@
+#include "faultline/harness/scenario/scenario_loader.hpp"
+
+#include <openssl/evp.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+#include "faultline/harness/hex.hpp"
+#include "faultline/harness/scenario/step_ops.hpp"
+#include "faultline/transports/fault/fault_plan.hpp"
+#include "scenario_schema.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+using nlohmann::json;
+
+const valijson::Schema& scenario_schema() {
+  static const auto schema = [] {
+    auto parsed = std::make_unique<valijson::Schema>();
+    const json document = json::parse(scenario_schema_text());
+    valijson::SchemaParser parser;
+    valijson::adapters::NlohmannJsonAdapter adapter(document);
+    parser.populateSchema(adapter, *parsed);
+    return parsed;
+  }();
+  return *schema;
+}
+
+// RFC 6901: "~" is "~0" and "/" is "~1" inside a pointer's reference token.
+std::string escape_token(const std::string& name) {
+  std::string escaped;
+  for (char c : name) {
+    if (c == '~') {
+      escaped += "~0";
+    } else if (c == '/') {
+      escaped += "~1";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+// valijson's context ["<root>", "[steps]", "[2]", "[op]"] as the JSON pointer "/steps/2/op".
+std::string pointer_of(const std::vector<std::string>& context) {
+  std::string pointer;
+  for (const auto& part : context) {
+    if (part == "<root>") continue;
+    std::string name = part;
+    if (name.size() >= 2 && name.front() == '[' && name.back() == ']')
+      name = name.substr(1, name.size() - 2);
+    pointer += "/" + escape_token(name);
+  }
+  return pointer;
+}
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return to_hex(std::as_bytes(std::span(digest, length)));
+}
+
+std::string line_and_column(const std::string& text, size_t byte) {
+  size_t line = 1;
+  size_t column = 1;
+  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + " column " + std::to_string(column);
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// Checks the schema cannot express. Each problem names the pointer of the field at fault.
+class SemanticChecker {
+ public:
+  SemanticChecker(const std::string& file, json& document, const LoaderOptions& options,
+                  std::vector<LoadProblem>& problems)
+      : file_(file), document_(document), options_(options), problems_(problems) {
+    for (const auto& [role, _] : document_.at("roles").items()) roles_.push_back(role);
+  }
+
+  void check() {
+    if (document_.contains("faults")) {
+      auto& faults = document_.at("faults");
+      for (size_t i = 0; i < faults.size(); ++i)
+        check_fault(faults[i], "/faults/" + std::to_string(i));
+    }
+    auto& steps = document_.at("steps");
+    for (size_t i = 0; i < steps.size(); ++i) check_step(steps[i], "/steps/" + std::to_string(i));
+  }
+
+ private:
+  void problem(const std::string& pointer, std::string expected) {
+    problems_.push_back({file_, pointer, std::move(expected)});
+  }
+
+  bool check_role(const json& object, const std::string& pointer) {
+    if (!object.contains("role")) return true;
+    const std::string role = object.at("role");
+    for (const auto& known : roles_) {
+      if (known == role) return true;
+    }
+    problem(pointer + "/role",
+            "one of the scenario's roles (" + join(roles_) + "); got \"" + role + "\"");
+    return false;
+  }
+
+  void check_fault(json& fault, const std::string& pointer) {
+    check_role(fault, pointer);
+    if (fault.at("kind") != "limits" || !fault.contains("profile")) return;
+    const std::string name = fault.at("profile");
+    const std::string path = options_.devices_dir + "/" + name + ".json";
+    std::ifstream in(path);
+    json profile = json::parse(in, nullptr, false);
+    if (!in || profile.is_discarded() || !profile.contains("limits") ||
+        !profile.at("limits").is_object()) {
+      problem(pointer + "/profile", "a device profile in " + options_.devices_dir +
+                                        " (a JSON file with \"limits\"); none readable at " + path);
+      return;
+    }
+    // The profile's limits, unless the fault itself overrides one.
+    for (const auto& limit : transports::fault::overridable_limit_names()) {
+      const auto& value = profile.at("limits").value(limit, json());
+      if (!fault.contains(limit) && value.is_number_unsigned()) fault[limit] = value;
+    }
+  }
+
+  void check_segments(const json& step, const std::string& key, const std::string& pointer,
+                      const std::vector<std::string>& step_roles) {
+    if (!step.contains(key)) return;
+    const auto& segments = step.at(key);
+    for (size_t j = 0; j < segments.size(); ++j) {
+      const std::string buffer = segments[j].at("buffer");
+      for (const auto& role : step_roles) {
+        if (buffers_[role].count(buffer) == 0) {
+          problem(pointer + "/" + key + "/" + std::to_string(j) + "/buffer",
+                  "a buffer registered by role " + role + " in an earlier step; got \"" + buffer +
+                      "\"");
+          break;
+        }
+      }
+    }
+  }
+
+  void check_step(const json& step, const std::string& pointer) {
+    const std::string op = step.at("op");
+    const auto& ops = step_ops();
+    if (ops.count(op) == 0) {
+      std::vector<std::string> names;
+      for (const auto& [name, _] : ops) names.push_back(name);
+      problem(pointer + "/op", "a step op (" + join(names) + "); got \"" + op + "\"");
+      return;
+    }
+    if (!check_role(step, pointer)) return;
+    const std::vector<std::string> step_roles =
+        step.contains("role") ? std::vector<std::string>{step.at("role")} : roles_;
+    if (op == "register") {
+      for (const auto& role : step_roles)
+        buffers_[role].insert(step.at("buffer").get<std::string>());
+    }
+    check_segments(step, "segments", pointer, step_roles);
+    if (step.contains("buffer") && op == "check_data") {
+      for (const auto& role : step_roles) {
+        if (buffers_[role].count(step.at("buffer")) == 0) {
+          problem(pointer + "/buffer", "a buffer registered by role " + role +
+                                           " in an earlier step; got " + step.at("buffer").dump());
+          break;
+        }
+      }
+    }
+    if (step.contains("remote")) {
+      const std::string buffer = step.at("remote").at("buffer");
+      for (const auto& role : step_roles) {
+        const bool registered_by_peer =
+            std::any_of(roles_.begin(), roles_.end(), [&](const std::string& other) {
+              return other != role && buffers_[other].count(buffer);
+            });
+        if (!registered_by_peer) {
+          problem(pointer + "/remote/buffer", "a buffer registered by the peer of role " + role +
+                                                  " in an earlier step; got \"" + buffer + "\"");
+          break;
+        }
+      }
+    }
+  }
+
+  const std::string& file_;
+  json& document_;
+  const LoaderOptions& options_;
+  std::vector<LoadProblem>& problems_;
+  std::vector<std::string> roles_;
+  std::map<std::string, std::set<std::string>> buffers_;
+};
+
+}  // namespace
+
+std::string LoadProblem::describe() const {
+  return file + ": " + (pointer.empty() ? std::string("(document)") : pointer) + ": expected " +
+         expected;
+}
+
+std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const std::string& text,
+                                               const LoaderOptions& options,
+                                               std::vector<LoadProblem>& problems) {
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::parse_error& e) {
+    problems.push_back({name, "",
+                        "a JSON document; it does not parse at " +
+                            line_and_column(text, e.byte == 0 ? 0 : e.byte - 1) + " (" + e.what() +
+                            ")"});
+    return std::nullopt;
+  }
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter adapter(document);
+  if (!validator.validate(scenario_schema(), adapter, &results)) {
+    // valijson reports each failure and then every enclosing schema that failed because of
+    // it; the innermost one says what was expected where.
+    std::vector<valijson::ValidationResults::Error> errors(results.begin(), results.end());
+    const size_t before = problems.size();
+    for (const auto& error : errors) {
+      const std::string pointer = pointer_of(error.context);
+      const bool enclosing = std::any_of(errors.begin(), errors.end(), [&](const auto& other) {
+        const std::string inner = pointer_of(other.context);
+        return inner.size() > pointer.size() && inner.compare(0, pointer.size(), pointer) == 0 &&
+               inner[pointer.size()] == '/';
+      });
+      if (enclosing) continue;
+      if (error.description.rfind("Failed to validate against", 0) == 0 &&
+          std::any_of(errors.begin(), errors.end(), [&](const auto& other) {
+            return pointer_of(other.context) == pointer &&
+                   other.description.rfind("Failed to validate against", 0) != 0;
+          })) {
+        continue;
+      }
+      LoadProblem problem{name, pointer, error.description};
+      if (std::none_of(problems.begin() + static_cast<long>(before), problems.end(),
+                       [&](const LoadProblem& p) {
+                         return p.pointer == problem.pointer && p.expected == problem.expected;
+                       })) {
+        problems.push_back(std::move(problem));
+      }
+    }
+    return std::nullopt;
+  }
+  const size_t before = problems.size();
+  SemanticChecker(name, document, options, problems).check();
+  if (problems.size() != before) return std::nullopt;
+
+  ScenarioSpec spec;
+  spec.id = document.at("id");
+  spec.title = document.at("title");
+  spec.tags = document.at("tags").get<std::vector<std::string>>();
+  spec.source = name;
+  spec.sha256 = sha256_hex(text);
+  spec.roles.clear();
+  for (const auto& [role, _] : document.at("roles").items()) spec.roles.push_back(role);
+  spec.deadline = std::chrono::milliseconds(document.value("timeout_ms", 30000));
+  spec.document = std::move(document);
+  return spec;
+}
+
+std::optional<ScenarioSpec> load_scenario_file(const std::string& path,
+                                               const LoaderOptions& options,
+                                               std::vector<LoadProblem>& problems) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    problems.push_back({path, "", "a readable scenario file; it cannot be opened"});
+    return std::nullopt;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_scenario_text(path, text.str(), options, problems);
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,115 @@
+#include "faultline/harness/scenario/scenario_runner.hpp"
+
+#include <algorithm>
+
+#include "faultline/harness/scenario/step_ops.hpp"
+#include "faultline/transports/fault/fault_device.hpp"
+#include "faultline/transports/json.hpp"
+#include "faultline/transports/registry.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+using nlohmann::json;
+
+bool contains(const json& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// Why this target cannot run the scenario, or "" when it can.
+std::string unmet_requirement(const json& document, const std::string& role,
+                              const ScenarioTarget& target, const transports::DeviceInfo& device) {
+  const json requirements = document.value("requires", json::object());
+  if (requirements.contains("transports") &&
+      !contains(requirements.at("transports"), target.transport))
+    return "needs transport " + requirements.at("transports").dump() + ", this run uses " +
+           target.transport;
+  if (requirements.contains("providers") &&
+      !contains(requirements.at("providers"), device.provider))
+    return "needs provider " + requirements.at("providers").dump() + ", this run uses " +
+           device.provider;
+  const json capabilities = device.capabilities;
+  for (const auto& capability : capabilities_needed(document, role)) {
+    if (!capabilities.value(capability, false))
+      return device.transport + "/" + device.provider + " device " + device.name + " lacks " +
+             capability;
+  }
+  return "";
+}
+
+json applied_faults(const StepState& state, uint64_t seed) {
+  json applied = json::array();
+  if (state.faults_applied) {
+    for (const auto& fault : *state.faults_applied)
+      applied.push_back({{"kind", fault.kind}, {"detail", fault.detail}});
+  }
+  return {{"seed", seed}, {"applied", applied}};
+}
+
+}  // namespace
+
+ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
+                                      const std::string& role, uint64_t run_seed,
+                                      const ScenarioTarget& target) {
+  const std::string id = document.at("id");
+  const uint64_t seed = side_seed(run_seed, id, role);
+  ScenarioOutcome outcome;
+  auto transport = transports::find_transport(target.transport);
+  if (!transport.ok()) return {Verdict::kError, "", transport.error().describe(), "", ""};
+  auto device = transport.value()->open({target.provider, target.device});
+  if (!device.ok()) {
+    return {Verdict::kError, "", device.error().describe(), "", device.error().hint};
+  }
+  if (auto why = unmet_requirement(document, role, target, device.value()->info()); !why.empty()) {
+    return {Verdict::kSkip, "", why, "", ""};
+  }
+
+  StepState state;
+  state.link = &link;
+  state.role = role;
+  state.seed = seed;
+  state.device = std::move(device).value();
+  auto plan = fault_plan_for(document, role, seed);
+  if (!plan.empty()) {
+    state.faults_applied = std::make_shared<transports::fault::FaultLog>();
+    state.device = transports::fault::wrap_device(std::move(state.device), std::move(plan),
+                                                  state.faults_applied);
+  }
+
+  link.set_progress([&state] { progress(state); });
+  json steps = json::array();
+  const auto& ops = step_ops();
+  const json& all_steps = document.at("steps");
+  for (size_t i = 0; i < all_steps.size(); ++i) {
+    const json& step = all_steps[i];
+    if (step.contains("role") && step.at("role") != role) continue;
+    const std::string op = step.at("op");
+    const std::string label = "step " + std::to_string(i) + " " + op;
+    link.step(label);
+    const StepResult result = ops.at(op)(state, step);
+    steps.push_back({{"step", i},
+                     {"op", op},
+                     {"met", result.met},
+                     {"note", result.met ? result.note : result.observed}});
+    if (!result.met) {
+      outcome.verdict = result.verdict;
+      outcome.expected = label + ": " + result.expected;
+      outcome.observed = result.observed;
+      outcome.evidence = label + (result.note.empty() ? "" : ": " + result.note);
+      outcome.hint = result.hint;
+      break;
+    }
+  }
+  if (outcome.verdict == Verdict::kPass) {
+    // Both sides end together, so no endpoint goes away under the peer's last operation.
+    if (auto done = link.barrier("faultline.end"); !done.ok()) {
+      outcome = {Verdict::kError, "", done.error().describe(), "", ""};
+    }
+  }
+  link.set_progress(nullptr);
+  outcome.details = {{"role", role}, {"steps", steps}, {"faults", applied_faults(state, seed)}};
+  return outcome;
+}
+
+}  // namespace faultline::harness

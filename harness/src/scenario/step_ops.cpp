@@ -1,0 +1,409 @@
+#include "faultline/harness/scenario/step_ops.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "faultline/harness/hex.hpp"
+#include "faultline/transports/data_pattern.hpp"
+#include "faultline/transports/json.hpp"
+#include "faultline/transports/memory_provider.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+using nlohmann::json;
+using transports::Completion;
+using transports::CompletionStatus;
+using transports::Error;
+using transports::ErrorCode;
+using transports::Opcode;
+using transports::Segment;
+using transports::Status;
+
+std::string error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kNotFound: return "not_found";
+    case ErrorCode::kLimitExceeded: return "limit_exceeded";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kNativeError: return "native_error";
+    case ErrorCode::kTimeout: return "timeout";
+    case ErrorCode::kProtocolViolation: return "protocol_violation";
+    case ErrorCode::kIoError: return "io_error";
+    case ErrorCode::kInternal: return "internal";
+  }
+  return "internal";
+}
+
+StepResult met(std::string note) { return {true, Verdict::kPass, "", "", std::move(note), ""}; }
+
+StepResult failed(std::string expected, std::string observed, std::string note = {},
+                  std::string hint = {}) {
+  return {false,           Verdict::kFail, std::move(expected), std::move(observed),
+          std::move(note), std::move(hint)};
+}
+
+// A mistake in the scenario or the harness, not in the code under test.
+StepResult broken(const Error& error) {
+  return {false, Verdict::kError, "", error.describe(), "", error.hint};
+}
+
+StepResult broken(std::string text) {
+  return broken(Error{ErrorCode::kInvalidArgument, std::move(text)});
+}
+
+std::string describe_expectation(const json& expect) {
+  std::string text = "an error " + expect.at("error").get<std::string>();
+  if (expect.contains("errno")) text += " with errno " + expect.at("errno").dump();
+  const json parts = expect.value("contains", json::array());
+  for (const auto& part : parts) text += " naming \"" + part.get<std::string>() + "\"";
+  return text;
+}
+
+// Holds `status` (what `what` returned) against the step's `expect` block, if any.
+StepResult judge(const json& step, const Status& status, const std::string& what,
+                 const std::string& success_note) {
+  if (!step.contains("expect")) {
+    if (status.ok()) return met(success_note);
+    return failed(what + " succeeds", status.error().describe(), "",
+                  status.error().hint.empty() ? "" : status.error().hint);
+  }
+  const json& expect = step.at("expect");
+  const std::string expected = what + " fails with " + describe_expectation(expect);
+  if (status.ok()) return failed(expected, what + " succeeded: " + success_note);
+  const Error& error = status.error();
+  const std::string text = error.describe();
+  const std::string wanted = expect.at("error");
+  if (wanted != "any" && wanted != error_code_name(error.code)) {
+    return failed(expected, error_code_name(error.code) + ": " + text);
+  }
+  if (expect.contains("errno") && expect.at("errno") != error.sys_errno) {
+    return failed(expected, "errno " + std::to_string(error.sys_errno) + ": " + text);
+  }
+  const json parts = expect.value("contains", json::array());
+  for (const auto& part : parts) {
+    if (text.find(part.get<std::string>()) == std::string::npos)
+      return failed(expected, "an error not naming \"" + part.get<std::string>() + "\": " + text);
+  }
+  return met("failed as expected: " + text);
+}
+
+transports::Result<std::vector<Segment>> segments_of(StepState& state, const json& list) {
+  std::vector<Segment> segments;
+  for (const auto& entry : list) {
+    const std::string name = entry.at("buffer");
+    auto found = state.buffers.find(name);
+    if (found == state.buffers.end())
+      return Error{ErrorCode::kInvalidArgument, "no buffer \"" + name + "\" registered"};
+    const ScenarioBuffer& buffer = found->second;
+    const uint64_t offset = entry.value("offset", uint64_t{0});
+    const uint64_t length =
+        entry.value("length", buffer.bytes > offset ? buffer.bytes - offset : 0);
+    if (offset + length > buffer.bytes) {
+      return Error{ErrorCode::kInvalidArgument, "segment [" + std::to_string(offset) + ", " +
+                                                    std::to_string(offset + length) +
+                                                    ") lies outside buffer \"" + name + "\" of " +
+                                                    std::to_string(buffer.bytes) + " bytes"};
+    }
+    segments.push_back(
+        {buffer.memory.get() + offset, static_cast<uint32_t>(length), buffer.region.get()});
+  }
+  return segments;
+}
+
+std::string size_of(const std::vector<Segment>& segments) {
+  size_t bytes = 0;
+  for (const auto& segment : segments) bytes += segment.length;
+  return std::to_string(segments.size()) + " segment" + (segments.size() == 1 ? "" : "s") + ", " +
+         std::to_string(bytes) + " B";
+}
+
+StepResult need_endpoint(const StepState& state, const std::string& op) {
+  if (state.endpoint) return met("");
+  return broken(op + " before create_endpoint (or after close_endpoint)");
+}
+
+StepResult create_endpoint(StepState& state, const json& step) {
+  transports::EndpointConfig config;
+  const json options = step.value("config", json::object());
+  config.send_depth = options.value("send_depth", config.send_depth);
+  config.recv_depth = options.value("recv_depth", config.recv_depth);
+  config.cq_depth = options.value("cq_depth", config.cq_depth);
+  config.max_send_sge = options.value("max_send_sge", config.max_send_sge);
+  config.max_recv_sge = options.value("max_recv_sge", config.max_recv_sge);
+  config.max_inline = options.value("max_inline", config.max_inline);
+  config.rnr_retry = options.value("rnr_retry", config.rnr_retry);
+  config.retry_count = options.value("retry_count", config.retry_count);
+  config.timeout = options.value("timeout", config.timeout);
+  config.min_rnr_timer = options.value("min_rnr_timer", config.min_rnr_timer);
+  config.raw = options.value("raw", false);
+  const json derivations = step.value("derivations", json::object());
+  for (const auto& [field, derivation] : derivations.items())
+    config.derivations[field] = derivation;
+  auto endpoint = state.device->create_endpoint(config);
+  Status status = endpoint.ok() ? Status{} : Status{endpoint.error()};
+  std::string note;
+  if (endpoint.ok()) {
+    state.endpoint = std::move(endpoint).value();
+    char qp[16];
+    std::snprintf(qp, sizeof qp, "0x%x", state.endpoint->qp_num());
+    note = "endpoint qp " + std::string(qp) + " send_depth " + std::to_string(config.send_depth) +
+           " max_inline " + std::to_string(state.endpoint->config().max_inline);
+  }
+  return judge(step, status, "create_endpoint", note);
+}
+
+StepResult register_buffer(StepState& state, const json& step) {
+  const std::string name = step.at("buffer");
+  const size_t bytes = step.at("bytes");
+  transports::HostMemoryProvider host;
+  auto memory = host.allocate(bytes, 4096);
+  if (!memory.ok()) return broken(memory.error());
+  const json fill = step.value("fill", json("zero"));
+  if (fill.is_number_unsigned()) {
+    transports::fill_pattern(memory.value().get(), bytes, fill.get<unsigned>());
+  } else {
+    std::memset(memory.value().get(), 0, bytes);
+  }
+  uint32_t access = 0;
+  const json rights =
+      step.value("access", json::array({"local_write", "remote_write", "remote_read"}));
+  for (const auto& right : rights) {
+    if (right == "local_write") access |= transports::kAccessLocalWrite;
+    if (right == "remote_write") access |= transports::kAccessRemoteWrite;
+    if (right == "remote_read") access |= transports::kAccessRemoteRead;
+  }
+  auto region = state.device->register_memory(memory.value().get(), bytes, access);
+  if (!region.ok()) return failed("register " + name + " succeeds", region.error().describe());
+  state.buffers[name] = {memory.value(), bytes, std::move(region).value()};
+  return met("registered " + name + " (" + std::to_string(bytes) + " B)");
+}
+
+StepResult connect(StepState& state, const json& /*step*/) {
+  if (auto missing = need_endpoint(state, "connect"); !missing.met) return missing;
+  json buffers = json::object();
+  for (const auto& [name, buffer] : state.buffers) buffers[name] = buffer.region->remote();
+  auto peer =
+      state.link->exchange({{"address", to_hex(state.endpoint->address())}, {"buffers", buffers}});
+  if (!peer.ok()) return broken(peer.error());
+  try {
+    for (const auto& [name, remote] : peer->at("buffers").items())
+      state.peer_buffers[name] = remote.get<transports::RemoteBuffer>();
+    const auto address = from_hex(peer->at("address").get<std::string>());
+    return judge({}, state.endpoint->connect(address), "connect", "connected to the peer");
+  } catch (const json::exception& e) {
+    return broken(Error{ErrorCode::kProtocolViolation, std::string("peer info: ") + e.what()});
+  }
+}
+
+StepResult post_recv(StepState& state, const json& step) {
+  if (auto missing = need_endpoint(state, "post_recv"); !missing.met) return missing;
+  auto segments = segments_of(state, step.at("segments"));
+  if (!segments.ok()) return broken(segments.error());
+  const Status status = state.endpoint->post_recv({step.at("wr_id"), segments.value()});
+  return judge(step, status, "post_recv", "posted " + size_of(segments.value()));
+}
+
+StepResult post_send(StepState& state, const json& step) {
+  if (auto missing = need_endpoint(state, "post_send"); !missing.met) return missing;
+  auto segments = segments_of(state, step.at("segments"));
+  if (!segments.ok()) return broken(segments.error());
+  transports::WorkRequest request;
+  request.wr_id = step.at("wr_id");
+  request.op = step.contains("imm") ? Opcode::kSendWithImm : Opcode::kSend;
+  request.segments = segments.value();
+  request.inline_data = step.value("inline", false);
+  request.signaled = step.value("signaled", true);
+  if (step.contains("imm")) request.imm = step.at("imm").get<uint32_t>();
+  const Status status = state.endpoint->post_send(request);
+  return judge(step, status, "post_send",
+               "posted " + size_of(segments.value()) + (request.inline_data ? " inline" : ""));
+}
+
+StepResult rdma(StepState& state, const json& step, bool write) {
+  const std::string op = write ? "write" : "read";
+  if (auto missing = need_endpoint(state, op); !missing.met) return missing;
+  auto segments = segments_of(state, step.at("segments"));
+  if (!segments.ok()) return broken(segments.error());
+  const json& target = step.at("remote");
+  const std::string name = target.at("buffer");
+  auto peer = state.peer_buffers.find(name);
+  if (peer == state.peer_buffers.end())
+    return broken("the peer has no buffer \"" + name + "\" (was it registered before connect?)");
+  transports::RemoteBuffer remote = peer->second;
+  const uint64_t offset = target.value("offset", uint64_t{0});
+  remote.addr += offset;
+  remote.length = target.value("length", remote.length > offset ? remote.length - offset : 0);
+  if (target.value("key", "valid") == "wrong") remote.key ^= 0x5a5a5a5aULL;
+  transports::WorkRequest request;
+  request.wr_id = step.at("wr_id");
+  request.op = !write ? Opcode::kRdmaRead
+                      : (step.contains("imm") ? Opcode::kRdmaWriteWithImm : Opcode::kRdmaWrite);
+  request.segments = segments.value();
+  request.inline_data = step.value("inline", false);
+  if (step.contains("imm")) request.imm = step.at("imm").get<uint32_t>();
+  request.remote = remote;
+  const Status status = state.endpoint->post_send(request);
+  return judge(step, status, op,
+               "posted " + op + " of " + size_of(segments.value()) + " to peer " + name +
+                   (target.value("key", "valid") == "wrong" ? " with a wrong key" : ""));
+}
+
+StepResult poll(StepState& state, const json& step) {
+  if (auto missing = need_endpoint(state, "poll"); !missing.met) return missing;
+  const json expect = step.value("expect", json::object());
+  const auto timeout = std::chrono::milliseconds(step.value("timeout_ms", 5000));
+  Completion completion;
+  transports::Result<size_t> polled = size_t{0};
+  if (!state.reaped.empty()) {
+    completion = std::move(state.reaped.front());
+    state.reaped.pop_front();
+    polled = size_t{1};
+  } else {
+    polled = state.endpoint->poll({&completion, 1}, timeout);
+  }
+  if (!polled.ok()) return failed("poll returns completions", polled.error().describe());
+  if (expect.value("nothing", false)) {
+    if (polled.value() == 0)
+      return met("no completion within " + std::to_string(timeout.count()) + " ms, as expected");
+    return failed("no completion within " + std::to_string(timeout.count()) + " ms",
+                  completion.describe());
+  }
+  // One status, or the statuses a conformant stack may show (they differ by design).
+  std::vector<std::string> statuses = {"SUCCESS"};
+  if (expect.contains("status")) {
+    const json& wanted = expect.at("status");
+    statuses = wanted.is_array() ? wanted.get<std::vector<std::string>>()
+                                 : std::vector<std::string>{wanted.get<std::string>()};
+  }
+  std::string status_text;
+  for (const auto& status : statuses) status_text += (status_text.empty() ? "" : " or ") + status;
+  std::string expected = expect.value("opcode", std::string("a completion")) + " " + status_text;
+  if (expect.contains("wr_id")) expected += " wr_id " + expect.at("wr_id").dump();
+  if (expect.contains("byte_len")) expected += " of " + expect.at("byte_len").dump() + " bytes";
+  if (expect.contains("imm")) expected += " imm " + expect.at("imm").dump();
+  if (polled.value() == 0) {
+    return failed(expected, "no completion within " + std::to_string(timeout.count()) + " ms", "",
+                  "a completion that never comes: a lost or dropped completion, or a peer that "
+                  "never sent");
+  }
+  const bool matches =
+      std::find(statuses.begin(), statuses.end(), to_string(completion.status)) != statuses.end() &&
+      (!expect.contains("opcode") || to_string(completion.op) == expect.at("opcode")) &&
+      (!expect.contains("wr_id") || completion.wr_id == expect.at("wr_id")) &&
+      (!expect.contains("byte_len") || completion.byte_len == expect.at("byte_len")) &&
+      (!expect.contains("imm") || (completion.imm && *completion.imm == expect.at("imm")));
+  if (!matches) return failed(expected, completion.describe());
+  return met(completion.describe());
+}
+
+StepResult check_data(StepState& state, const json& step) {
+  const std::string name = step.at("buffer");
+  auto found = state.buffers.find(name);
+  if (found == state.buffers.end()) return broken("no buffer \"" + name + "\" registered");
+  const ScenarioBuffer& buffer = found->second;
+  const uint64_t offset = step.value("offset", uint64_t{0});
+  const uint64_t length = step.value("length", buffer.bytes > offset ? buffer.bytes - offset : 0);
+  if (offset + length > buffer.bytes) return broken("check_data range outside buffer " + name);
+  std::vector<std::byte> expected_bytes(buffer.bytes, std::byte{0});
+  const json& expect = step.at("expect");
+  if (expect.is_number_unsigned())
+    transports::fill_pattern(expected_bytes.data(), buffer.bytes, expect.get<unsigned>());
+  const std::string what = expect.is_number_unsigned()
+                               ? "the bytes of pattern " + expect.dump()
+                               : std::string("zero bytes (nothing delivered)");
+  for (uint64_t i = offset; i < offset + length; ++i) {
+    if (buffer.memory[i] != expected_bytes[i]) {
+      char observed[96];
+      std::snprintf(observed, sizeof observed, "byte %llu of %s is 0x%02x, expected 0x%02x",
+                    static_cast<unsigned long long>(i), name.c_str(),
+                    std::to_integer<unsigned>(buffer.memory[i]),
+                    std::to_integer<unsigned>(expected_bytes[i]));
+      return failed(name + "[" + std::to_string(offset) + ", " + std::to_string(offset + length) +
+                        ") holds " + what,
+                    observed);
+    }
+  }
+  const auto digest =
+      to_hex(std::span(buffer.memory.get() + offset, length).first(std::min<size_t>(length, 8)));
+  return met(name + "[" + std::to_string(offset) + ", " + std::to_string(offset + length) +
+             ") holds " + what + " (first bytes " + digest + ")");
+}
+
+StepResult modify_to_error(StepState& state, const json& step) {
+  if (auto missing = need_endpoint(state, "modify_to_error"); !missing.met) return missing;
+  return judge(step, state.endpoint->modify_to_error(), "modify_to_error",
+               "endpoint moved to the error state");
+}
+
+StepResult close_endpoint(StepState& state, const json& /*step*/) {
+  state.endpoint.reset();
+  return met("endpoint destroyed, as when its process dies");
+}
+
+StepResult barrier(StepState& state, const json& step) {
+  const std::string name = step.at("name");
+  if (Status reached = state.link->barrier(name); !reached.ok()) return broken(reached.error());
+  return met("barrier " + name);
+}
+
+StepResult sleep_for(StepState& state, const json& step) {
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(step.at("ms").get<int64_t>());
+  while (std::chrono::steady_clock::now() < until) {
+    progress(state);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return met("slept " + step.at("ms").dump() + " ms");
+}
+
+}  // namespace
+
+void progress(StepState& state) {
+  if (!state.endpoint) return;
+  Completion completions[8];
+  auto polled = state.endpoint->poll(completions, std::chrono::milliseconds(0));
+  if (!polled.ok()) return;  // the next poll step reports it
+  for (size_t i = 0; i < polled.value(); ++i) state.reaped.push_back(std::move(completions[i]));
+}
+
+const std::map<std::string, StepOp>& step_ops() {
+  static const std::map<std::string, StepOp> kOps = {
+      {"create_endpoint", create_endpoint},
+      {"register", register_buffer},
+      {"connect", connect},
+      {"post_recv", post_recv},
+      {"post_send", post_send},
+      {"write", [](StepState& s, const json& step) { return rdma(s, step, true); }},
+      {"read", [](StepState& s, const json& step) { return rdma(s, step, false); }},
+      {"poll", poll},
+      {"check_data", check_data},
+      {"modify_to_error", modify_to_error},
+      {"close_endpoint", close_endpoint},
+      {"barrier", barrier},
+      {"sleep", sleep_for},
+  };
+  return kOps;
+}
+
+std::vector<std::string> capabilities_needed(const json& document, const std::string& role) {
+  std::set<std::string> needed;
+  if (document.contains("requires")) {
+    for (const auto& capability : document.at("requires").value("capabilities", json::array()))
+      needed.insert(capability.get<std::string>());
+  }
+  for (const auto& step : document.at("steps")) {
+    if (step.contains("role") && step.at("role") != role) continue;
+    const std::string op = step.at("op");
+    if (op == "write") needed.insert(step.contains("imm") ? "write_with_imm" : "rdma_write");
+    if (op == "read") needed.insert("rdma_read");
+    if (op == "post_send" && step.contains("imm")) needed.insert("send_with_imm");
+    if (step.value("inline", false)) needed.insert("inline_send");
+  }
+  return {needed.begin(), needed.end()};
+}
+
+}  // namespace faultline::harness

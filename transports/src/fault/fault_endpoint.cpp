@@ -1,0 +1,204 @@
+#include "fault_endpoint.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace faultline::transports::fault {
+
+namespace {
+
+std::string ordinal(uint64_t n) {
+  const uint64_t tens = n % 100;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : n % 10 == 1              ? "st"
+                       : n % 10 == 2              ? "nd"
+                       : n % 10 == 3              ? "rd"
+                                                  : "th";
+  return std::to_string(n) + suffix;
+}
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string_view kind_name(CompletionFaultKind kind) {
+  switch (kind) {
+    case CompletionFaultKind::kRewriteStatus: return "rewrite_status";
+    case CompletionFaultKind::kDrop: return "drop_completion";
+    case CompletionFaultKind::kDelay: return "delay_completion";
+    case CompletionFaultKind::kDuplicate: return "duplicate_completion";
+    case CompletionFaultKind::kReplay: return "replay_completion";
+  }
+  return "completion_fault";
+}
+
+bool is_inline_capable(Opcode op) {
+  return op == Opcode::kSend || op == Opcode::kSendWithImm || op == Opcode::kRdmaWrite ||
+         op == Opcode::kRdmaWriteWithImm;
+}
+
+}  // namespace
+
+FaultEndpoint::FaultEndpoint(std::unique_ptr<Endpoint> inner, const FaultPlan& plan,
+                             std::shared_ptr<FaultLog> log)
+    : inner_(std::move(inner)), plan_(plan), log_(std::move(log)) {
+  for (size_t i = 0; i < plan_.completions.size(); ++i) {
+    random_.emplace_back(plan_.seed * 0x9e3779b97f4a7c15ULL + i + 1);
+  }
+  matches_.assign(plan_.completions.size(), 0);
+}
+
+void FaultEndpoint::record(std::string kind, std::string detail) {
+  log_->push_back({std::move(kind), std::move(detail)});
+}
+
+Status FaultEndpoint::connect(std::span<const std::byte> peer_address) {
+  Status connected = inner_->connect(peer_address);
+  for (Completion& stale : replay_after_connect_) {
+    record("replay_completion", "stale " + stale.describe() + " returned again after reconnect");
+    ready_.push_back(std::move(stale));
+  }
+  replay_after_connect_.clear();
+  return connected;
+}
+
+Status FaultEndpoint::check_post_fault(PostKind kind, uint64_t wr_id) {
+  const uint64_t count = ++posts_[kind];
+  const char* call = kind == PostKind::kSend ? "post_send" : "post_recv";
+  for (const PostFault& fault : plan_.posts) {
+    if (fault.post != kind || fault.nth != count) continue;
+    record("fail_post", std::string(call) + " #" + std::to_string(count) + " wr_id " + hex(wr_id) +
+                            " failed with errno " + std::to_string(fault.sys_errno));
+    Error error = errno_error(call, fault.sys_errno,
+                              "injected fault: the " + ordinal(count) + " " + call + " fails");
+    error.where.qp = inner_->qp_num();
+    return std::move(error).with_hint("a fail_post fault of the scenario fired");
+  }
+  return {};
+}
+
+Status FaultEndpoint::post_send(const WorkRequest& request) {
+  FAULTLINE_RETURN_IF_ERROR(check_post_fault(PostKind::kSend, request.wr_id));
+  WorkRequest changed = request;
+  if (is_inline_capable(request.op)) {
+    if (plan_.inline_override == InlineOverride::kForceOff && request.inline_data) {
+      changed.inline_data = false;
+      record("inline_off", "wr_id " + hex(request.wr_id) + " posted without inline");
+    } else if (plan_.inline_override == InlineOverride::kForceAboveLimit && !request.inline_data) {
+      changed.inline_data = true;
+      record("inline_forced", "wr_id " + hex(request.wr_id) + " posted inline");
+    }
+  }
+  if (request.op == Opcode::kRdmaRead) {
+    local_buffers_[request.wr_id].assign(request.segments.begin(), request.segments.end());
+  }
+  return inner_->post_send(changed);
+}
+
+Status FaultEndpoint::post_recv(const RecvRequest& request) {
+  FAULTLINE_RETURN_IF_ERROR(check_post_fault(PostKind::kRecv, request.wr_id));
+  local_buffers_[request.wr_id].assign(request.segments.begin(), request.segments.end());
+  return inner_->post_recv(request);
+}
+
+bool FaultEndpoint::fires(size_t fault_index, uint64_t match) {
+  const FiringRule& when = plan_.completions[fault_index].when;
+  if (when.nth != 0) return match == when.nth;
+  if (when.every != 0) return match % when.every == 0;
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  return uniform(random_[fault_index]) < when.probability;
+}
+
+void FaultEndpoint::scribble(const Completion& completion, std::string& detail) {
+  auto found = local_buffers_.find(completion.wr_id);
+  if (found == local_buffers_.end()) {
+    detail += ", nothing local to scribble";
+    return;
+  }
+  size_t bytes = 0;
+  for (const Segment& segment : found->second) {
+    std::memset(segment.addr, 0xdb, segment.length);
+    bytes += segment.length;
+  }
+  detail += ", " + std::to_string(bytes) + " local bytes scribbled";
+}
+
+void FaultEndpoint::apply(Completion completion) {
+  bool dropped = false;
+  bool duplicated = false;
+  std::optional<Clock::time_point> due;
+  for (size_t i = 0; i < plan_.completions.size(); ++i) {
+    const CompletionFault& fault = plan_.completions[i];
+    if (fault.opcode && *fault.opcode != completion.op) continue;
+    const uint64_t match = ++matches_[i];
+    if (!fires(i, match)) continue;
+    std::string detail = std::string(to_string(completion.op)) + " wr_id " + hex(completion.wr_id) +
+                         " (" + ordinal(match) + " match)";
+    switch (fault.kind) {
+      case CompletionFaultKind::kRewriteStatus:
+        detail += ": " + std::string(to_string(completion.status)) + " -> " +
+                  std::string(to_string(fault.status));
+        completion.status = fault.status;
+        completion.native_status = 0;
+        completion.vendor_err = 0;
+        completion.native_text = "injected by faultline";
+        if (fault.scribble) scribble(completion, detail);
+        break;
+      case CompletionFaultKind::kDrop: dropped = true; break;
+      case CompletionFaultKind::kDelay:
+        due = Clock::now() + fault.delay;
+        detail += " held " + std::to_string(fault.delay.count()) + " ms";
+        break;
+      case CompletionFaultKind::kDuplicate: duplicated = true; break;
+      case CompletionFaultKind::kReplay: replay_after_connect_.push_back(completion); break;
+    }
+    record(std::string(kind_name(fault.kind)), detail);
+  }
+  local_buffers_.erase(completion.wr_id);
+  if (dropped) return;
+  if (due) {
+    delayed_.push_back({*due, std::move(completion)});
+    return;
+  }
+  if (duplicated) ready_.push_back(completion);
+  ready_.push_back(std::move(completion));
+}
+
+Result<size_t> FaultEndpoint::poll(std::span<Completion> out, std::chrono::milliseconds timeout) {
+  using std::chrono::milliseconds;
+  const auto deadline = Clock::now() + timeout;
+  std::vector<Completion> batch(std::max<size_t>(out.size(), 1));
+  for (bool polled_once = false;; polled_once = true) {
+    const auto now = Clock::now();
+    for (auto it = delayed_.begin(); it != delayed_.end();) {
+      if (it->due <= now) {
+        ready_.push_back(std::move(it->completion));
+        it = delayed_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!ready_.empty()) {
+      size_t n = 0;
+      while (n < out.size() && !ready_.empty()) {
+        out[n++] = std::move(ready_.front());
+        ready_.pop_front();
+      }
+      return n;
+    }
+    if (polled_once && now >= deadline) return size_t{0};
+    // Wait no longer than the caller allows, and wake for the next held-back completion.
+    auto wait = std::max(std::chrono::duration_cast<milliseconds>(deadline - now), milliseconds(0));
+    for (const Delayed& held : delayed_) {
+      wait = std::min(wait, std::max(std::chrono::duration_cast<milliseconds>(held.due - now),
+                                     milliseconds(0)));
+    }
+    auto polled = inner_->poll(batch, wait);
+    if (!polled.ok()) return polled;
+    for (size_t i = 0; i < polled.value(); ++i) apply(std::move(batch[i]));
+  }
+}
+
+}  // namespace faultline::transports::fault

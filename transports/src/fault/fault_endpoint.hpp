@@ -1,0 +1,55 @@
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "faultline/transports/fault/fault_device.hpp"
+
+namespace faultline::transports::fault {
+
+/// An endpoint that applies the completion, post and inline faults of a plan to the
+/// endpoint it wraps, and records each one it applies.
+class FaultEndpoint : public Endpoint {
+ public:
+  FaultEndpoint(std::unique_ptr<Endpoint> inner, const FaultPlan& plan,
+                std::shared_ptr<FaultLog> log);
+
+  std::vector<std::byte> address() const override { return inner_->address(); }
+  Status connect(std::span<const std::byte> peer_address) override;
+  Status post_send(const WorkRequest& request) override;
+  Status post_recv(const RecvRequest& request) override;
+  Result<size_t> poll(std::span<Completion> out, std::chrono::milliseconds timeout) override;
+  Status modify_to_error() override { return inner_->modify_to_error(); }
+  uint32_t qp_num() const override { return inner_->qp_num(); }
+  const EndpointConfig& config() const override { return inner_->config(); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Delayed {
+    Clock::time_point due;
+    Completion completion;
+  };
+
+  Status check_post_fault(PostKind kind, uint64_t wr_id);
+  bool fires(size_t fault_index, uint64_t match);
+  void apply(Completion completion);
+  void scribble(const Completion& completion, std::string& detail);
+  void record(std::string kind, std::string detail);
+
+  std::unique_ptr<Endpoint> inner_;
+  FaultPlan plan_;
+  std::shared_ptr<FaultLog> log_;
+  std::vector<std::mt19937_64> random_;  // one per completion fault, seeded from the plan
+  std::vector<uint64_t> matches_;        // per completion fault
+  std::map<PostKind, uint64_t> posts_;
+  std::map<uint64_t, std::vector<Segment>> local_buffers_;  // wr_id -> receive/read targets
+  std::deque<Completion> ready_;
+  std::vector<Delayed> delayed_;
+  std::vector<Completion> replay_after_connect_;
+};
+
+}  // namespace faultline::transports::fault
