@@ -2,6 +2,7 @@
 
 #include <endian.h>
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -285,11 +286,16 @@ Status VerbsEndpoint::post_send(const WorkRequest& request) {
     if (request.op == Opcode::kRdmaRead) {
       return error_here(ErrorCode::kInvalidArgument, "RDMA_READ cannot be inline");
     }
-    if (bytes > granted_.max_inline_data) {
+    // A driver may report more inline than the endpoint asked for (rxe grants its maximum
+    // when asked for 0); code relying on that breaks on the next NIC, so the request counts.
+    const uint32_t usable = std::min(config_.max_inline, granted_.max_inline_data);
+    if (bytes > usable) {
       return error_here(ErrorCode::kLimitExceeded,
                         "inline payload of " + std::to_string(bytes) +
-                            " bytes exceeds the granted max_inline " +
-                            std::to_string(granted_.max_inline_data) + " (device max_inline_data " +
+                            " bytes exceeds the granted max_inline " + std::to_string(usable) +
+                            " (the endpoint asked for " + std::to_string(config_.max_inline) +
+                            ", the driver reported " + std::to_string(granted_.max_inline_data) +
+                            ", device max_inline_data " +
                             std::to_string(device_.info().limits.max_inline_data) + ")");
     }
   }
