@@ -1,3 +1,7 @@
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -5,6 +9,7 @@
 #include "commands.hpp"
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/reports/atomic_file.hpp"
 #include "faultline/transports/json.hpp"
 
 namespace faultline::cli {
@@ -14,6 +19,7 @@ namespace {
 struct DevicesOptions {
   harness::DeviceFilter filter;
   bool json = false;
+  std::string save_profile;
 };
 
 template <typename T>
@@ -57,6 +63,50 @@ void print_table(const std::vector<transports::DeviceInfo>& devices) {
   std::cout << out.str();
 }
 
+// A device profile for `limits` faults (scenarios/devices/): what one real device advertises,
+// with where and when it was captured.
+int save_profile(const std::vector<transports::DeviceInfo>& devices, const std::string& path) {
+  if (devices.size() != 1) {
+    std::string names;
+    for (const auto& device : devices)
+      names += (names.empty() ? "" : ", ") + device.transport + "/" + device.provider + "/" +
+               device.name;
+    std::cerr << "faultline devices: --save-profile needs exactly one device; " << devices.size()
+              << " match (" << (names.empty() ? "none" : names)
+              << "): narrow with --transport, --provider and --device\n";
+    return harness::kExitUsage;
+  }
+  const auto& device = devices.front();
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  utsname system{};
+  uname(&system);
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const nlohmann::json profile = {
+      {"profile_version", 1},
+      {"captured",
+       {{"host", host},
+        {"kernel", std::string(system.sysname) + " " + system.release},
+        {"date", date},
+        {"faultline_version", FAULTLINE_VERSION}}},
+      {"transport", device.transport},
+      {"provider", device.provider},
+      {"native_provider", device.native_provider},
+      {"device", device.name},
+      {"firmware", device.firmware},
+      {"limits", device.limits},
+      {"capabilities", device.capabilities}};
+  if (auto written = reports::write_file_atomically(path, profile.dump(2) + "\n"); !written.ok()) {
+    std::cerr << "faultline devices: " << written.error().describe() << "\n";
+    return harness::kExitUsage;
+  }
+  std::cout << "saved the profile of " << device.transport << "/" << device.provider << "/"
+            << device.name << " to " << path << "\n";
+  return harness::kExitPass;
+}
+
 int run_devices(const DevicesOptions& options) {
   auto devices = harness::list_devices(options.filter);
   if (!devices.ok()) {
@@ -64,6 +114,7 @@ int run_devices(const DevicesOptions& options) {
     return devices.error().code == transports::ErrorCode::kNotFound ? harness::kExitUsage
                                                                     : harness::kExitHarnessError;
   }
+  if (!options.save_profile.empty()) return save_profile(devices.value(), options.save_profile);
   if (options.json) {
     std::cout << nlohmann::json{{"devices", devices.value()}}.dump(2) << "\n";
   } else {
@@ -83,8 +134,13 @@ void add_devices_command(CLI::App& app, CommandAction& run) {
                       "Only this provider (ofi: tcp, shm, sockets, ...)");
   command->add_option("--device", options->filter.device, "Only this device (lo, shm, rxe0, ...)");
   command->add_flag("--json", options->json, "Print JSON for machines");
+  command->add_option("--save-profile", options->save_profile,
+                      "Write the limits of the one selected device as a profile for `limits` "
+                      "faults (scenarios/devices/)");
   command->footer(
       "Examples:\n  faultline devices\n  faultline devices --transport ofi --provider shm --json\n"
+      "  faultline devices --transport verbs --device rxe0 --save-profile "
+      "scenarios/devices/rxe-linux-6.1.json\n"
       "Limits a device does not advertise show as '-' (null in JSON).");
   command->callback([&run, options] { run = [options] { return run_devices(*options); }; });
 }
