@@ -84,20 +84,19 @@ int save_profile(const std::vector<transports::DeviceInfo>& devices, const std::
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  const nlohmann::json profile = {
-      {"profile_version", 1},
-      {"captured",
-       {{"host", host},
-        {"kernel", std::string(system.sysname) + " " + system.release},
-        {"date", date},
-        {"faultline_version", FAULTLINE_VERSION}}},
-      {"transport", device.transport},
-      {"provider", device.provider},
-      {"native_provider", device.native_provider},
-      {"device", device.name},
-      {"firmware", device.firmware},
-      {"limits", device.limits},
-      {"capabilities", device.capabilities}};
+  const nlohmann::json profile = {{"profile_version", 1},
+                                  {"captured",
+                                   {{"host", host},
+                                    {"kernel", std::string(system.sysname) + " " + system.release},
+                                    {"date", date},
+                                    {"faultline_version", FAULTLINE_VERSION}}},
+                                  {"transport", device.transport},
+                                  {"provider", device.provider},
+                                  {"native_provider", device.native_provider},
+                                  {"device", device.name},
+                                  {"firmware", device.firmware},
+                                  {"limits", device.limits},
+                                  {"capabilities", device.capabilities}};
   if (auto written = reports::write_file_atomically(path, profile.dump(2) + "\n"); !written.ok()) {
     std::cerr << "faultline devices: " << written.error().describe() << "\n";
     return harness::kExitUsage;

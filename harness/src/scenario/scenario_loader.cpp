@@ -15,6 +15,7 @@
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/fault/fault_plan.hpp"
 #include "scenario_schema.hpp"
+#include "schema_explainer.hpp"
 
 namespace faultline::harness {
 
@@ -22,44 +23,21 @@ namespace {
 
 using nlohmann::json;
 
+const json& scenario_schema_document() {
+  static const json document = json::parse(scenario_schema_text());
+  return document;
+}
+
 const valijson::Schema& scenario_schema() {
   static const auto schema = [] {
     auto parsed = std::make_unique<valijson::Schema>();
-    const json document = json::parse(scenario_schema_text());
+    const json& document = scenario_schema_document();
     valijson::SchemaParser parser;
     valijson::adapters::NlohmannJsonAdapter adapter(document);
     parser.populateSchema(adapter, *parsed);
     return parsed;
   }();
   return *schema;
-}
-
-// RFC 6901: "~" is "~0" and "/" is "~1" inside a pointer's reference token.
-std::string escape_token(const std::string& name) {
-  std::string escaped;
-  for (char c : name) {
-    if (c == '~') {
-      escaped += "~0";
-    } else if (c == '/') {
-      escaped += "~1";
-    } else {
-      escaped += c;
-    }
-  }
-  return escaped;
-}
-
-// valijson's context ["<root>", "[steps]", "[2]", "[op]"] as the JSON pointer "/steps/2/op".
-std::string pointer_of(const std::vector<std::string>& context) {
-  std::string pointer;
-  for (const auto& part : context) {
-    if (part == "<root>") continue;
-    std::string name = part;
-    if (name.size() >= 2 && name.front() == '[' && name.back() == ']')
-      name = name.substr(1, name.size() - 2);
-    pointer += "/" + escape_token(name);
-  }
-  return pointer;
 }
 
 std::string sha256_hex(const std::string& bytes) {
@@ -166,6 +144,7 @@ class SemanticChecker {
     const auto& ops = step_ops();
     if (ops.count(op) == 0) {
       std::vector<std::string> names;
+      names.reserve(ops.size());
       for (const auto& [name, _] : ops) names.push_back(name);
       problem(pointer + "/op", "a step op (" + join(names) + "); got \"" + op + "\"");
       return;
@@ -235,33 +214,10 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter adapter(document);
   if (!validator.validate(scenario_schema(), adapter, &results)) {
-    // valijson reports each failure and then every enclosing schema that failed because of
-    // it; the innermost one says what was expected where.
-    std::vector<valijson::ValidationResults::Error> errors(results.begin(), results.end());
-    const size_t before = problems.size();
-    for (const auto& error : errors) {
-      const std::string pointer = pointer_of(error.context);
-      const bool enclosing = std::any_of(errors.begin(), errors.end(), [&](const auto& other) {
-        const std::string inner = pointer_of(other.context);
-        return inner.size() > pointer.size() && inner.compare(0, pointer.size(), pointer) == 0 &&
-               inner[pointer.size()] == '/';
-      });
-      if (enclosing) continue;
-      if (error.description.rfind("Failed to validate against", 0) == 0 &&
-          std::any_of(errors.begin(), errors.end(), [&](const auto& other) {
-            return pointer_of(other.context) == pointer &&
-                   other.description.rfind("Failed to validate against", 0) != 0;
-          })) {
-        continue;
-      }
-      LoadProblem problem{name, pointer, error.description};
-      if (std::none_of(problems.begin() + static_cast<long>(before), problems.end(),
-                       [&](const LoadProblem& p) {
-                         return p.pointer == problem.pointer && p.expected == problem.expected;
-                       })) {
-        problems.push_back(std::move(problem));
-      }
-    }
+    std::vector<SchemaError> errors;
+    for (const auto& error : results) errors.push_back({error.context, error.description});
+    for (auto& explained : explain_schema_errors(scenario_schema_document(), document, errors))
+      problems.push_back({name, std::move(explained.pointer), std::move(explained.expected)});
     return std::nullopt;
   }
   const size_t before = problems.size();

@@ -371,7 +371,7 @@ void progress(StepState& state) {
 }
 
 const std::map<std::string, StepOp>& step_ops() {
-  static const std::map<std::string, StepOp> kOps = {
+  static const std::map<std::string, StepOp> ops = {
       {"create_endpoint", create_endpoint},
       {"register", register_buffer},
       {"connect", connect},
@@ -386,7 +386,7 @@ const std::map<std::string, StepOp>& step_ops() {
       {"barrier", barrier},
       {"sleep", sleep_for},
   };
-  return kOps;
+  return ops;
 }
 
 std::vector<std::string> capabilities_needed(const json& document, const std::string& role) {

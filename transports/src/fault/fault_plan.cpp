@@ -3,11 +3,11 @@
 namespace faultline::transports::fault {
 
 const std::vector<std::string>& overridable_limit_names() {
-  static const std::vector<std::string> kNames = {"max_qp_wr",       "max_recv_wr",  "max_cqe",
-                                                  "max_send_sge",    "max_recv_sge", "max_sge_rd",
-                                                  "max_inline_data", "max_msg_size", "max_mr_size",
-                                                  "active_mtu",      "max_mtu"};
-  return kNames;
+  static const std::vector<std::string> names = {"max_qp_wr",       "max_recv_wr",  "max_cqe",
+                                                 "max_send_sge",    "max_recv_sge", "max_sge_rd",
+                                                 "max_inline_data", "max_msg_size", "max_mr_size",
+                                                 "active_mtu",      "max_mtu"};
+  return names;
 }
 
 DeviceLimits apply_limit_overrides(DeviceLimits limits,

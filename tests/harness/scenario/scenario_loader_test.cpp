@@ -1,0 +1,114 @@
+// The scenario loader on malformed files: every problem names the file, the JSON pointer of the
+// field and what was expected there.
+#include "faultline/harness/scenario/scenario_loader.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "faultline/harness/scenario/scenario_catalog.hpp"
+
+using faultline::harness::load_scenario_file;
+using faultline::harness::LoadProblem;
+
+namespace {
+
+const std::string kData = FAULTLINE_TEST_DATA_DIR;
+
+struct Malformed {
+  const char* name;
+  const char* pointer;
+  const char* expected;
+};
+
+// Each file is valid-base.json with one thing wrong.
+const Malformed kMalformed[] = {
+    {"bad-json", "", "does not parse at line 4"},
+    {"not-an-object", "", "an object"},
+    {"missing-id", "/id", "(required, missing)"},
+    {"bad-id", "/id", "matching ^[a-z0-9]"},
+    {"title-not-string", "/title", "a string; got 5"},
+    {"unknown-op", "/steps/5/op", "a step op ("},
+    {"unknown-fault-kind", "/faults/0/kind", "one of rewrite_status"},
+    {"step-role-unknown", "/steps/5/role", "one of the scenario's roles"},
+    {"fault-role-unknown", "/faults/0/role", "one of the scenario's roles"},
+    {"missing-roles", "/roles", "(required, missing)"},
+    {"one-role", "/roles", "exactly 2 entries"},
+    {"wr-id-not-integer", "/steps/5/wr_id", "an integer, >= 0; got \"one\""},
+    {"unknown-step-field", "/steps/5/bogus", "no field \"bogus\" here"},
+    {"unknown-status", "/steps/7/expect/status", "one of SUCCESS"},
+    {"unknown-fault-opcode", "/faults/0/opcode", "one of SEND"},
+    {"rewrite-without-status", "/faults/0/status", "(required, missing)"},
+    {"fault-without-firing-rule", "/faults/0", "nth or every or probability"},
+    {"unknown-buffer", "/steps/5/segments/0/buffer", "a buffer registered by role sender"},
+    {"negative-bytes", "/steps/1/bytes", ">= 1"},
+    {"unknown-profile", "/faults/0/profile", "a device profile"},
+    {"connect-with-role", "/steps/3/role", "fields allowed: note, op"},
+    {"remote-buffer-of-nobody", "/steps/6/remote/buffer", "registered by the peer"},
+    {"steps-empty", "/steps", "at least 1 items"},
+};
+
+faultline::harness::LoaderOptions options() {
+  return {faultline::harness::default_scenario_dir() + "/devices"};
+}
+
+}  // namespace
+
+TEST_CASE("the base of the malformed files is valid", "[unit]") {
+  std::vector<LoadProblem> problems;
+  auto spec = load_scenario_file(kData + "/valid-base.json", options(), problems);
+  for (const auto& problem : problems) INFO(problem.describe());
+  REQUIRE(problems.empty());
+  REQUIRE(spec.has_value());
+  CHECK(spec->id == "test.base");
+  CHECK(spec->roles == std::vector<std::string>{"receiver", "sender"});
+  CHECK(spec->sha256.size() == 64);
+}
+
+TEST_CASE("each malformed scenario file names its file, pointer and expectation", "[unit]") {
+  STATIC_REQUIRE(sizeof(kMalformed) / sizeof(kMalformed[0]) >= 15);
+  for (const auto& bad : kMalformed) {
+    const std::string file = kData + "/malformed/" + bad.name + ".json";
+    CAPTURE(file);
+    std::vector<LoadProblem> problems;
+    CHECK_FALSE(load_scenario_file(file, options(), problems).has_value());
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].file == file);
+    CHECK(problems[0].pointer == bad.pointer);
+    CHECK_THAT(problems[0].expected, Catch::Contains(bad.expected));
+    CHECK_THAT(problems[0].describe(),
+               Catch::StartsWith(file + ": " + (*bad.pointer ? bad.pointer : "(document)")));
+  }
+}
+
+TEST_CASE("every scenario file in scenarios/ loads, with unique ids", "[unit]") {
+  std::vector<LoadProblem> problems;
+  const auto catalog = faultline::harness::ScenarioCatalog::load(
+      faultline::harness::default_scenario_dir(), problems);
+  for (const auto& problem : problems) INFO(problem.describe());
+  CHECK(problems.empty());
+  size_t files = 0;
+  for (const auto& spec : catalog.scenarios()) files += spec.source != "builtin" ? 1 : 0;
+  CHECK(files >= 20);
+  for (const char* tag : {"inline", "segments", "completion-error", "queue-depth"}) {
+    CAPTURE(tag);
+    size_t tagged = 0;
+    for (const auto& spec : catalog.scenarios())
+      tagged += std::count(spec.tags.begin(), spec.tags.end(), tag);
+    CHECK(tagged >= 3);
+  }
+}
+
+TEST_CASE("a suite naming an unknown scenario is a problem naming the suite file", "[unit]") {
+  std::vector<LoadProblem> problems;
+  const auto catalog = faultline::harness::ScenarioCatalog::load(
+      faultline::harness::default_scenario_dir(), problems);
+  std::vector<faultline::harness::ExcludeEntry> excludes;
+  auto none = catalog.resolve("smoke", {"no.such.*"}, excludes, problems);
+  CHECK(none.empty());
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0].expected, Catch::Contains("got \"no.such.*\""));
+  problems.clear();
+  auto faults = catalog.resolve("faults", {}, excludes, problems);
+  CHECK(problems.empty());
+  CHECK(faults.size() >= 20);
+  CHECK_FALSE(excludes.empty());
+}

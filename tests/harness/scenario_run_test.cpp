@@ -1,0 +1,191 @@
+// Scenario files run by `faultline run` with real agents over libfabric tcp and shm.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/background_process.hpp"
+#include "support/run_command.hpp"
+
+using faultline::testing::read_text_file;
+using faultline::testing::run_command;
+using faultline::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+const std::string kFaultline = FAULTLINE_BINARY;
+const std::string kData = FAULTLINE_TEST_DATA_DIR;
+
+json read_report(const std::string& dir) {
+  return json::parse(read_text_file(dir + "/report.json"));
+}
+
+const json& find_run(const json& report, const std::string& id) {
+  for (const auto& run : report.at("scenarios")) {
+    if (run.at("id") == id) return run;
+  }
+  FAIL("no run of " << id);
+  throw std::logic_error("unreachable");
+}
+
+// The notes of every step of one side, in order.
+std::vector<std::string> step_notes(const json& run, const std::string& role) {
+  std::vector<std::string> notes;
+  for (const auto& [agent, side] : run.at("sides").items()) {
+    if (side.at("details").value("role", "") != role) continue;
+    for (const auto& step : side.at("details").at("steps")) notes.push_back(step.at("note"));
+  }
+  return notes;
+}
+
+void check_faults_suite(const std::string& provider) {
+  TempDir dir;
+  auto result = run_command(kFaultline + " run --suite faults --seed 5 --provider " + provider +
+                            " --report-dir " + dir.path());
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  const auto report = read_report(dir.path());
+  CHECK(report.at("run").at("seed") == 5);
+  for (const auto& run : report.at("scenarios")) {
+    CAPTURE(run.at("id"), run.at("observed"));
+    const std::string verdict = run.at("verdict");
+    CHECK((verdict == "pass" || verdict == "skip" || verdict == "xfail"));
+    if (verdict == "skip")
+      CHECK_THAT(run.at("observed").get<std::string>(), Catch::Contains("needs"));
+    if (verdict == "xfail")
+      CHECK_THAT(run.at("evidence").get<std::string>(), Catch::Contains("excluded: "));
+    CHECK(run.at("tags").size() > 0);
+    CHECK(run.at("sha256").get<std::string>().size() == 64);
+  }
+  // Inline on and inline forced off leave byte-identical receive buffers.
+  const auto on = step_notes(find_run(report, "inline.workload-inline-on"), "receiver");
+  const auto off = step_notes(find_run(report, "inline.workload-inline-forced-off"), "receiver");
+  REQUIRE_FALSE(on.empty());
+  CHECK(on.back() == off.back());
+  CHECK_THAT(on.back(), Catch::Contains("holds the bytes of pattern 11"));
+  const auto& forced_off = find_run(report, "inline.workload-inline-forced-off");
+  bool inline_off_recorded = false;
+  for (const auto& [agent, side] : forced_off.at("sides").items()) {
+    for (const auto& fault : side.at("details").at("faults").at("applied"))
+      inline_off_recorded = inline_off_recorded || fault.at("kind") == "inline_off";
+  }
+  CHECK(inline_off_recorded);
+  // Every injected status is reported with qp, wr_id and the native code.
+  const auto sender = step_notes(find_run(report, "completion-error.send-every-status"), "sender");
+  for (const char* status :
+       {"LOC_LEN_ERR", "WR_FLUSH_ERR", "RETRY_EXC_ERR", "TM_RNDV_INCOMPLETE"}) {
+    CAPTURE(status);
+    CHECK(std::any_of(sender.begin(), sender.end(), [&](const std::string& note) {
+      return note.find(std::string("status ") + status + " (native 0 injected by faultline)") !=
+                 std::string::npos &&
+             note.find("qp 0x") != std::string::npos && note.find("wr_id 0x") != std::string::npos;
+    }));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the faults suite passes over tcp", "[integration][ofi][slow]") {
+  check_faults_suite("tcp");
+}
+
+TEST_CASE("the faults suite passes over shm", "[integration][ofi][slow]") {
+  check_faults_suite("shm");
+}
+
+TEST_CASE("a deliberately wrong expectation fails with expected X, got Y", "[integration][ofi]") {
+  TempDir dir;
+  auto result = run_command(kFaultline + " run " + kData + "/wrong-expectation.json --report-dir " +
+                            dir.path());
+  INFO(result.out << result.err);
+  CHECK(result.exit_code == 1);
+  const auto run = read_report(dir.path()).at("scenarios").at(0);
+  CHECK(run.at("verdict") == "fail");
+  CHECK(run.at("expected") == "step 7 poll: SEND REM_ACCESS_ERR wr_id 1");
+  CHECK_THAT(run.at("observed").get<std::string>(), Catch::Contains("op SEND status SUCCESS"));
+  CHECK_THAT(result.out, Catch::Contains("expected: step 7 poll: SEND REM_ACCESS_ERR wr_id 1"));
+}
+
+TEST_CASE("an exclude entry turns the known failure into xfail with its reason",
+          "[integration][ofi]") {
+  TempDir dir;
+  auto result = run_command(kFaultline + " run " + kData + "/wrong-expectation.json --exclude " +
+                            kData + "/exclude-wrong-expectation.json --report-dir " + dir.path());
+  INFO(result.out << result.err);
+  CHECK(result.exit_code == 0);
+  const auto run = read_report(dir.path()).at("scenarios").at(0);
+  CHECK(run.at("verdict") == "xfail");
+  CHECK_THAT(run.at("evidence").get<std::string>(),
+             Catch::Contains("excluded: known: this test expects the wrong status"));
+}
+
+TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integration][ofi]") {
+  TempDir dir;
+  auto relaxed = run_command(kFaultline + " run " + kData + "/verbs-only.json --report-dir " +
+                             dir.path() + "/relaxed");
+  CHECK(relaxed.exit_code == 0);
+  const auto skipped = read_report(dir.path() + "/relaxed").at("scenarios").at(0);
+  CHECK(skipped.at("verdict") == "skip");
+  CHECK_THAT(skipped.at("observed").get<std::string>(),
+             Catch::Contains("needs transport [\"verbs\"], this run uses ofi"));
+  auto strict = run_command(kFaultline + " run " + kData + "/verbs-only.json --strict " +
+                            "--report-dir " + dir.path() + "/strict");
+  CHECK(strict.exit_code == 1);
+  CHECK(read_report(dir.path() + "/strict").at("scenarios").at(0).at("verdict") == "fail");
+}
+
+TEST_CASE("the same seed fires the same faults and gives the same report", "[integration][ofi]") {
+  TempDir dir;
+  // Everything in a report except what depends on time, processes and ports.
+  auto normalized = [&](const std::string& name, int seed) {
+    auto result = run_command(kFaultline + " run completion-error.seeded-probability " +
+                              "completion-error.every-third --seed " + std::to_string(seed) +
+                              " --report-dir " + dir.path() + "/" + name);
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    json report = read_report(dir.path() + "/" + name);
+    json kept = json::array();
+    for (auto& run : report.at("scenarios")) {
+      json sides = json::array();
+      for (auto& [agent, side] : run.at("sides").items()) sides.push_back(side.at("details"));
+      kept.push_back({run.at("id"), run.at("verdict"), run.at("seed"), run.at("sha256"), sides});
+    }
+    return kept;
+  };
+  const json first = normalized("first", 42);
+  const json again = normalized("again", 42);
+  const json other = normalized("other", 43);
+  CHECK(first == again);
+  CHECK(first != other);  // 8 coin flips at p = 0.5 that all agree have odds 1 in 256
+  CHECK(first.dump().find("rewrite_status") != std::string::npos);
+}
+
+TEST_CASE("a malformed scenario file is exit 2 naming file and pointer; nothing runs",
+          "[integration]") {
+  TempDir dir;
+  const std::string file = kData + "/malformed/unknown-op.json";
+  auto validate = run_command(kFaultline + " validate " + file);
+  CHECK(validate.exit_code == 2);
+  CHECK_THAT(validate.err, Catch::Contains(file + ": /steps/5/op: expected a step op ("));
+  auto run = run_command(kFaultline + " run " + file + " --report-dir " + dir.path() + "/report");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains(file + ": /steps/5/op"));
+  CHECK_THAT(run.err, Catch::Contains("nothing ran"));
+  CHECK(read_text_file(dir.path() + "/report/report.json").empty());
+  auto good = run_command(kFaultline + " validate " + kData + "/valid-base.json");
+  CHECK(good.exit_code == 0);
+}
+
+TEST_CASE("list --json names every scenario with its tags, and the suites", "[integration]") {
+  auto result = run_command(kFaultline + " list --json");
+  REQUIRE(result.exit_code == 0);
+  const auto listing = json::parse(result.out);
+  CHECK(listing.at("suites") == json({"conformance", "faults", "limits", "links", "smoke"}));
+  bool megatron = false;
+  for (const auto& scenario : listing.at("scenarios")) {
+    if (scenario.at("id") == "queue-depth.megatron-send-depth") {
+      megatron = true;
+      CHECK(scenario.at("tags") == json({"queue-depth", "limits"}));
+    }
+  }
+  CHECK(megatron);
+}

@@ -1,0 +1,175 @@
+// The fault decorator over a real transport (libfabric tcp): what each fault does to the
+// completions and posts of the endpoint it wraps, and what it records.
+#include "faultline/transports/fault/fault_device.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "support/status_assertions.hpp"
+#include "support/transport_pair.hpp"
+
+using namespace faultline::transports;
+using namespace faultline::transports::fault;
+using faultline::testing::make_buffer;
+using faultline::testing::ofi_tcp;
+using faultline::testing::open_device;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A wrapped sender and a plain receiver, connected, with one registered buffer each.
+struct FaultedPair {
+  std::shared_ptr<FaultLog> log = std::make_shared<FaultLog>();
+  std::unique_ptr<Device> sender_device;
+  std::unique_ptr<Device> receiver_device;
+  std::unique_ptr<Endpoint> sender;
+  std::unique_ptr<Endpoint> receiver;
+  faultline::testing::TestBuffer tx;
+  faultline::testing::TestBuffer rx;
+
+  explicit FaultedPair(FaultPlan plan)
+      : sender_device(wrap_device(open_device(ofi_tcp()), std::move(plan), log)),
+        receiver_device(open_device(ofi_tcp())) {
+    auto s = sender_device->create_endpoint({});
+    auto r = receiver_device->create_endpoint({});
+    REQUIRE_OK(s);
+    REQUIRE_OK(r);
+    sender = std::move(s).value();
+    receiver = std::move(r).value();
+    REQUIRE_OK(sender->connect(receiver->address()));
+    REQUIRE_OK(receiver->connect(sender->address()));
+    tx = make_buffer(*sender_device, 64 * 8, kAccessAll);
+    rx = make_buffer(*receiver_device, 64 * 8, kAccessAll);
+  }
+
+  // Sends message `i` (64 bytes) into the receive posted for it.
+  void send(uint64_t i) {
+    Segment into = rx.segment(i * 64, 64);
+    REQUIRE_OK(receiver->post_recv({100 + i, {&into, 1}}));
+    Segment from = tx.segment(i * 64, 64);
+    REQUIRE_OK(sender->post_send({.wr_id = i, .op = Opcode::kSend, .segments = {&from, 1}}));
+  }
+
+  // The sender's completions until none came for `quiet`, driving the receiver too.
+  std::vector<Completion> sender_completions(std::chrono::milliseconds quiet = 300ms) {
+    std::vector<Completion> got;
+    auto last = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - last < quiet) {
+      Completion c[4];
+      auto polled = sender->poll(c, 5ms);
+      REQUIRE_OK(polled);
+      for (size_t i = 0; i < polled.value(); ++i) got.push_back(c[i]);
+      if (polled.value() > 0) last = std::chrono::steady_clock::now();
+      (void)receiver->poll(c, 0ms);
+    }
+    return got;
+  }
+};
+
+std::vector<uint64_t> wr_ids(const std::vector<Completion>& completions) {
+  std::vector<uint64_t> ids;
+  for (const auto& c : completions) ids.push_back(c.wr_id);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("rewrite_status fires on the nth matching completion only, and is recorded",
+          "[integration][ofi]") {
+  FaultPlan plan;
+  plan.completions.push_back({CompletionFaultKind::kRewriteStatus,
+                              Opcode::kSend,
+                              {.nth = 2},
+                              CompletionStatus::kRemAccessErr});
+  FaultedPair pair(plan);
+  for (uint64_t i = 0; i < 3; ++i) pair.send(i);
+  const auto got = pair.sender_completions();
+  REQUIRE(got.size() == 3);
+  CHECK(got[0].status == CompletionStatus::kSuccess);
+  CHECK(got[1].status == CompletionStatus::kRemAccessErr);
+  CHECK(got[1].native_text == "injected by faultline");
+  CHECK(got[2].status == CompletionStatus::kSuccess);
+  REQUIRE(pair.log->size() == 1);
+  CHECK(pair.log->at(0).kind == "rewrite_status");
+  CHECK_THAT(pair.log->at(0).detail,
+             Catch::Contains("SEND wr_id 0x1 (2nd match): SUCCESS -> REM_ACCESS_ERR"));
+}
+
+TEST_CASE("drop, duplicate and delay change which completions come and when",
+          "[integration][ofi]") {
+  FaultPlan plan;
+  plan.completions.push_back({CompletionFaultKind::kDrop, Opcode::kSend, {.nth = 1}});
+  plan.completions.push_back({CompletionFaultKind::kDuplicate, Opcode::kSend, {.nth = 2}});
+  CompletionFault delay{CompletionFaultKind::kDelay, Opcode::kSend, {.nth = 3}};
+  delay.delay = std::chrono::milliseconds(400);
+  plan.completions.push_back(delay);
+  FaultedPair pair(plan);
+  for (uint64_t i = 0; i < 4; ++i) pair.send(i);
+  const auto got = pair.sender_completions(800ms);
+  // 0 dropped, 1 twice, 3 before the delayed 2.
+  CHECK(wr_ids(got) == std::vector<uint64_t>{1, 1, 3, 2});
+  CHECK(pair.log->size() == 3);
+}
+
+TEST_CASE("fail_post fails the nth post with its errno, named", "[integration][ofi]") {
+  FaultPlan plan;
+  plan.posts.push_back({PostKind::kSend, 2, 12});
+  FaultedPair pair(plan);
+  pair.send(0);
+  Segment from = pair.tx.segment(64, 64);
+  Status second = pair.sender->post_send({.wr_id = 1, .op = Opcode::kSend, .segments = {&from, 1}});
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.error().sys_errno == 12);
+  CHECK_THAT(second.error().describe(), Catch::Contains("post_send"));
+  CHECK_THAT(second.error().describe(), Catch::Contains("the 2nd post_send fails"));
+}
+
+TEST_CASE("replay returns a stale completion after the next connect", "[integration][ofi]") {
+  FaultPlan plan;
+  plan.completions.push_back({CompletionFaultKind::kReplay, Opcode::kSend, {.nth = 1}});
+  FaultedPair pair(plan);
+  pair.send(0);
+  CHECK(wr_ids(pair.sender_completions()) == std::vector<uint64_t>{0});
+  REQUIRE_OK(pair.sender->connect(pair.receiver->address()));
+  CHECK(wr_ids(pair.sender_completions()) == std::vector<uint64_t>{0});
+  CHECK(pair.log->back().kind == "replay_completion");
+}
+
+TEST_CASE("the same seed fires the same probabilistic faults", "[integration][ofi]") {
+  auto statuses = [](uint64_t seed) {
+    FaultPlan plan;
+    plan.seed = seed;
+    plan.completions.push_back({CompletionFaultKind::kRewriteStatus,
+                                Opcode::kSend,
+                                {.probability = 0.5},
+                                CompletionStatus::kGeneralErr});
+    FaultedPair pair(plan);
+    for (uint64_t i = 0; i < 8; ++i) pair.send(i);
+    std::vector<bool> failed;
+    for (const auto& c : pair.sender_completions()) failed.push_back(!c.ok());
+    return failed;
+  };
+  const auto first = statuses(7);
+  CHECK(first.size() == 8);
+  CHECK(first == statuses(7));
+}
+
+TEST_CASE("limits overrides are what the device reports and what endpoints are checked against",
+          "[integration][ofi]") {
+  FaultPlan plan;
+  plan.limits = {{"max_qp_wr", 100}, {"max_cqe", 64}};
+  plan.limits_source = "a test";
+  auto log = std::make_shared<FaultLog>();
+  auto device = wrap_device(open_device(ofi_tcp()), plan, log);
+  CHECK(device->info().limits.max_qp_wr == 100);
+  CHECK(device->info().limits.max_cqe == 64U);
+  EndpointConfig config;
+  config.send_depth = 101;
+  auto refused = device->create_endpoint(config);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().code == ErrorCode::kLimitExceeded);
+  CHECK_THAT(refused.error().message, Catch::Contains("send_depth 101"));
+  CHECK_THAT(refused.error().hint, Catch::Contains("a test"));
+  config.send_depth = 16;
+  config.recv_depth = 16;
+  CHECK(device->create_endpoint(config).ok());
+}
