@@ -1,5 +1,6 @@
 // Scenario files run by `faultline run` with real agents over libfabric tcp and shm.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "support/background_process.hpp"
@@ -173,6 +174,20 @@ TEST_CASE("a malformed scenario file is exit 2 naming file and pointer; nothing 
   CHECK(read_text_file(dir.path() + "/report/report.json").empty());
   auto good = run_command(kFaultline + " validate " + kData + "/valid-base.json");
   CHECK(good.exit_code == 0);
+}
+
+TEST_CASE("validate exits 2 on every malformed file, naming it and a pointer", "[integration]") {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kData + "/malformed")) {
+    const std::string file = entry.path().string();
+    CAPTURE(file);
+    auto result = run_command(kFaultline + " validate " + file);
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::Contains("faultline validate: " + file + ": "));
+    CHECK_THAT(result.err, Catch::Contains(": expected "));
+    ++files;
+  }
+  CHECK(files >= 15);
 }
 
 TEST_CASE("list --json names every scenario with its tags, and the suites", "[integration]") {

@@ -1,0 +1,17 @@
+#include "faultline/protocols/protocol_violation.hpp"
+
+namespace faultline::protocols {
+
+std::string ProtocolViolation::describe() const {
+  std::string text = message + ": " + field + " expected " + std::to_string(expected) +
+                     ", actual " + std::to_string(actual);
+  if (!detected_by.empty()) text += " (detected by " + detected_by + ")";
+  if (!detail.empty()) text += "; " + detail;
+  return text;
+}
+
+transports::Error ProtocolViolation::to_error() const {
+  return transports::Error{transports::ErrorCode::kProtocolViolation, describe()};
+}
+
+}  // namespace faultline::protocols
