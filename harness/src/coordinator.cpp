@@ -303,6 +303,7 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
 
   if (type == "step") {
     run->last_step[event.agent_id] = message.at("name");
+    run->step_started[event.agent_id] = Clock::now();
     observer.step(run->result, event.agent_id, message.at("name"));
   } else if (type == "endpoint_info") {
     run->infos[event.agent_id] = message.at("info");
@@ -428,6 +429,19 @@ void Coordinator::check_deadlines(RunObserver& observer) {
     if (run.finished) continue;
     if (run.grace_until && now > *run.grace_until) {
       finish(run, observer);
+    } else if (auto stuck = std::find_if(run.step_started.begin(), run.step_started.end(),
+                                         [&](const auto& entry) {
+                                           return !run.result.sides.contains(entry.first) &&
+                                                  now - entry.second > options_.step_deadline;
+                                         });
+               stuck != run.step_started.end()) {
+      finish_with(run, Verdict::kTimeout,
+                  stuck->first + " spent more than " +
+                      std::to_string(options_.step_deadline.count()) + " ms in one step",
+                  "the step: " + run.last_step[stuck->first],
+                  "the step hung; a completion that never came, or a peer that never reached "
+                  "the same barrier, is the usual cause",
+                  observer);
     } else if (now > run.deadline) {
       std::string steps;
       for (const auto& [agent_id, step] : run.last_step)

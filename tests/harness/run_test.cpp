@@ -93,6 +93,21 @@ TEST_CASE("a scenario that aborts or segfaults is crashed with its signal; the n
   CHECK(runs[2].at("verdict") == "pass");
 }
 
+TEST_CASE("a step that hangs past --step-timeout is a timeout naming the step",
+          "[integration][ofi]") {
+  TempDir dir;
+  auto result = run_command("FAULTLINE_ENABLE_TEST_SCENARIOS=1 " + kFaultline +
+                            " run test.sleep --step-timeout 1 --report-dir " + dir.path());
+  INFO(result.out << result.err);
+  CHECK(result.exit_code == 1);
+  const auto run = read_report(dir.path()).at("scenarios").at(0);
+  CHECK(run.at("verdict") == "timeout");
+  CHECK_THAT(run.at("observed").get<std::string>(),
+             Catch::Contains("more than 1000 ms in one step"));
+  CHECK_THAT(run.at("evidence").get<std::string>(), Catch::Contains("sleep 10000 ms"));
+  CHECK(run.at("duration_ms").get<double>() < 5000);
+}
+
 TEST_CASE("run refuses bad arguments with exit 2 and says why", "[integration]") {
   auto unknown = run_command(kFaultline + " run nosuch");
   CHECK(unknown.exit_code == 2);

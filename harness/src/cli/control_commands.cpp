@@ -54,6 +54,18 @@ struct TargetOptions {
   }
 };
 
+// --step-timeout SECONDS: the longest one step of a scenario side may take.
+void add_step_timeout(CLI::App* command, harness::CoordinatorOptions& options) {
+  command
+      ->add_option_function<double>(
+          "--step-timeout",
+          [&options](double seconds) {
+            options.step_deadline = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+          },
+          "Seconds one scenario step may take before the run is a timeout (default 30)")
+      ->check(CLI::PositiveNumber);
+}
+
 // ---- coordinator -------------------------------------------------------------------------
 
 struct CoordinatorCommand {
@@ -122,6 +134,7 @@ struct AgentCommand {
 // ---- run ---------------------------------------------------------------------------------
 
 struct RunCommand {
+  harness::CoordinatorOptions options;
   ScenarioSelection selection;
   TargetOptions target;
   size_t agents = 2;
@@ -136,7 +149,6 @@ struct RunCommand {
     auto resolved = selection.resolve("run", target.target);
     if (!resolved) return kExitUsage;
 
-    harness::CoordinatorOptions options;
     options.listen = "127.0.0.1:0";
     options.token = harness::control::make_token();
     options.agents = agents;
@@ -218,6 +230,7 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   c->add_option("--port-file", coordinator->port_file, "Write the port listened on to this file");
   c->add_option("--wait", coordinator->wait_seconds, "Seconds to wait for the agents")
       ->capture_default_str();
+  add_step_timeout(c, coordinator->options);
   c->footer(
       "Example:\n  FAULTLINE_TOKEN=secret faultline coordinator --listen 0.0.0.0:7300 --agents 16 "
       "--suite links");
@@ -244,6 +257,7 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   runner->target.add_to(r);
   r->add_option("--agents", runner->agents, "How many local agents to start")
       ->capture_default_str();
+  add_step_timeout(r, runner->options);
   r->add_option("--report-dir", runner->report_dir, "Where report.json goes")
       ->capture_default_str();
   r->footer(

@@ -28,6 +28,9 @@ struct CoordinatorOptions {
   std::chrono::milliseconds heartbeat{1000};         ///< what agents are told to send
   std::chrono::milliseconds agent_lost_after{5000};  ///< silence that makes an agent lost
   std::chrono::milliseconds handshake_timeout{5000};
+  /// Longest one step of a scenario side may take (a hung poll, a barrier the peer never
+  /// reaches); the run's own deadline (`timeout_ms`) bounds the whole run.
+  std::chrono::milliseconds step_deadline{30000};
 };
 
 /// An authenticated agent, as its hello described it.
@@ -125,6 +128,7 @@ class Coordinator {
     std::map<std::string, nlohmann::json> infos;
     std::map<std::string, std::set<std::string>> barriers;
     std::map<std::string, std::string> last_step;
+    std::map<std::string, std::chrono::steady_clock::time_point> step_started;
     bool finished = false;
   };
 
