@@ -115,8 +115,9 @@ TEST_CASE("run refuses bad arguments with exit 2 and says why", "[integration]")
   CHECK_THAT(unknown.err, Catch::Contains("got \"nosuch\""));
   auto suite = run_command(kFaultline + " run --suite nosuch");
   CHECK(suite.exit_code == 2);
-  CHECK_THAT(suite.err,
-             Catch::Contains("expected a suite (conformance, faults, limits, links, smoke)"));
+  CHECK_THAT(
+      suite.err,
+      Catch::Contains("expected a suite (conformance, faults, limits, links, protocols, smoke)"));
   auto agents = run_command(kFaultline + " run --agents 1");
   CHECK(agents.exit_code == 2);
   auto provider = run_command(kFaultline + " run --provider nosuch");

@@ -93,6 +93,28 @@ TEST_CASE("the faults suite passes over shm", "[integration][ofi][slow]") {
   check_faults_suite("shm");
 }
 
+TEST_CASE("the protocols suite passes over tcp and shm; violations name expected and actual",
+          "[integration][ofi]") {
+  for (const std::string provider : {"tcp", "shm"}) {
+    CAPTURE(provider);
+    TempDir dir;
+    auto result = run_command(kFaultline + " run --suite protocols --provider " + provider +
+                              " --report-dir " + dir.path());
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    const auto report = read_report(dir.path());
+    CHECK(report.at("scenarios").size() >= 6);
+    const auto server = step_notes(find_run(report, "kv.push-request-missing-lens"), "server");
+    REQUIRE_FALSE(server.empty());
+    CHECK_THAT(server.back(), Catch::Contains("served 2 requests with 1 violation(s): PushRequest: "
+                                              "segment count expected 3, actual 2"));
+    const auto worker = step_notes(find_run(report, "kv.push-request-missing-lens"), "worker");
+    CHECK(std::any_of(worker.begin(), worker.end(), [](const std::string& note) {
+      return note.find("mutation: dropped segment lens of PushRequest") != std::string::npos;
+    }));
+  }
+}
+
 TEST_CASE("a deliberately wrong expectation fails with expected X, got Y", "[integration][ofi]") {
   TempDir dir;
   auto result = run_command(kFaultline + " run " + kData + "/wrong-expectation.json --report-dir " +
@@ -194,7 +216,8 @@ TEST_CASE("list --json names every scenario with its tags, and the suites", "[in
   auto result = run_command(kFaultline + " list --json");
   REQUIRE(result.exit_code == 0);
   const auto listing = json::parse(result.out);
-  CHECK(listing.at("suites") == json({"conformance", "faults", "limits", "links", "smoke"}));
+  CHECK(listing.at("suites") ==
+        json({"conformance", "faults", "limits", "links", "protocols", "smoke"}));
   bool megatron = false;
   for (const auto& scenario : listing.at("scenarios")) {
     if (scenario.at("id") == "queue-depth.megatron-send-depth") {

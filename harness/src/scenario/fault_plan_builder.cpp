@@ -53,7 +53,7 @@ FaultPlan fault_plan_for(const json& document, const std::string& role, uint64_t
       plan.limits_source = fault.contains("profile")
                                ? "device profile " + fault.at("profile").get<std::string>()
                                : std::string("the scenario's limits fault");
-    } else {
+    } else if (kind.find("completion") != std::string::npos || kind == "rewrite_status") {
       CompletionFault completion;
       completion.kind = completion_kind(kind);
       if (fault.contains("opcode"))

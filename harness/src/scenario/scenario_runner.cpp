@@ -70,6 +70,7 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
   state.role = role;
   state.seed = seed;
   state.device = std::move(device).value();
+  state.kv_mutations = kv_mutations_for(document, role);
   auto plan = fault_plan_for(document, role, seed);
   if (!plan.empty()) {
     state.faults_applied = std::make_shared<transports::fault::FaultLog>();

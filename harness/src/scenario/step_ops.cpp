@@ -63,9 +63,10 @@ std::string describe_expectation(const json& expect) {
   return text;
 }
 
-// Holds `status` (what `what` returned) against the step's `expect` block, if any.
-StepResult judge(const json& step, const Status& status, const std::string& what,
-                 const std::string& success_note) {
+}  // namespace
+
+StepResult judge_status(const json& step, const Status& status, const std::string& what,
+                        const std::string& success_note) {
   if (!step.contains("expect")) {
     if (status.ok()) return met(success_note);
     return failed(what + " succeeds", status.error().describe(), "",
@@ -89,6 +90,13 @@ StepResult judge(const json& step, const Status& status, const std::string& what
       return failed(expected, "an error not naming \"" + part.get<std::string>() + "\": " + text);
   }
   return met("failed as expected: " + text);
+}
+
+namespace {
+
+StepResult judge(const json& step, const Status& status, const std::string& what,
+                 const std::string& success_note) {
+  return judge_status(step, status, what, success_note);
 }
 
 transports::Result<std::vector<Segment>> segments_of(StepState& state, const json& list) {
@@ -371,21 +379,25 @@ void progress(StepState& state) {
 }
 
 const std::map<std::string, StepOp>& step_ops() {
-  static const std::map<std::string, StepOp> ops = {
-      {"create_endpoint", create_endpoint},
-      {"register", register_buffer},
-      {"connect", connect},
-      {"post_recv", post_recv},
-      {"post_send", post_send},
-      {"write", [](StepState& s, const json& step) { return rdma(s, step, true); }},
-      {"read", [](StepState& s, const json& step) { return rdma(s, step, false); }},
-      {"poll", poll},
-      {"check_data", check_data},
-      {"modify_to_error", modify_to_error},
-      {"close_endpoint", close_endpoint},
-      {"barrier", barrier},
-      {"sleep", sleep_for},
-  };
+  static const std::map<std::string, StepOp> ops = [] {
+    std::map<std::string, StepOp> all = {
+        {"create_endpoint", create_endpoint},
+        {"register", register_buffer},
+        {"connect", connect},
+        {"post_recv", post_recv},
+        {"post_send", post_send},
+        {"write", [](StepState& s, const json& step) { return rdma(s, step, true); }},
+        {"read", [](StepState& s, const json& step) { return rdma(s, step, false); }},
+        {"poll", poll},
+        {"check_data", check_data},
+        {"modify_to_error", modify_to_error},
+        {"close_endpoint", close_endpoint},
+        {"barrier", barrier},
+        {"sleep", sleep_for},
+    };
+    add_protocol_ops(all);
+    return all;
+  }();
   return ops;
 }
 

@@ -11,6 +11,7 @@
 
 #include "faultline/harness/scenario_link.hpp"
 #include "faultline/harness/verdict.hpp"
+#include "faultline/protocols/kv/kv_store.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/transport.hpp"
 
@@ -35,6 +36,11 @@ struct StepState {
   std::shared_ptr<transports::fault::FaultLog> faults_applied;
   /// Completions reaped while waiting for the peer (see `progress`), handed to the next polls.
   std::deque<transports::Completion> reaped;
+  /// The kv engine of this side, made by its first kv step, with the mutations of its faults.
+  std::vector<protocols::kv::Mutation> kv_mutations;
+  std::unique_ptr<protocols::kv::Rendezvous> kv;
+  std::unique_ptr<protocols::kv::KvServer> kv_server;
+  protocols::kv::KeyValues kv_pushed;  ///< what this worker pushed, to check pulls against
 };
 
 /// Drives the endpoint while the side waits for its peer: polls without blocking and keeps
@@ -58,6 +64,17 @@ using StepOp = std::function<StepResult(StepState&, const nlohmann::json& step)>
 /// The step operations scenario files may use: the raw transport operations here, protocol
 /// operations added by the protocols layer. The one registry; nothing registers itself.
 const std::map<std::string, StepOp>& step_ops();
+
+/// Holds `status` (what `what` returned) against the step's error `expect` block, if any.
+StepResult judge_status(const nlohmann::json& step, const transports::Status& status,
+                        const std::string& what, const std::string& success_note);
+
+/// The protocol step operations (kv.push, kv.pull, kv.serve), added to `ops`.
+void add_protocol_ops(std::map<std::string, StepOp>& ops);
+
+/// The protocol mutations of `role` from a scenario's `faults` block.
+std::vector<protocols::kv::Mutation> kv_mutations_for(const nlohmann::json& document,
+                                                      const std::string& role);
 
 /// Capabilities the steps of `role` need (a `write` needs rdma_write, ...), added to the
 /// scenario's `requires`.
