@@ -1,0 +1,84 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "faultline/protocols/collective/reduction.hpp"
+#include "faultline/transports/transport.hpp"
+
+namespace faultline::protocols::collective {
+
+/// A rank's place in a ring: an endpoint connected to the next rank's `from_prev`, and one
+/// connected to the previous rank's `to_next`, both made from `device`.
+struct RingLink {
+  transports::Device& device;
+  transports::Endpoint& to_next;
+  transports::Endpoint& from_prev;
+  size_t rank = 0;
+  size_t size = 1;
+};
+
+struct RingOptions {
+  size_t chunk_bytes = size_t{64} * 1024;
+  size_t max_recvs_in_flight = 8;
+  size_t max_sends_in_flight = 8;
+  size_t capacity = 16u << 20;  ///< the most one exchange moves each way (registered twice)
+  std::chrono::milliseconds timeout{20000};
+  /// false only to reproduce the unchecked-status class of bug (MLX JACCL): a failed
+  /// completion is then taken as success, and the data check has to catch the corruption.
+  bool check_status = true;
+};
+
+/// What the ring saw: for the report, and for tests of its bounds.
+struct RingStats {
+  uint64_t chunks_sent = 0;
+  uint64_t chunks_received = 0;
+  size_t most_receives_in_flight = 0;
+  std::vector<std::string> ignored_errors;  ///< completions that failed with check_status off
+};
+
+/// Ring collectives over any transport: chunked point-to-point exchange with the neighbours,
+/// and on it reduce-scatter, allgather, allreduce (reduce-scatter then allgather) and
+/// broadcast. Receives in flight never exceed the chunks still expected; a chunk lands where
+/// the previous one ended, by the length it really had; every completion's status is checked
+/// and a failure names qp, wr_id and status; a completion for a wr_id never posted is an
+/// error. Not thread-safe: one thread per rank.
+class Ring {
+ public:
+  static transports::Result<std::unique_ptr<Ring>> create(RingLink link, RingOptions options);
+  ~Ring();
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  /// Sends `out` to the next rank while receiving exactly `in.size()` bytes from the previous.
+  transports::Status exchange(std::span<const std::byte> out, std::span<std::byte> in);
+  /// Sum over all ranks, in place.
+  transports::Status allreduce(std::span<std::byte> data, DataType type);
+  /// Afterwards this rank's own segment (`segment(rank)`) of `data` holds the sum.
+  transports::Status reduce_scatter(std::span<std::byte> data, DataType type);
+  /// Each rank contributes its own segment of `data`; afterwards every rank has all of them.
+  transports::Status allgather(std::span<std::byte> data, DataType type);
+  /// `root`'s `data` to every rank.
+  transports::Status broadcast(std::span<std::byte> data, size_t root);
+
+  /// The byte range of segment `index` when `bytes` of `type` are split over the ring: whole
+  /// elements, the first `elements % size` segments one element longer.
+  std::pair<size_t, size_t> segment(size_t bytes, DataType type, size_t index) const;
+  const RingStats& stats() const { return stats_; }
+
+ private:
+  struct Buffers;
+  Ring(RingLink link, RingOptions options, std::unique_ptr<Buffers> buffers);
+  transports::Status check(const transports::Completion& completion, const char* expected_op);
+
+  RingLink link_;
+  RingOptions options_;
+  std::unique_ptr<Buffers> buffers_;
+  RingStats stats_;
+};
+
+}  // namespace faultline::protocols::collective

@@ -1,0 +1,117 @@
+#include "faultline/protocols/collective/reduction.hpp"
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+namespace faultline::protocols::collective {
+
+size_t element_size(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+    case DataType::kInt32: return 4;
+    case DataType::kFloat16: return 2;
+  }
+  return 1;
+}
+
+std::string_view to_string(DataType type) {
+  switch (type) {
+    case DataType::kFloat32: return "float32";
+    case DataType::kInt32: return "int32";
+    case DataType::kFloat16: return "float16";
+  }
+  return "unknown";
+}
+
+std::optional<DataType> data_type_from_string(std::string_view name) {
+  for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kFloat16}) {
+    if (to_string(type) == name) return type;
+  }
+  return std::nullopt;
+}
+
+float half_to_float(uint16_t half) {
+  const uint32_t sign = static_cast<uint32_t>(half & 0x8000U) << 16;
+  uint32_t exponent = (half >> 10) & 0x1fU;
+  uint32_t mantissa = half & 0x3ffU;
+  uint32_t bits = 0;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      exponent = 127 - 15 + 1;
+      while ((mantissa & 0x400U) == 0) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      bits = sign | (exponent << 23) | ((mantissa & 0x3ffU) << 13);
+    }
+  } else if (exponent == 0x1f) {
+    bits = sign | 0x7f800000U | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+uint16_t float_to_half(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000U);
+  const int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xffU) - 127 + 15;
+  uint32_t mantissa = bits & 0x7fffffU;
+  if (((bits >> 23) & 0xffU) == 0xff) {  // inf or nan
+    return static_cast<uint16_t>(sign | 0x7c00U | (mantissa != 0 ? 0x200U : 0));
+  }
+  if (exponent >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00U);  // overflow: inf
+  if (exponent <= 0) {
+    if (exponent < -10) return sign;  // underflow: zero
+    mantissa |= 0x800000U;
+    const auto shift = static_cast<uint32_t>(14 - exponent);
+    uint32_t half_mantissa = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1U << shift) - 1);
+    const uint32_t halfway = 1U << (shift - 1);
+    if (rest > halfway || (rest == halfway && (half_mantissa & 1U) != 0)) ++half_mantissa;
+    return static_cast<uint16_t>(sign | half_mantissa);
+  }
+  uint32_t half = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
+  const uint32_t rest = mantissa & 0x1fffU;
+  if (rest > 0x1000U || (rest == 0x1000U && (half & 1U) != 0)) ++half;  // may carry into inf
+  return static_cast<uint16_t>(sign | half);
+}
+
+void sum_into(std::span<std::byte> into, std::span<const std::byte> from, DataType type) {
+  const size_t count = std::min(into.size(), from.size()) / element_size(type);
+  for (size_t i = 0; i < count; ++i) {
+    std::byte* a = into.data() + i * element_size(type);
+    const std::byte* b = from.data() + i * element_size(type);
+    switch (type) {
+      case DataType::kFloat32: {
+        float x, y;
+        std::memcpy(&x, a, 4);
+        std::memcpy(&y, b, 4);
+        x += y;
+        std::memcpy(a, &x, 4);
+        break;
+      }
+      case DataType::kInt32: {
+        uint32_t x, y;  // wraps like two's complement int32 without undefined overflow
+        std::memcpy(&x, a, 4);
+        std::memcpy(&y, b, 4);
+        x += y;
+        std::memcpy(a, &x, 4);
+        break;
+      }
+      case DataType::kFloat16: {
+        uint16_t x, y;
+        std::memcpy(&x, a, 2);
+        std::memcpy(&y, b, 2);
+        const uint16_t sum = float_to_half(half_to_float(x) + half_to_float(y));
+        std::memcpy(a, &sum, 2);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace faultline::protocols::collective

@@ -1,0 +1,35 @@
+#include "faultline/protocols/collective/reduction.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <vector>
+
+using namespace faultline::protocols::collective;
+
+TEST_CASE("float16 converts exactly where half precision can", "[unit]") {
+  for (float value : {0.0F, 1.0F, -2.5F, 65504.0F, 0.000061035156F, 1024.0F, 0.333251953125F}) {
+    CAPTURE(value);
+    CHECK(half_to_float(float_to_half(value)) == value);
+  }
+  CHECK(float_to_half(1.0F) == 0x3c00);
+  CHECK(float_to_half(100000.0F) == 0x7c00);                      // overflow is infinity
+  CHECK(half_to_float(0x0001) == Approx(5.960464477539063e-08));  // the smallest subnormal
+  CHECK(float_to_half(1.0F + 1.0F / 2048) == 0x3c00);             // a tie rounds to even
+}
+
+TEST_CASE("sum_into adds element by element for each type", "[unit]") {
+  std::vector<int32_t> a = {1, -2, 2147483647};
+  std::vector<int32_t> b = {10, 20, 1};
+  sum_into(std::as_writable_bytes(std::span(a)), std::as_bytes(std::span(b)), DataType::kInt32);
+  CHECK(a == std::vector<int32_t>{11, 18, -2147483647 - 1});  // int32 wraps
+  std::vector<float> x = {0.5F, 1.25F};
+  std::vector<float> y = {0.25F, -1.25F};
+  sum_into(std::as_writable_bytes(std::span(x)), std::as_bytes(std::span(y)), DataType::kFloat32);
+  CHECK(x == std::vector<float>{0.75F, 0.0F});
+  std::vector<uint16_t> h = {float_to_half(1.5F)};
+  std::vector<uint16_t> g = {float_to_half(2.25F)};
+  sum_into(std::as_writable_bytes(std::span(h)), std::as_bytes(std::span(g)), DataType::kFloat16);
+  CHECK(half_to_float(h[0]) == 3.75F);
+  CHECK(data_type_from_string("float16") == DataType::kFloat16);
+  CHECK(element_size(DataType::kFloat16) == 2);
+}
