@@ -184,3 +184,20 @@ TEST_CASE("allreduce of 16 MiB of float32 over 4 ranks on shm gives the right su
     }
   }
 }
+
+TEST_CASE("allreduce of float32 over a ring of 3 on verbs", "[integration][verbs]") {
+  RingFixture ring(faultline::testing::verbs_device(), 3, {.chunk_bytes = 4096});
+  const size_t elements = 100003;
+  std::vector<std::vector<float>> data(3, std::vector<float>(elements));
+  for (size_t r = 0; r < 3; ++r)
+    for (size_t e = 0; e < elements; ++e) data[r][e] = static_cast<float>((e * 3 + r) % 512);
+  require_all_ok(ring.on_every_rank([&](size_t r) {
+    return ring.rings[r]->allreduce(std::as_writable_bytes(std::span(data[r])), DataType::kFloat32);
+  }));
+  for (size_t e = 0; e < elements; ++e) {
+    float expected = 0;
+    for (size_t r = 0; r < 3; ++r) expected += static_cast<float>((e * 3 + r) % 512);
+    if (data[0][e] != expected || data[2][e] != expected)
+      FAIL("element " << e << ": " << data[0][e] << ", expected " << expected);
+  }
+}
