@@ -13,16 +13,6 @@ using nlohmann::json;
 using protocols::kv::KeyValues;
 using protocols::kv::Mutation;
 
-StepResult met(std::string note) { return {true, Verdict::kPass, "", "", std::move(note), ""}; }
-
-StepResult failed(std::string expected, std::string observed) {
-  return {false, Verdict::kFail, std::move(expected), std::move(observed), "", ""};
-}
-
-StepResult broken(const transports::Error& error) {
-  return {false, Verdict::kError, "", error.describe(), "", error.hint};
-}
-
 // The kv engine of this side, made on first use (after connect: it posts its receives).
 transports::Result<protocols::kv::Rendezvous*> kv_of(StepState& state, const std::string& side) {
   if (state.kv) return state.kv.get();

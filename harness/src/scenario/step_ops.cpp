@@ -12,6 +12,21 @@
 
 namespace faultline::harness {
 
+StepResult met(std::string note) { return {true, Verdict::kPass, "", "", std::move(note), ""}; }
+
+StepResult failed(std::string expected, std::string observed, std::string note, std::string hint) {
+  return {false,           Verdict::kFail, std::move(expected), std::move(observed),
+          std::move(note), std::move(hint)};
+}
+
+StepResult broken(const transports::Error& error) {
+  return {false, Verdict::kError, "", error.describe(), "", error.hint};
+}
+
+StepResult broken(std::string text) {
+  return broken(transports::Error{transports::ErrorCode::kInvalidArgument, std::move(text)});
+}
+
 namespace {
 
 using nlohmann::json;
@@ -36,23 +51,6 @@ std::string error_code_name(ErrorCode code) {
     case ErrorCode::kInternal: return "internal";
   }
   return "internal";
-}
-
-StepResult met(std::string note) { return {true, Verdict::kPass, "", "", std::move(note), ""}; }
-
-StepResult failed(std::string expected, std::string observed, std::string note = {},
-                  std::string hint = {}) {
-  return {false,           Verdict::kFail, std::move(expected), std::move(observed),
-          std::move(note), std::move(hint)};
-}
-
-// A mistake in the scenario or the harness, not in the code under test.
-StepResult broken(const Error& error) {
-  return {false, Verdict::kError, "", error.describe(), "", error.hint};
-}
-
-StepResult broken(std::string text) {
-  return broken(Error{ErrorCode::kInvalidArgument, std::move(text)});
 }
 
 std::string describe_expectation(const json& expect) {

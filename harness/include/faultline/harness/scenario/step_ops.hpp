@@ -65,6 +65,15 @@ using StepOp = std::function<StepResult(StepState&, const nlohmann::json& step)>
 /// operations added by the protocols layer. The one registry; nothing registers itself.
 const std::map<std::string, StepOp>& step_ops();
 
+/// The step met its expectation; `note` is what it saw.
+StepResult met(std::string note);
+/// The code under test did not do what the step expects: "expected X, got Y".
+StepResult failed(std::string expected, std::string observed, std::string note = {},
+                  std::string hint = {});
+/// A mistake in the scenario or the harness, not in the code under test (verdict `error`).
+StepResult broken(const transports::Error& error);
+StepResult broken(std::string text);
+
 /// Holds `status` (what `what` returned) against the step's error `expect` block, if any.
 StepResult judge_status(const nlohmann::json& step, const transports::Status& status,
                         const std::string& what, const std::string& success_note);
