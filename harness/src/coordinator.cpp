@@ -264,8 +264,7 @@ transports::Status Coordinator::wait_for_agents(std::chrono::milliseconds timeou
 
 Coordinator::ActiveRun* Coordinator::active_run(uint64_t run_id, const std::string& agent_id) {
   for (auto& run : active_) {
-    if (run.result.run_id == run_id && !run.finished &&
-        (run.result.initiator == agent_id || run.result.responder == agent_id)) {
+    if (run.result.run_id == run_id && !run.finished && run.involves(agent_id)) {
       return &run;
     }
   }
@@ -298,8 +297,7 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
   if (type == "heartbeat") return;
   ActiveRun* run = active_run(message.at("run_id"), event.agent_id);
   if (run == nullptr) return;  // a late message for a run that already ended
-  const std::string peer =
-      run->result.initiator == event.agent_id ? run->result.responder : run->result.initiator;
+  const auto& agents = run->result.agents;
 
   if (type == "step") {
     run->last_step[event.agent_id] = message.at("name");
@@ -307,18 +305,21 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
     observer.step(run->result, event.agent_id, message.at("name"));
   } else if (type == "endpoint_info") {
     run->infos[event.agent_id] = message.at("info");
-    if (run->infos.size() == 2) {
-      for (const auto& [agent_id, info] : run->infos) {
-        const std::string other =
-            agent_id == run->result.initiator ? run->result.responder : run->result.initiator;
-        send_to(other, "peer_info", {{"run_id", run->result.run_id}, {"info", info}});
+    if (run->infos.size() == agents.size()) {
+      // A pair gets the other side's info; a ring gets every rank's, in rank order.
+      nlohmann::json ranks = nlohmann::json::array();
+      for (const auto& agent_id : agents) ranks.push_back(run->infos.at(agent_id));
+      for (size_t i = 0; i < agents.size(); ++i) {
+        const nlohmann::json info =
+            run->spec->topology == "ring" ? nlohmann::json{{"ranks", ranks}} : ranks.at(1 - i);
+        send_to(agents[i], "peer_info", {{"run_id", run->result.run_id}, {"info", info}});
       }
     }
   } else if (type == "barrier") {
     auto& arrived = run->barriers[message.at("name")];
     arrived.insert(event.agent_id);
-    if (arrived.size() == 2) {
-      for (const auto& agent_id : {run->result.initiator, run->result.responder}) {
+    if (arrived.size() == agents.size()) {
+      for (const auto& agent_id : agents) {
         send_to(agent_id, "barrier_release",
                 {{"run_id", run->result.run_id}, {"name", message.at("name")}});
       }
@@ -331,9 +332,12 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
     run->result.sides[event.agent_id] = side;
     const auto verdict =
         verdict_from_string(message.at("verdict").get<std::string>()).value_or(Verdict::kError);
-    if (run->result.sides.size() == 2 || verdict == Verdict::kCrashed) {
+    if (run->result.sides.size() == agents.size() || verdict == Verdict::kCrashed) {
       finish(*run, observer);
-      send_to(peer, "abort_scenario", {{"run_id", run->result.run_id}});
+      for (const auto& agent_id : agents) {
+        if (!run->result.sides.contains(agent_id))
+          send_to(agent_id, "abort_scenario", {{"run_id", run->result.run_id}});
+      }
     } else if (verdict != Verdict::kPass && !run->grace_until) {
       run->grace_until = Clock::now() + kGraceAfterFirstFailure;
     }
@@ -354,12 +358,18 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
       speaker_id = agent_id;
     }
   }
-  if (run.result.sides.size() < 2 && verdict == Verdict::kPass) verdict = Verdict::kError;
+  if (run.result.sides.size() < run.result.agents.size() && verdict == Verdict::kPass)
+    verdict = Verdict::kError;
   std::string observed;
   std::string evidence;
   std::string hint;
   if (speaker != nullptr && verdict != Verdict::kPass) {
-    const std::string role = speaker_id == run.result.initiator ? "initiator" : "responder";
+    const auto rank = static_cast<size_t>(
+        std::find(run.result.agents.begin(), run.result.agents.end(), speaker_id) -
+        run.result.agents.begin());
+    const std::string role = run.spec->topology == "ring" ? "rank " + std::to_string(rank)
+                             : rank == 0                  ? std::string("initiator")
+                                                          : std::string("responder");
     observed = speaker_id + " (" + role + "): " + speaker->value("observed", "");
     evidence = speaker->value("evidence", "");
     hint = speaker->value("hint", "");
@@ -401,17 +411,16 @@ void Coordinator::mark_lost(const std::string& agent_id, const std::string& reas
   log(agent_id + " lost: " + reason);
   if (control::Channel* channel = channel_of(agent_id)) channel->shutdown();
   for (auto& run : active_) {
-    if (run.finished || (run.result.initiator != agent_id && run.result.responder != agent_id))
-      continue;
-    const std::string peer =
-        run.result.initiator == agent_id ? run.result.responder : run.result.initiator;
+    if (run.finished || !run.involves(agent_id)) continue;
     finish_with(run, Verdict::kError,
                 "agent lost: " + agent_id + " (host " + record->host + ", pid " +
                     std::to_string(record->pid) + ")",
                 reason + "; last step of " + agent_id + ": " + run.last_step[agent_id],
                 "the agent process died or its host stopped answering; check the agent's log",
                 observer);
-    send_to(peer, "abort_scenario", {{"run_id", run.result.run_id}});
+    for (const auto& other : run.result.agents) {
+      if (other != agent_id) send_to(other, "abort_scenario", {{"run_id", run.result.run_id}});
+    }
   }
 }
 
@@ -452,7 +461,7 @@ void Coordinator::check_deadlines(RunObserver& observer) {
     } else {
       continue;
     }
-    for (const auto& agent_id : {run.result.initiator, run.result.responder}) {
+    for (const auto& agent_id : run.result.agents) {
       send_to(agent_id, "abort_scenario", {{"run_id", run.result.run_id}});
     }
   }
@@ -461,11 +470,22 @@ void Coordinator::check_deadlines(RunObserver& observer) {
 std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scenarios,
                                           const RunSettings& settings, RunObserver& observer) {
   std::vector<ScenarioRun> results;
-  const auto rounds = pair_rounds(agents_.size());
+  const auto pairs = pair_rounds(agents_.size());
+  // A ring runs once over every agent, in the order they joined.
+  std::vector<std::vector<std::vector<size_t>>> ring_round(1, std::vector<std::vector<size_t>>(1));
+  for (size_t i = 0; i < agents_.size(); ++i) ring_round[0][0].push_back(i);
   for (const ScenarioSpec& scenario : scenarios) {
+    std::vector<std::vector<std::vector<size_t>>> rounds = ring_round;
+    if (scenario.topology != "ring") {
+      rounds.clear();
+      for (const auto& round : pairs) {
+        rounds.emplace_back();
+        for (const auto& [a, b] : round) rounds.back().push_back({a, b});
+      }
+    }
     for (size_t round = 0; round < rounds.size(); ++round) {
       active_.clear();
-      for (const auto& [a, b] : rounds[round]) {
+      for (const auto& members : rounds[round]) {
         ActiveRun run;
         run.spec = &scenario;
         run.strict = settings.strict;
@@ -476,20 +496,21 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scena
         run.result.sha256 = scenario.sha256;
         run.result.seed = settings.seed;
         run.result.round = round + 1;
-        run.result.initiator = agents_[a].id;
-        run.result.responder = agents_[b].id;
-        run.result.expected = "both sides pass";
+        for (size_t index : members) run.result.agents.push_back(agents_[index].id);
+        run.result.initiator = run.result.agents.at(0);
+        run.result.responder = run.result.agents.at(1);
+        run.result.expected = "every side passes";
         run.started = Clock::now();
         run.deadline = run.started + scenario.deadline;
         active_.push_back(std::move(run));
       }
       for (auto& run : active_) {
         observer.run_started(run.result);
-        for (const auto* id : {&run.result.initiator, &run.result.responder}) {
-          const AgentRecord* record = agent(*id);
+        for (const auto& id : run.result.agents) {
+          const AgentRecord* record = agent(id);
           if (record->lost) {
             finish_with(
-                run, Verdict::kError, "agent lost: " + *id + " was lost earlier",
+                run, Verdict::kError, "agent lost: " + id + " was lost earlier",
                 record->lost_reason,
                 "the agent process died or its host stopped answering; check the agent's log",
                 observer);
@@ -497,15 +518,18 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scena
           }
         }
         if (run.finished) continue;
-        const std::pair<const std::string*, const char*> sides[] = {
-            {&run.result.initiator, "initiator"}, {&run.result.responder, "responder"}};
-        for (size_t side = 0; side < 2; ++side) {
-          nlohmann::json params = {{"seed", settings.seed}, {"role_name", scenario.roles.at(side)}};
+        const size_t size = run.result.agents.size();
+        for (size_t rank = 0; rank < size; ++rank) {
+          const bool ring = scenario.topology == "ring";
+          nlohmann::json params = {{"seed", settings.seed},
+                                   {"role_name", scenario.roles.at(ring ? 0 : rank)},
+                                   {"rank", rank},
+                                   {"size", size}};
           if (!scenario.document.is_null()) params["document"] = scenario.document;
-          send_to(*sides[side].first, "run_scenario",
+          send_to(run.result.agents[rank], "run_scenario",
                   {{"run_id", run.result.run_id},
                    {"scenario", scenario.id},
-                   {"role", sides[side].second},
+                   {"role", ring ? "rank" : (rank == 0 ? "initiator" : "responder")},
                    {"params", params},
                    {"target", nlohmann::json::object()},
                    {"deadline_ms", static_cast<uint64_t>(scenario.deadline.count())}});

@@ -32,8 +32,9 @@ int run_scenario_child(int fd) {
   ScenarioOutcome outcome;
   try {
     if (params.contains("document")) {
-      outcome = run_scenario_document(link, params.at("document"), params.at("role_name"),
-                                      params.value("seed", uint64_t{0}), where);
+      outcome = run_scenario_document(
+          link, params.at("document"), params.at("role_name"), params.value("seed", uint64_t{0}),
+          where, params.value("rank", size_t{0}), params.value("size", size_t{2}));
     } else if (const BuiltinScenario* scenario = find_builtin_scenario(message.at("scenario"))) {
       ScenarioContext context{link, message.at("role"), params, where};
       outcome = scenario->run(context);

@@ -35,6 +35,13 @@ std::string kernel_release() {
   return std::string(name.sysname) + " " + name.release;
 }
 
+// "agent-1 <-> agent-2" for a pair, "ring of 4 (agent-1..agent-4)" for a ring.
+std::string who(const ScenarioRun& run) {
+  if (run.agents.size() <= 2) return run.initiator + " <-> " + run.responder;
+  return "ring of " + std::to_string(run.agents.size()) + " (" + run.agents.front() + ".." +
+         run.agents.back() + ")";
+}
+
 nlohmann::json run_to_json(const ScenarioRun& run) {
   return {{"id", run.scenario},
           {"tags", run.tags},
@@ -43,7 +50,8 @@ nlohmann::json run_to_json(const ScenarioRun& run) {
           {"seed", run.seed},
           {"run_id", run.run_id},
           {"round", run.round},
-          {"agents", {{"initiator", run.initiator}, {"responder", run.responder}}},
+          {"agents",
+           {{"initiator", run.initiator}, {"responder", run.responder}, {"ranks", run.agents}}},
           {"verdict", to_string(run.verdict)},
           {"expected", run.expected},
           {"observed", run.observed},
@@ -76,9 +84,9 @@ class Reporter final : public RunObserver {
     finished_.push_back(run);
     if (live_) out_ << "\r\033[K";
     out_ << "[" << std::setw(3) << finished_.size() << "/" << total_ << "] " << std::left
-         << std::setw(40) << run.scenario << std::right << " " << run.initiator << " <-> "
-         << run.responder << "  " << to_string(run.verdict) << " (" << std::fixed
-         << std::setprecision(2) << run.duration_ms / 1000 << " s)";
+         << std::setw(40) << run.scenario << std::right << " " << who(run) << "  "
+         << to_string(run.verdict) << " (" << std::fixed << std::setprecision(2)
+         << run.duration_ms / 1000 << " s)";
     if (run.verdict != Verdict::kPass) out_ << ": " << run.observed;
     out_ << std::endl;
     (void)write_report();  // a write failure is logged; the run goes on
@@ -134,8 +142,7 @@ class Reporter final : public RunObserver {
  private:
   void show_live(const ScenarioRun& run, const std::string& what) {
     out_ << "\r\033[K[" << std::setw(3) << finished_.size() + 1 << "/" << total_ << "] "
-         << run.scenario << " " << run.initiator << " <-> " << run.responder << ": " << what
-         << std::flush;
+         << run.scenario << " " << who(run) << ": " << what << std::flush;
   }
 
   Coordinator& coordinator_;
@@ -157,10 +164,9 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
       << "\n";
   for (const auto& run : runs) {
     ++counts[std::string(to_string(run.verdict))];
-    out << std::left << std::setw(44) << run.scenario << std::setw(22)
-        << (run.initiator + " " + run.responder) << std::setw(9) << to_string(run.verdict)
-        << std::right << std::setw(10) << std::fixed << std::setprecision(2)
-        << run.duration_ms / 1000 << "\n";
+    out << std::left << std::setw(44) << run.scenario << std::setw(22) << who(run) << std::setw(9)
+        << to_string(run.verdict) << std::right << std::setw(10) << std::fixed
+        << std::setprecision(2) << run.duration_ms / 1000 << "\n";
   }
   out << "\n" << runs.size() << " scenario runs:";
   for (const auto& [verdict, count] : counts) out << " " << count << " " << verdict;
@@ -168,9 +174,9 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
   for (const auto& run : runs) {
     if (run.verdict == Verdict::kPass) continue;
     out << "\n"
-        << run.scenario << " (" << run.initiator << " <-> " << run.responder
-        << "): " << to_string(run.verdict) << "\n  expected: " << run.expected
-        << "\n  observed: " << run.observed << "\n  evidence: " << run.evidence;
+        << run.scenario << " (" << who(run) << "): " << to_string(run.verdict)
+        << "\n  expected: " << run.expected << "\n  observed: " << run.observed
+        << "\n  evidence: " << run.evidence;
     if (!run.hint.empty()) out << "\n  hint: " << run.hint;
     out << "\n";
   }
@@ -182,7 +188,9 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
               const std::string& report_dir, const RunMetadata& metadata, std::ostream& out) {
   const size_t agents = coordinator.agents().size();
   const size_t pairs = agents * (agents - 1) / 2;
-  Reporter reporter(coordinator, report_dir, metadata, scenarios.size() * pairs, out);
+  size_t total = 0;
+  for (const auto& scenario : scenarios) total += scenario.topology == "ring" ? 1 : pairs;
+  Reporter reporter(coordinator, report_dir, metadata, total, out);
   if (auto written = reporter.write_report(); !written.ok()) return kExitUsage;
   const auto runs = coordinator.run(scenarios, {metadata.seed, metadata.strict}, reporter);
   print_summary(runs, reporter.report_path(), out);

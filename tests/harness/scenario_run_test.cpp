@@ -115,6 +115,25 @@ TEST_CASE("the protocols suite passes over tcp and shm; violations name expected
   }
 }
 
+TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integration][ofi]") {
+  for (const std::string agents : {"3", "4"}) {
+    CAPTURE(agents);
+    TempDir dir;
+    auto result = run_command(kFaultline + " run 'collective.*' --provider shm --agents " + agents +
+                              " --report-dir " + dir.path());
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    const auto runs = read_report(dir.path()).at("scenarios");
+    REQUIRE(runs.size() == 3);
+    for (const auto& run : runs) {
+      CHECK(run.at("verdict") == "pass");
+      CHECK(run.at("agents").at("ranks").size() == std::stoul(agents));
+      CHECK(run.at("sides").size() == std::stoul(agents));
+    }
+    CHECK_THAT(result.out, Catch::Contains("ring of " + agents));
+  }
+}
+
 TEST_CASE("a deliberately wrong expectation fails with expected X, got Y", "[integration][ofi]") {
   TempDir dir;
   auto result = run_command(kFaultline + " run " + kData + "/wrong-expectation.json --report-dir " +

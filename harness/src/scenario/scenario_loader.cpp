@@ -77,6 +77,17 @@ class SemanticChecker {
   }
 
   void check() {
+    const std::string topology = document_.value("topology", "pair");
+    // The rest refers to the roles: check it only once they are right.
+    if (topology == "pair" && roles_.size() != 2) {
+      problem("/roles", "two roles for a pair scenario; got " + std::to_string(roles_.size()));
+      return;
+    }
+    if (topology == "ring" && roles_.size() != 1) {
+      problem("/roles", "one role for a ring scenario (every rank plays it); got " +
+                            std::to_string(roles_.size()));
+      return;
+    }
     if (document_.contains("faults")) {
       auto& faults = document_.at("faults");
       for (size_t i = 0; i < faults.size(); ++i)
@@ -233,6 +244,7 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
   spec.roles.clear();
   for (const auto& [role, _] : document.at("roles").items()) spec.roles.push_back(role);
   spec.deadline = std::chrono::milliseconds(document.value("timeout_ms", 30000));
+  spec.topology = document.value("topology", "pair");
   spec.document = std::move(document);
   return spec;
 }

@@ -51,9 +51,12 @@ json applied_faults(const StepState& state, uint64_t seed) {
 
 ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
                                       const std::string& role, uint64_t run_seed,
-                                      const ScenarioTarget& target) {
+                                      const ScenarioTarget& target, size_t rank, size_t size) {
   const std::string id = document.at("id");
-  const uint64_t seed = side_seed(run_seed, id, role);
+  // Every rank of a ring plays the same role; its rank tells the seeds apart.
+  const uint64_t seed = side_seed(
+      run_seed, id,
+      document.value("topology", "pair") == "ring" ? role + "#" + std::to_string(rank) : role);
   ScenarioOutcome outcome;
   auto transport = transports::find_transport(target.transport);
   if (!transport.ok()) return {Verdict::kError, "", transport.error().describe(), "", ""};
@@ -68,6 +71,8 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
   StepState state;
   state.link = &link;
   state.role = role;
+  state.rank = rank;
+  state.size = size;
   state.seed = seed;
   state.device = std::move(device).value();
   state.kv_mutations = kv_mutations_for(document, role);
@@ -109,7 +114,8 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
     }
   }
   link.set_progress(nullptr);
-  outcome.details = {{"role", role}, {"steps", steps}, {"faults", applied_faults(state, seed)}};
+  outcome.details = {
+      {"role", role}, {"rank", rank}, {"steps", steps}, {"faults", applied_faults(state, seed)}};
   return outcome;
 }
 

@@ -394,6 +394,7 @@ const std::map<std::string, StepOp>& step_ops() {
         {"sleep", sleep_for},
     };
     add_protocol_ops(all);
+    add_collective_ops(all);
     return all;
   }();
   return ops;

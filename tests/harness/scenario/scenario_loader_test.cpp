@@ -31,7 +31,7 @@ const Malformed kMalformed[] = {
     {"step-role-unknown", "/steps/5/role", "one of the scenario's roles"},
     {"fault-role-unknown", "/faults/0/role", "one of the scenario's roles"},
     {"missing-roles", "/roles", "(required, missing)"},
-    {"one-role", "/roles", "exactly 2 entries"},
+    {"one-role", "/roles", "two roles for a pair scenario; got 1"},
     {"wr-id-not-integer", "/steps/5/wr_id", "an integer, >= 0; got \"one\""},
     {"unknown-step-field", "/steps/5/bogus", "no field \"bogus\" here"},
     {"unknown-status", "/steps/7/expect/status", "one of SUCCESS"},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -54,8 +55,9 @@ struct ScenarioRun {
   std::string sha256;  ///< of the scenario file
   uint64_t seed = 0;
   size_t round = 0;
-  std::string initiator;
-  std::string responder;
+  std::vector<std::string> agents;  ///< every participant in rank order
+  std::string initiator;            ///< agents[0]
+  std::string responder;            ///< agents[1]
   Verdict verdict = Verdict::kPass;
   std::string expected;
   std::string observed;
@@ -130,6 +132,9 @@ class Coordinator {
     std::map<std::string, std::string> last_step;
     std::map<std::string, std::chrono::steady_clock::time_point> step_started;
     bool finished = false;
+    bool involves(const std::string& agent_id) const {
+      return std::find(result.agents.begin(), result.agents.end(), agent_id) != result.agents.end();
+    }
   };
 
   void accept_loop();

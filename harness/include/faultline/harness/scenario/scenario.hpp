@@ -17,6 +17,9 @@ struct ScenarioSpec {
   nlohmann::json document;  ///< the scenario file; null for built-ins
   std::vector<std::string> roles = {"initiator", "responder"};  ///< [0] runs on the initiator
   std::chrono::milliseconds deadline{60000};
+  /// "pair": every pair of agents in turn, roles[0] and roles[1]; "ring": one run over all
+  /// agents, each the only role at its rank.
+  std::string topology = "pair";
   std::string exclude_reason;  ///< set when an exclude entry matches this run's target
 };
 

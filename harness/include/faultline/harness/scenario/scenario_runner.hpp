@@ -22,8 +22,10 @@ uint64_t side_seed(uint64_t run_seed, const std::string& scenario_id, const std:
 /// Runs the steps of `role` of a scenario file on `target`, in this process (a scenario
 /// child). Skips with the reason when the target lacks what the scenario requires; the
 /// outcome's details hold every step's note and every fault applied.
+/// `rank` of `size`: this side's place in the run (0 or 1 of 2 in a pair).
 ScenarioOutcome run_scenario_document(ScenarioLink& link, const nlohmann::json& document,
                                       const std::string& role, uint64_t run_seed,
-                                      const ScenarioTarget& target);
+                                      const ScenarioTarget& target, size_t rank = 0,
+                                      size_t size = 2);
 
 }  // namespace faultline::harness

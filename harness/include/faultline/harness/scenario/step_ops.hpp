@@ -11,6 +11,7 @@
 
 #include "faultline/harness/scenario_link.hpp"
 #include "faultline/harness/verdict.hpp"
+#include "faultline/protocols/collective/ring.hpp"
 #include "faultline/protocols/kv/kv_store.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/transport.hpp"
@@ -28,6 +29,8 @@ struct ScenarioBuffer {
 struct StepState {
   ScenarioLink* link = nullptr;
   std::string role;
+  size_t rank = 0;  ///< this side's place: 0 or 1 in a pair, 0..size-1 in a ring
+  size_t size = 2;
   uint64_t seed = 0;
   std::unique_ptr<transports::Device> device;
   std::unique_ptr<transports::Endpoint> endpoint;
@@ -41,6 +44,10 @@ struct StepState {
   std::unique_ptr<protocols::kv::Rendezvous> kv;
   std::unique_ptr<protocols::kv::KvServer> kv_server;
   protocols::kv::KeyValues kv_pushed;  ///< what this worker pushed, to check pulls against
+  /// The ring of a ring scenario: endpoints to the next and from the previous rank.
+  std::unique_ptr<transports::Endpoint> ring_next;
+  std::unique_ptr<transports::Endpoint> ring_prev;
+  std::unique_ptr<protocols::collective::Ring> ring;
 };
 
 /// Drives the endpoint while the side waits for its peer: polls without blocking and keeps
@@ -80,6 +87,8 @@ StepResult judge_status(const nlohmann::json& step, const transports::Status& st
 
 /// The protocol step operations (kv.push, kv.pull, kv.serve), added to `ops`.
 void add_protocol_ops(std::map<std::string, StepOp>& ops);
+/// The ring operations (ring.connect, collective.*), added to `ops`.
+void add_collective_ops(std::map<std::string, StepOp>& ops);
 
 /// The protocol mutations of `role` from a scenario's `faults` block.
 std::vector<protocols::kv::Mutation> kv_mutations_for(const nlohmann::json& document,

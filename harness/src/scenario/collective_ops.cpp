@@ -1,0 +1,204 @@
+// The collective step operations of ring scenarios: ring.connect, then collective.allreduce,
+// allgather, reduce_scatter, broadcast and sendrecv, each checked against a reference the
+// rank computes itself (every rank's input is a known function of its rank).
+#include <cstring>
+#include <string>
+
+#include "faultline/harness/hex.hpp"
+#include "faultline/harness/scenario/step_ops.hpp"
+#include "faultline/transports/data_pattern.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+using nlohmann::json;
+using protocols::collective::DataType;
+using protocols::collective::Ring;
+
+transports::Result<Ring*> ring_of(StepState& state) {
+  if (state.ring) return state.ring.get();
+  return transports::Error{transports::ErrorCode::kInvalidArgument,
+                           "a collective step before ring.connect"};
+}
+
+StepResult ring_connect(StepState& state, const json& step) {
+  transports::EndpointConfig config;
+  const json options = step.value("config", json::object());
+  config.send_depth = options.value("send_depth", 64U);
+  config.recv_depth = options.value("recv_depth", 64U);
+  auto next = state.device->create_endpoint(config);
+  if (!next.ok()) return failed("ring endpoints are created", next.error().describe());
+  auto prev = state.device->create_endpoint(config);
+  if (!prev.ok()) return failed("ring endpoints are created", prev.error().describe());
+  state.ring_next = std::move(next).value();
+  state.ring_prev = std::move(prev).value();
+  auto peers = state.link->exchange({{"to_next", to_hex(state.ring_next->address())},
+                                     {"from_prev", to_hex(state.ring_prev->address())}});
+  if (!peers.ok()) return broken(peers.error());
+  try {
+    const json& ranks = peers->at("ranks");
+    const size_t n = state.size;
+    const auto& next_rank = ranks.at((state.rank + 1) % n);
+    const auto& prev_rank = ranks.at((state.rank + n - 1) % n);
+    if (auto s = state.ring_next->connect(from_hex(next_rank.at("from_prev"))); !s.ok())
+      return failed("connected to the next rank", s.error().describe());
+    if (auto s = state.ring_prev->connect(from_hex(prev_rank.at("to_next"))); !s.ok())
+      return failed("connected to the previous rank", s.error().describe());
+  } catch (const json::exception& e) {
+    return broken(transports::Error{transports::ErrorCode::kProtocolViolation,
+                                    std::string("ring peer info: ") + e.what()});
+  }
+  protocols::collective::RingOptions ring_options;
+  ring_options.chunk_bytes = step.value("chunk_bytes", ring_options.chunk_bytes);
+  ring_options.max_recvs_in_flight =
+      step.value("max_recvs_in_flight", ring_options.max_recvs_in_flight);
+  ring_options.check_status = step.value("check_status", true);
+  auto ring = Ring::create(
+      {*state.device, *state.ring_next, *state.ring_prev, state.rank, state.size}, ring_options);
+  if (!ring.ok()) return broken(ring.error());
+  state.ring = std::move(ring).value();
+  // Endpoints are connected on both ends before any rank sends.
+  if (auto ready = state.link->barrier("ring.connected"); !ready.ok()) return broken(ready.error());
+  return met("rank " + std::to_string(state.rank) + " of " + std::to_string(state.size) +
+             " connected to both neighbours");
+}
+
+// Rank r's input element e: small integers, exact in every type and in any sum of 16 ranks.
+double input_value(size_t rank, size_t element) {
+  return static_cast<double>((element * 7 + rank * 3) % 13);
+}
+
+void write_value(std::byte* at, DataType type, double value) {
+  switch (type) {
+    case DataType::kFloat32: {
+      const auto v = static_cast<float>(value);
+      std::memcpy(at, &v, 4);
+      break;
+    }
+    case DataType::kInt32: {
+      const auto v = static_cast<int32_t>(value);
+      std::memcpy(at, &v, 4);
+      break;
+    }
+    case DataType::kFloat16: {
+      const uint16_t v = protocols::collective::float_to_half(static_cast<float>(value));
+      std::memcpy(at, &v, 2);
+      break;
+    }
+  }
+}
+
+double read_value(const std::byte* at, DataType type) {
+  switch (type) {
+    case DataType::kFloat32: {
+      float v;
+      std::memcpy(&v, at, 4);
+      return v;
+    }
+    case DataType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, at, 4);
+      return v;
+    }
+    case DataType::kFloat16: {
+      uint16_t v;
+      std::memcpy(&v, at, 2);
+      return protocols::collective::half_to_float(v);
+    }
+  }
+  return 0;
+}
+
+StepResult collective(StepState& state, const json& step, const std::string& op) {
+  auto ring = ring_of(state);
+  if (!ring.ok()) return broken(ring.error());
+  const size_t elements = step.at("elements");
+  const DataType type =
+      protocols::collective::data_type_from_string(step.value("dtype", std::string("float32")))
+          .value_or(DataType::kFloat32);
+  const size_t width = protocols::collective::element_size(type);
+  const size_t root = step.value("root", size_t{0}) % state.size;
+  std::vector<std::byte> data(elements * width);
+  for (size_t e = 0; e < elements; ++e)
+    write_value(data.data() + e * width, type, input_value(state.rank, e));
+
+  // What each element must hold afterwards, and which elements this operation defines.
+  const auto own = ring.value()->segment(data.size(), type, state.rank);
+  auto expected_at = [&](size_t e) {
+    if (op == "broadcast") return input_value(root, e);
+    double sum = 0;
+    for (size_t r = 0; r < state.size; ++r) sum += input_value(r, e);
+    if (op == "allgather") {
+      for (size_t r = 0; r < state.size; ++r) {
+        const auto [begin, end] = ring.value()->segment(data.size(), type, r);
+        if (e * width >= begin && e * width < end) return input_value(r, e);
+      }
+    }
+    return sum;
+  };
+  auto checked = [&](size_t e) {
+    return op != "reduce_scatter" || (e * width >= own.first && e * width < own.second);
+  };
+
+  transports::Status status;
+  if (op == "allreduce") status = ring.value()->allreduce(data, type);
+  if (op == "reduce_scatter") status = ring.value()->reduce_scatter(data, type);
+  if (op == "allgather") status = ring.value()->allgather(data, type);
+  if (op == "broadcast") status = ring.value()->broadcast(data, root);
+  const std::string what = "collective." + op + " of " + std::to_string(elements) + " " +
+                           std::string(protocols::collective::to_string(type));
+  if (!status.ok()) return judge_status(step, status, what, "");
+  for (size_t e = 0; e < elements; ++e) {
+    if (!checked(e)) continue;
+    const double got = read_value(data.data() + e * width, type);
+    if (got != expected_at(e)) {
+      StepResult mismatch =
+          failed(what + " equals the CPU reference",
+                 "data_mismatch: element " + std::to_string(e) + " is " + std::to_string(got) +
+                     ", expected " + std::to_string(expected_at(e)));
+      for (const auto& ignored : ring.value()->stats().ignored_errors)
+        mismatch.note += (mismatch.note.empty() ? "completion errors ignored: " : "; ") + ignored;
+      return mismatch;
+    }
+  }
+  const auto& stats = ring.value()->stats();
+  return met(what + " equals the CPU reference (" + std::to_string(stats.chunks_sent) +
+             " chunks sent, at most " + std::to_string(stats.most_receives_in_flight) +
+             " receives in flight)");
+}
+
+StepResult sendrecv(StepState& state, const json& step) {
+  auto ring = ring_of(state);
+  if (!ring.ok()) return broken(ring.error());
+  const size_t bytes = step.at("bytes");
+  std::vector<std::byte> out(bytes);
+  std::vector<std::byte> in(bytes);
+  transports::fill_pattern(out.data(), bytes, static_cast<unsigned>(state.rank + 1));
+  const std::string what = "collective.sendrecv of " + std::to_string(bytes) + " bytes";
+  if (auto status = ring.value()->exchange(out, in); !status.ok())
+    return judge_status(step, status, what, "");
+  const auto prev = static_cast<unsigned>((state.rank + state.size - 1) % state.size + 1);
+  if (size_t at = transports::first_pattern_mismatch(in.data(), bytes, prev); at != bytes) {
+    return failed(what + " from the previous rank arrive intact",
+                  "data_mismatch: byte " + std::to_string(at) + " differs");
+  }
+  return met(what + " from the previous rank arrived intact (at most " +
+             std::to_string(ring.value()->stats().most_receives_in_flight) +
+             " receives in flight)");
+}
+
+}  // namespace
+
+void add_collective_ops(std::map<std::string, StepOp>& ops) {
+  ops["ring.connect"] = ring_connect;
+  for (const char* op : {"allreduce", "allgather", "reduce_scatter", "broadcast"}) {
+    const std::string name = op;
+    ops["collective." + name] = [name](StepState& s, const json& step) {
+      return collective(s, step, name);
+    };
+  }
+  ops["collective.sendrecv"] = sendrecv;
+}
+
+}  // namespace faultline::harness
