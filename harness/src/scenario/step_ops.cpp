@@ -369,11 +369,19 @@ StepResult sleep_for(StepState& state, const json& step) {
 }  // namespace
 
 void progress(StepState& state) {
-  if (!state.endpoint) return;
   Completion completions[8];
-  auto polled = state.endpoint->poll(completions, std::chrono::milliseconds(0));
-  if (!polled.ok()) return;  // the next poll step reports it
-  for (size_t i = 0; i < polled.value(); ++i) state.reaped.push_back(std::move(completions[i]));
+  if (state.endpoint) {
+    auto polled = state.endpoint->poll(completions, std::chrono::milliseconds(0));
+    if (polled.ok()) {  // a failure of the poll itself is for the next poll step to report
+      for (size_t i = 0; i < polled.value(); ++i) state.reaped.push_back(std::move(completions[i]));
+    }
+  }
+  // A ring's exchanges collect their own completions; what is left after one failed only
+  // needs driving, so that the neighbours still receive what this rank sent.
+  for (auto* ring_endpoint : {state.ring_next.get(), state.ring_prev.get()}) {
+    if (ring_endpoint != nullptr)
+      (void)ring_endpoint->poll(completions, std::chrono::milliseconds(0));
+  }
 }
 
 const std::map<std::string, StepOp>& step_ops() {
