@@ -16,8 +16,11 @@ using transports::Opcode;
 using transports::Segment;
 using transports::Status;
 
-constexpr uint64_t kSendBase = 1ULL << 32;  // wr_id of chunk i sent: kSendBase + i
-constexpr uint64_t kRecvBase = 2ULL << 32;  // wr_id of receive slot j: kRecvBase + j
+// wr_id of chunk i sent in exchange g: kSend | g << 24 | i; of receive slot j: kRecv | g << 24 | j.
+// The exchange number (mod 256) tells a late completion of an earlier exchange from a current one.
+constexpr uint64_t kSend = 1ULL << 32;
+constexpr uint64_t kRecv = 2ULL << 32;
+constexpr uint64_t kIndexMask = (1ULL << 24) - 1;
 
 }  // namespace
 
@@ -70,12 +73,16 @@ Status Ring::check(const Completion& completion, const char* expected_op) {
 }
 
 Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
-  if (out.size() > options_.capacity) {
+  if (out.size() > options_.capacity ||
+      (out.size() + options_.chunk_bytes - 1) / options_.chunk_bytes > kIndexMask) {
     return Error{ErrorCode::kLimitExceeded, "ring exchange of " + std::to_string(out.size()) +
                                                 " bytes exceeds the capacity " +
                                                 std::to_string(options_.capacity)};
   }
   const size_t chunk = options_.chunk_bytes;
+  const uint64_t generation = (static_cast<uint64_t>(exchanges_++) & 0xffU) << 24;
+  const uint64_t send_base = kSend | generation;
+  const uint64_t recv_base = kRecv | generation;
   const size_t chunks_to_send = (out.size() + chunk - 1) / chunk;
   const size_t chunks_expected = (in.size() + chunk - 1) / chunk;
   std::memcpy(buffers_->send.get(), out.data(), out.size());
@@ -87,6 +94,16 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
   size_t landed = 0;     // bytes of `in` filled
   std::vector<size_t> free_slots;
   for (size_t j = options_.max_recvs_in_flight; j > 0; --j) free_slots.push_back(j - 1);
+  // A completion is taken once: a second one for the same work request (a duplicate, or a
+  // stale one replayed after a reconnect) is flagged, never counted.
+  std::vector<bool> send_completed(chunks_to_send, false);
+  std::vector<bool> slot_posted(options_.max_recvs_in_flight, false);
+  auto stale = [&](const Completion& c) {
+    return Error{ErrorCode::kProtocolViolation,
+                 "rank " + std::to_string(link_.rank) +
+                     ": stale or duplicate completion for a work request already completed: " +
+                     c.describe()};
+  };
 
   auto post_receives = [&]() -> Status {
     // Never more receives in flight than chunks still expected.
@@ -95,7 +112,8 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
       free_slots.pop_back();
       Segment segment{buffers_->slots.get() + slot * chunk, static_cast<uint32_t>(chunk),
                       buffers_->slots_region.get()};
-      FAULTLINE_RETURN_IF_ERROR(link_.from_prev.post_recv({kRecvBase + slot, {&segment, 1}}));
+      FAULTLINE_RETURN_IF_ERROR(link_.from_prev.post_recv({recv_base + slot, {&segment, 1}}));
+      slot_posted[slot] = true;
       ++posted;
       stats_.most_receives_in_flight = std::max(stats_.most_receives_in_flight, posted - received);
     }
@@ -108,7 +126,7 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
       Segment segment{buffers_->send.get() + offset, static_cast<uint32_t>(length),
                       buffers_->send_region.get()};
       FAULTLINE_RETURN_IF_ERROR(link_.to_next.post_send(
-          {.wr_id = kSendBase + sent, .op = Opcode::kSend, .segments = {&segment, 1}}));
+          {.wr_id = send_base + sent, .op = Opcode::kSend, .segments = {&segment, 1}}));
       ++sent;
       ++stats_.chunks_sent;
     }
@@ -132,11 +150,14 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
     if (!sends.ok()) return sends.error();
     for (size_t i = 0; i < sends.value(); ++i) {
       const Completion& c = completions[i];
-      if (c.wr_id < kSendBase || c.wr_id >= kSendBase + sent) {
-        return Error{ErrorCode::kProtocolViolation,
-                     "rank " + std::to_string(link_.rank) +
-                         ": completion for a wr_id never posted: " + c.describe()};
+      if (c.wr_id < send_base || c.wr_id >= send_base + sent) {
+        return Error{
+            ErrorCode::kProtocolViolation,
+            "rank " + std::to_string(link_.rank) +
+                ": completion for a wr_id not posted in this exchange (stale?): " + c.describe()};
       }
+      if (send_completed[c.wr_id - send_base]) return stale(c);
+      send_completed[c.wr_id - send_base] = true;
       FAULTLINE_RETURN_IF_ERROR(check(c, "SEND"));
       ++send_done;
     }
@@ -144,13 +165,16 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
     if (!receives.ok()) return receives.error();
     for (size_t i = 0; i < receives.value(); ++i) {
       const Completion& c = completions[i];
-      if (c.wr_id < kRecvBase || c.wr_id >= kRecvBase + options_.max_recvs_in_flight) {
-        return Error{ErrorCode::kProtocolViolation,
-                     "rank " + std::to_string(link_.rank) +
-                         ": completion for a wr_id never posted: " + c.describe()};
+      if (c.wr_id < recv_base || c.wr_id >= recv_base + options_.max_recvs_in_flight) {
+        return Error{
+            ErrorCode::kProtocolViolation,
+            "rank " + std::to_string(link_.rank) +
+                ": completion for a wr_id not posted in this exchange (stale?): " + c.describe()};
       }
+      const size_t slot = c.wr_id - recv_base;
+      if (!slot_posted[slot]) return stale(c);
+      slot_posted[slot] = false;
       FAULTLINE_RETURN_IF_ERROR(check(c, "RECV"));
-      const size_t slot = c.wr_id - kRecvBase;
       // The chunk lands where the previous one ended, by the length it really had.
       const size_t length = std::min<size_t>(c.byte_len, in.size() - landed);
       std::memcpy(in.data() + landed, buffers_->slots.get() + slot * chunk, length);

@@ -79,6 +79,7 @@ class Ring {
   RingOptions options_;
   std::unique_ptr<Buffers> buffers_;
   RingStats stats_;
+  uint32_t exchanges_ = 0;  // numbers each exchange's work requests
 };
 
 }  // namespace faultline::protocols::collective
