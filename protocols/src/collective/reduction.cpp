@@ -1,5 +1,6 @@
 #include "faultline/protocols/collective/reduction.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -29,6 +30,15 @@ std::optional<DataType> data_type_from_string(std::string_view name) {
     if (to_string(type) == name) return type;
   }
   return std::nullopt;
+}
+
+std::pair<size_t, size_t> ring_segment(size_t bytes, DataType type, size_t ranks, size_t index) {
+  const size_t elements = bytes / element_size(type);
+  const size_t base = elements / ranks;
+  const size_t extra = elements % ranks;
+  const size_t begin = index * base + std::min(index, extra);
+  const size_t length = base + (index < extra ? 1 : 0);
+  return {begin * element_size(type), (begin + length) * element_size(type)};
 }
 
 float half_to_float(uint16_t half) {

@@ -195,12 +195,7 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
 }
 
 std::pair<size_t, size_t> Ring::segment(size_t bytes, DataType type, size_t index) const {
-  const size_t elements = bytes / element_size(type);
-  const size_t base = elements / link_.size;
-  const size_t extra = elements % link_.size;
-  const size_t begin = index * base + std::min(index, extra);
-  const size_t length = base + (index < extra ? 1 : 0);
-  return {begin * element_size(type), (begin + length) * element_size(type)};
+  return ring_segment(bytes, type, link_.size, index);
 }
 
 Status Ring::reduce_scatter(std::span<std::byte> data, DataType type) {

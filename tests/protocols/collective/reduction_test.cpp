@@ -33,3 +33,29 @@ TEST_CASE("sum_into adds element by element for each type", "[unit]") {
   CHECK(data_type_from_string("float16") == DataType::kFloat16);
   CHECK(element_size(DataType::kFloat16) == 2);
 }
+
+TEST_CASE("ring segments cover every element once, in whole elements", "[unit]") {
+  for (DataType type : {DataType::kFloat32, DataType::kFloat16}) {
+    for (size_t ranks : {1U, 2U, 3U, 4U, 7U}) {
+      for (size_t elements : {0U, 1U, 3U, 4U, 5U, 10007U}) {
+        CAPTURE(to_string(type), ranks, elements);
+        const size_t bytes = elements * element_size(type);
+        size_t next = 0;
+        size_t shortest = bytes;
+        size_t longest = 0;
+        for (size_t i = 0; i < ranks; ++i) {
+          const auto [begin, end] = ring_segment(bytes, type, ranks, i);
+          CHECK(begin == next);  // contiguous, in order
+          CHECK((end - begin) % element_size(type) == 0);
+          shortest = std::min(shortest, end - begin);
+          longest = std::max(longest, end - begin);
+          next = end;
+        }
+        CHECK(next == bytes);
+        CHECK(longest - shortest <= element_size(type));  // at most one element apart
+      }
+    }
+  }
+  // a trailing partial element is not part of any segment
+  CHECK(ring_segment(9, DataType::kFloat32, 2, 1) == std::pair<size_t, size_t>{4, 8});
+}
