@@ -23,6 +23,19 @@ std::string_view to_string(Opcode op) {
   return "UNKNOWN";
 }
 
+bool is_send_side(Opcode op) {
+  switch (op) {
+    case Opcode::kSend:
+    case Opcode::kSendWithImm:
+    case Opcode::kRdmaWrite:
+    case Opcode::kRdmaWriteWithImm:
+    case Opcode::kRdmaRead: return true;
+    case Opcode::kRecv:
+    case Opcode::kRecvRdmaWithImm: return false;
+  }
+  return false;
+}
+
 std::optional<Opcode> opcode_from_string(std::string_view name) {
   for (Opcode op : kAllOpcodes) {
     if (to_string(op) == name) return op;

@@ -22,19 +22,6 @@ constexpr auto kIdleSleep = std::chrono::microseconds(50);
 
 std::atomic<uint32_t> next_endpoint_number{1};
 
-bool is_send_side(Opcode op) {
-  switch (op) {
-    case Opcode::kSend:
-    case Opcode::kSendWithImm:
-    case Opcode::kRdmaWrite:
-    case Opcode::kRdmaWriteWithImm:
-    case Opcode::kRdmaRead: return true;
-    case Opcode::kRecv:
-    case Opcode::kRecvRdmaWithImm: return false;
-  }
-  return false;
-}
-
 bool carries_imm(Opcode op) {
   return op == Opcode::kSendWithImm || op == Opcode::kRdmaWriteWithImm;
 }

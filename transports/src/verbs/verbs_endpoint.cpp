@@ -44,19 +44,6 @@ ibv_wr_opcode native_opcode(Opcode op) {
   return IBV_WR_SEND;
 }
 
-bool is_send_side(Opcode op) {
-  switch (op) {
-    case Opcode::kSend:
-    case Opcode::kSendWithImm:
-    case Opcode::kRdmaWrite:
-    case Opcode::kRdmaWriteWithImm:
-    case Opcode::kRdmaRead: return true;
-    case Opcode::kRecv:
-    case Opcode::kRecvRdmaWithImm: return false;
-  }
-  return false;
-}
-
 }  // namespace
 
 VerbsEndpoint::VerbsEndpoint(VerbsDevice& device, const EndpointConfig& config)

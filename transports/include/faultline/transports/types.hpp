@@ -79,6 +79,8 @@ enum class Opcode {
 
 std::string_view to_string(Opcode op);
 std::optional<Opcode> opcode_from_string(std::string_view name);
+/// True for the opcodes posted with post_send (send, write, read, with or without immediate).
+bool is_send_side(Opcode op);
 
 /// Access rights of a memory registration.
 enum AccessFlags : uint32_t {
