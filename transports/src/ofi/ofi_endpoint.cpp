@@ -377,12 +377,13 @@ bool OfiEndpoint::convert(const fi_cq_data_entry& entry, Completion& out) {
   auto* ctx = static_cast<OpContext*>(entry.op_context);
   const bool remote_data = (entry.flags & FI_REMOTE_CQ_DATA) != 0;
   if ((entry.flags & FI_REMOTE_WRITE) != 0 || (ctx == nullptr && remote_data)) {
-    // An incoming write with immediate data; on providers without FI_RX_CQ_DATA it consumes
-    // no posted receive and carries no context.
+    // An incoming write with immediate data. Only where the provider asks for FI_RX_CQ_DATA
+    // does it consume a posted receive whose context comes back; elsewhere op_context is not
+    // ours to read (shm in libfabric 1.17 leaves 0x1 there).
     out.op = Opcode::kRecvRdmaWithImm;
     out.byte_len = static_cast<uint32_t>(entry.len);
     out.imm = static_cast<uint32_t>(entry.data);
-    if (ctx != nullptr) {
+    if (ctx != nullptr && device_.info().capabilities.write_imm_consumes_recv) {
       out.wr_id = ctx->wr_id;
       release(ctx);
     }
