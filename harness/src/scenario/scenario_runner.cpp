@@ -76,6 +76,7 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
   state.seed = seed;
   state.device = std::move(device).value();
   state.kv_mutations = kv_mutations_for(document, role);
+  state.tagged_options = document.value("tagged", json::object());
   auto plan = fault_plan_for(document, role, seed);
   if (!plan.empty()) {
     state.faults_applied = std::make_shared<transports::fault::FaultLog>();

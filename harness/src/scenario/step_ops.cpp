@@ -346,6 +346,10 @@ StepResult modify_to_error(StepState& state, const json& step) {
 }
 
 StepResult close_endpoint(StepState& state, const json& /*step*/) {
+  // The engines on the endpoint go with it; a later connect starts them afresh.
+  state.kv_server.reset();
+  state.kv.reset();
+  state.tagged.reset();
   state.endpoint.reset();
   return met("endpoint destroyed, as when its process dies");
 }
@@ -359,18 +363,22 @@ StepResult barrier(StepState& state, const json& step) {
 StepResult sleep_for(StepState& state, const json& step) {
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(step.at("ms").get<int64_t>());
+  // `progress: false` stalls the side like a busy application thread: nothing is reaped.
+  const bool drive = step.value("progress", true);
   while (std::chrono::steady_clock::now() < until) {
-    progress(state);
+    if (drive) progress(state);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return met("slept " + step.at("ms").dump() + " ms");
+  return met("slept " + step.at("ms").dump() + " ms" + (drive ? "" : " without driving progress"));
 }
 
 }  // namespace
 
 void progress(StepState& state) {
   Completion completions[8];
-  if (state.endpoint) {
+  if (state.tagged) {
+    (void)state.tagged->progress();  // a failure stays in the engine for its next step
+  } else if (state.endpoint && !state.kv) {
     auto polled = state.endpoint->poll(completions, std::chrono::milliseconds(0));
     if (polled.ok()) {  // a failure of the poll itself is for the next poll step to report
       for (size_t i = 0; i < polled.value(); ++i) state.reaped.push_back(std::move(completions[i]));
@@ -403,6 +411,7 @@ const std::map<std::string, StepOp>& step_ops() {
     };
     add_protocol_ops(all);
     add_collective_ops(all);
+    add_tagged_ops(all);
     return all;
   }();
   return ops;
@@ -421,6 +430,8 @@ std::vector<std::string> capabilities_needed(const json& document, const std::st
     if (op == "read") needed.insert("rdma_read");
     if (op == "post_send" && step.contains("imm")) needed.insert("send_with_imm");
     if (step.value("inline", false)) needed.insert("inline_send");
+    // The kv and tagged engines signal RDMA-written data with immediate data.
+    if (op.starts_with("kv.") || op.starts_with("tagged.")) needed.insert("write_with_imm");
   }
   return {needed.begin(), needed.end()};
 }

@@ -13,6 +13,7 @@
 #include "faultline/harness/verdict.hpp"
 #include "faultline/protocols/collective/ring.hpp"
 #include "faultline/protocols/kv/kv_store.hpp"
+#include "faultline/protocols/tagged/tagged_engine.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/transport.hpp"
 
@@ -44,6 +45,12 @@ struct StepState {
   std::unique_ptr<protocols::kv::Rendezvous> kv;
   std::unique_ptr<protocols::kv::KvServer> kv_server;
   protocols::kv::KeyValues kv_pushed;  ///< what this worker pushed, to check pulls against
+  /// The tagged engine of this side, made by its first tagged step with the scenario's
+  /// `tagged` options; how many messages of each tag this side sent and received so far.
+  nlohmann::json tagged_options = nlohmann::json::object();
+  std::unique_ptr<protocols::tagged::TaggedEngine> tagged;
+  std::map<uint64_t, uint64_t> tagged_sent;
+  std::map<uint64_t, uint64_t> tagged_received;
   /// The ring of a ring scenario: endpoints to the next and from the previous rank.
   std::unique_ptr<transports::Endpoint> ring_next;
   std::unique_ptr<transports::Endpoint> ring_prev;
@@ -51,7 +58,8 @@ struct StepState {
 };
 
 /// Drives the endpoint while the side waits for its peer: polls without blocking and keeps
-/// what completes for the next `poll` steps.
+/// what completes for the next `poll` steps; where a protocol engine owns the endpoint, drives
+/// that engine instead (its completions are its own).
 void progress(StepState& state);
 
 /// How one step went: nullopt when it met its expectation; otherwise the side's outcome
@@ -85,10 +93,12 @@ StepResult broken(std::string text);
 StepResult judge_status(const nlohmann::json& step, const transports::Status& status,
                         const std::string& what, const std::string& success_note);
 
-/// The protocol step operations (kv.push, kv.pull, kv.serve), added to `ops`.
+/// The kv step operations (kv.push, kv.pull, kv.serve), added to `ops`.
 void add_protocol_ops(std::map<std::string, StepOp>& ops);
 /// The ring operations (ring.connect, collective.*), added to `ops`.
 void add_collective_ops(std::map<std::string, StepOp>& ops);
+/// The tagged operations (tagged.send, tagged.recv, tagged.group_recv, tagged.progress).
+void add_tagged_ops(std::map<std::string, StepOp>& ops);
 
 /// The protocol mutations of `role` from a scenario's `faults` block.
 std::vector<protocols::kv::Mutation> kv_mutations_for(const nlohmann::json& document,

@@ -1,0 +1,248 @@
+// The tagged step operations: tagged.send, tagged.recv, tagged.group_recv and
+// tagged.progress, over the tagged engine of this side. The k-th message of a tag carries a
+// pattern both sides compute from (tag, k), so every buffer is checked for exactly its own
+// message: a message delivered to the wrong buffer or out of per-tag order shows as a data
+// mismatch.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "faultline/harness/scenario/step_ops.hpp"
+#include "faultline/transports/data_pattern.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+using nlohmann::json;
+using protocols::tagged::SendPath;
+using protocols::tagged::TaggedBuffer;
+using protocols::tagged::TaggedEngine;
+using RequestId = TaggedEngine::RequestId;
+
+unsigned pattern_seed(uint64_t tag, uint64_t seq) {
+  return static_cast<unsigned>(tag * 7919 + seq * 31 + 1);
+}
+
+// The engine of this side, made on first use (after connect: it posts its receives) with the
+// scenario's `tagged` options.
+transports::Result<TaggedEngine*> tagged_of(StepState& state) {
+  if (state.tagged) return state.tagged.get();
+  if (!state.endpoint)
+    return transports::Error{transports::ErrorCode::kInvalidArgument,
+                             "a tagged step before create_endpoint and connect"};
+  protocols::tagged::TaggedOptions options;
+  options.side = state.role;
+  const json& given = state.tagged_options;
+  options.eager_threshold = given.value("eager_threshold", options.eager_threshold);
+  options.eager_queue_depth = given.value("eager_queue_depth", options.eager_queue_depth);
+  options.receive_slots = given.value("receive_slots", options.receive_slots);
+  options.timeout =
+      std::chrono::milliseconds(given.value("timeout_ms", options.timeout.count()));
+  auto made = TaggedEngine::create(*state.device, *state.endpoint, options);
+  if (!made.ok()) return std::move(made).take_error();
+  state.tagged = std::move(made).value();
+  return state.tagged.get();
+}
+
+// One message of a step's list, `count` times over.
+struct Message {
+  uint64_t tag = 0;
+  size_t bytes = 0;
+  size_t capacity = 0;
+  std::string path;  ///< "eager", "rendezvous" or "" (not checked)
+};
+
+std::vector<Message> expand(const json& list) {
+  std::vector<Message> messages;
+  for (const auto& entry : list) {
+    Message message{entry.at("tag"), entry.at("bytes"), 0, entry.value("path", "")};
+    message.capacity = entry.value("capacity", message.bytes);
+    const size_t count = entry.value("count", 1);
+    messages.insert(messages.end(), count, message);
+  }
+  return messages;
+}
+
+std::string stats_note(const TaggedEngine& engine) {
+  const auto& stats = engine.stats();
+  return "eager sent " + std::to_string(stats.eager_sent) + ", rendezvous sent " +
+         std::to_string(stats.rendezvous_sent) + ", eager received " +
+         std::to_string(stats.eager_received) + " (" + std::to_string(stats.unexpected) +
+         " before their receive), rendezvous received " +
+         std::to_string(stats.rendezvous_received) + ", backoffs " +
+         std::to_string(stats.backoffs) + ", eager queue high water " +
+         std::to_string(stats.eager_queue_high_water) + ", credit frames " +
+         std::to_string(stats.credit_frames);
+}
+
+// Makes this side's engine and posts its receive slots; a barrier after it on both sides
+// makes sure no frame is sent before the peer can take it.
+StepResult tagged_open(StepState& state, const json& /*step*/) {
+  auto engine = tagged_of(state);
+  if (!engine.ok()) return failed("the tagged engine opens", engine.error().describe());
+  return met("tagged engine open: eager threshold " +
+             std::to_string(state.tagged_options.value("eager_threshold", 8184)) +
+             " bytes, receive slots " +
+             std::to_string(state.tagged_options.value("receive_slots", 32)) +
+             ", eager queue " + std::to_string(state.tagged_options.value("eager_queue_depth", 8)));
+}
+
+StepResult tagged_send(StepState& state, const json& step) {
+  auto engine = tagged_of(state);
+  if (!engine.ok()) return broken(engine.error());
+  const std::vector<Message> messages = expand(step.at("messages"));
+  const uint64_t backoffs_before = engine.value()->stats().backoffs;
+  std::vector<std::vector<std::byte>> payloads;  // alive until the sends are done
+  payloads.reserve(messages.size());
+  std::vector<RequestId> ids;
+  transports::Status status;
+  for (const Message& message : messages) {
+    const uint64_t seq = state.tagged_sent[message.tag]++;
+    payloads.emplace_back(message.bytes);
+    transports::fill_pattern(payloads.back().data(), message.bytes, pattern_seed(message.tag, seq));
+    auto id = engine.value()->send(message.tag, payloads.back());
+    if (!id.ok()) {
+      status = id.error();
+      break;
+    }
+    ids.push_back(id.value());
+  }
+  if (status.ok()) status = engine.value()->wait(ids);
+  const std::string what = "tagged.send of " + std::to_string(messages.size()) + " messages";
+  StepResult result = judge_status(step, status, what, what + " done");
+  result.note += " [" + stats_note(*engine.value()) + "]";
+  if (!status.ok() || step.contains("expect")) return result;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (messages[i].path.empty()) continue;
+    const bool eager = engine.value()->path_of(ids[i]) == SendPath::kEager;
+    if ((messages[i].path == "eager") != eager) {
+      return failed("message " + std::to_string(i) + " (tag " + std::to_string(messages[i].tag) +
+                        ", " + std::to_string(messages[i].bytes) + " bytes) goes " +
+                        messages[i].path,
+                    eager ? "eager" : "rendezvous", result.note);
+    }
+  }
+  engine.value()->release(ids);
+  if (step.value("backs_off", false) && engine.value()->stats().backoffs == backoffs_before) {
+    return failed("the eager queue fills and the sender backs off", "it never did", result.note,
+                  "send more messages than receive_slots + eager_queue_depth while the "
+                  "receiver is not yet receiving");
+  }
+  return result;
+}
+
+// Posts every group, waits for all, and checks each buffer for its own message.
+StepResult receive_groups(StepState& state, const json& step,
+                          const std::vector<std::vector<Message>>& groups,
+                          const std::string& what) {
+  auto engine = tagged_of(state);
+  if (!engine.ok()) return broken(engine.error());
+  struct Posted {
+    std::vector<Message> messages;
+    std::vector<uint64_t> seqs;
+    std::vector<std::vector<std::byte>> buffers;
+    RequestId id = 0;
+  };
+  std::vector<Posted> posted;
+  posted.reserve(groups.size());
+  std::vector<RequestId> ids;
+  transports::Status status;
+  for (const auto& group : groups) {
+    Posted& entry = posted.emplace_back();
+    entry.messages = group;
+    entry.buffers.reserve(group.size());
+    std::vector<TaggedBuffer> buffers;
+    for (const Message& message : group) {
+      entry.seqs.push_back(state.tagged_received[message.tag]++);
+      entry.buffers.emplace_back(message.capacity);
+      buffers.push_back({message.tag, entry.buffers.back()});
+    }
+    auto id = engine.value()->receive(buffers);
+    if (!id.ok()) {
+      status = id.error();
+      break;
+    }
+    entry.id = id.value();
+    ids.push_back(id.value());
+  }
+  if (status.ok()) status = engine.value()->wait(ids);
+  StepResult result = judge_status(step, status, what, what + " done");
+  result.note += " [" + stats_note(*engine.value()) + "]";
+  if (!status.ok() || step.contains("expect")) return result;
+  for (const Posted& entry : posted) {
+    const auto lengths = engine.value()->received_lengths(entry.id);
+    for (size_t i = 0; i < entry.messages.size(); ++i) {
+      const Message& message = entry.messages[i];
+      const std::string which = "the buffer of tag " + std::to_string(message.tag) +
+                                " message " + std::to_string(entry.seqs[i]);
+      if (lengths.at(i) != message.bytes) {
+        return failed(which + " gets " + std::to_string(message.bytes) + " bytes",
+                      std::to_string(lengths.at(i)) + " bytes", result.note);
+      }
+      const size_t mismatch = transports::first_pattern_mismatch(
+          entry.buffers[i].data(), message.bytes, pattern_seed(message.tag, entry.seqs[i]));
+      if (mismatch != message.bytes) {
+        return failed(which + " holds exactly that message",
+                      "data_mismatch at byte " + std::to_string(mismatch) +
+                          " (another message, or per-tag order broken)",
+                      result.note);
+      }
+    }
+  }
+  engine.value()->release(ids);
+  return result;
+}
+
+StepResult tagged_recv(StepState& state, const json& step) {
+  std::vector<std::vector<Message>> groups;
+  for (const Message& message : expand(step.at("messages"))) groups.push_back({message});
+  return receive_groups(state, step, groups,
+                        "tagged.recv of " + std::to_string(groups.size()) + " messages");
+}
+
+StepResult tagged_group_recv(StepState& state, const json& step) {
+  std::vector<std::vector<Message>> groups;
+  size_t buffers = 0;
+  for (const auto& group : step.at("groups")) {
+    groups.push_back(expand(group));
+    buffers += groups.back().size();
+  }
+  return receive_groups(state, step, groups,
+                        "tagged.group_recv of " + std::to_string(groups.size()) + " groups, " +
+                            std::to_string(buffers) + " buffers");
+}
+
+// Drives the engine without posting anything: eager messages that arrive now wait for their
+// receive. With `until_unexpected`, stops once that many are held and fails if they never are.
+StepResult tagged_progress(StepState& state, const json& step) {
+  auto engine = tagged_of(state);
+  if (!engine.ok()) return broken(engine.error());
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(step.value("ms", 200));
+  const uint64_t wanted = step.value("until_unexpected", uint64_t{0});
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (wanted > 0 && engine.value()->stats().unexpected >= wanted) break;
+    if (auto driven = engine.value()->progress(); !driven.ok())
+      return failed("the tagged engine progresses", driven.error().describe());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const std::string note = stats_note(*engine.value());
+  if (engine.value()->stats().unexpected < wanted) {
+    return failed(std::to_string(wanted) + " eager messages held before their receive is posted",
+                  std::to_string(engine.value()->stats().unexpected), note);
+  }
+  return met(note);
+}
+
+}  // namespace
+
+void add_tagged_ops(std::map<std::string, StepOp>& ops) {
+  ops["tagged.open"] = tagged_open;
+  ops["tagged.send"] = tagged_send;
+  ops["tagged.recv"] = tagged_recv;
+  ops["tagged.group_recv"] = tagged_group_recv;
+  ops["tagged.progress"] = tagged_progress;
+}
+
+}  // namespace faultline::harness
