@@ -43,8 +43,9 @@ OfiEndpoint::OfiEndpoint(OfiDevice& device, const EndpointConfig& config)
 
 OfiEndpoint::~OfiEndpoint() {
   // Cancel what is still posted and drain the CQ, so no completion references a context that
-  // is about to go away and nothing is left behind for a later endpoint.
-  if (ep_) {
+  // is about to go away and nothing is left behind for a later endpoint. An endpoint whose
+  // creation failed before fi_enable has nothing posted, and reading its CQ crashes shm.
+  if (ep_ && enabled_) {
     for (auto& context : recv_contexts_) {
       if (context.in_use) fi_cancel(&ep_->fid, &context.fi_ctx);
     }
@@ -116,7 +117,15 @@ Result<std::unique_ptr<OfiEndpoint>> OfiEndpoint::create(OfiDevice& device,
   if (int rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV); rc != 0) {
     return native_failure("fi_ep_bind(cq)", rc);
   }
-  if (int rc = fi_enable(ep); rc != 0) return native_failure("fi_enable", rc);
+  if (int rc = fi_enable(ep); rc != 0) {
+    Error error = native_failure("fi_enable", rc);
+    if (rc == -FI_ENOENT && info.provider == "shm") {
+      error.hint = "the shm provider keeps its regions in /dev/shm: check that /dev/shm exists "
+                   "and is a writable tmpfs (mount -t tmpfs tmpfs /dev/shm)";
+    }
+    return error;
+  }
+  endpoint->enabled_ = true;
 
   size_t length = 0;
   fi_getname(&ep->fid, nullptr, &length);  // -FI_ETOOSMALL, with the size

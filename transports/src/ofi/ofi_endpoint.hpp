@@ -93,6 +93,7 @@ class OfiEndpoint final : public Endpoint {
   FidPtr<fid_cq> cq_;
   FidPtr<fid_av> av_;
   FidPtr<fid_ep> ep_;
+  bool enabled_ = false;  ///< fi_enable succeeded: only then is there anything to drain
 };
 
 }  // namespace faultline::transports::ofi
