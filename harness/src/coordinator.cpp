@@ -314,6 +314,7 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
             run->spec->topology == "ring" ? nlohmann::json{{"ranks", ranks}} : ranks.at(1 - i);
         send_to(agents[i], "peer_info", {{"run_id", run->result.run_id}, {"info", info}});
       }
+      run->infos.clear();  // a later exchange (a reconnect) is a round of its own
     }
   } else if (type == "barrier") {
     auto& arrived = run->barriers[message.at("name")];
@@ -323,6 +324,7 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
         send_to(agent_id, "barrier_release",
                 {{"run_id", run->result.run_id}, {"name", message.at("name")}});
       }
+      run->barriers.erase(message.at("name"));  // the same name may be reached again
     }
   } else if (type == "scenario_result") {
     nlohmann::json side = message;

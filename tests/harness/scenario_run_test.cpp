@@ -124,7 +124,7 @@ TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integra
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
     const auto runs = read_report(dir.path()).at("scenarios");
-    REQUIRE(runs.size() == 6);  // one run each: a ring is every agent at once
+    REQUIRE(runs.size() == 7);  // one run each of the 7 collective scenarios: a ring is every agent at once
     for (const auto& run : runs) {
       CHECK(run.at("verdict") == "pass");
       CHECK(run.at("agents").at("ranks").size() == std::stoul(agents));

@@ -23,6 +23,10 @@ transports::Result<Ring*> ring_of(StepState& state) {
 }
 
 StepResult ring_connect(StepState& state, const json& step) {
+  // A reconnect: the old endpoints go first, then the ring whose memory they may still use.
+  state.ring_next.reset();
+  state.ring_prev.reset();
+  state.ring.reset();
   transports::EndpointConfig config;
   const json options = step.value("config", json::object());
   config.send_depth = options.value("send_depth", 64U);

@@ -346,11 +346,12 @@ StepResult modify_to_error(StepState& state, const json& step) {
 }
 
 StepResult close_endpoint(StepState& state, const json& /*step*/) {
-  // The engines on the endpoint go with it; a later connect starts them afresh.
+  // The engines on the endpoint go with it (after it: their memory may still be in use by
+  // its outstanding work); a later connect starts them afresh.
+  state.endpoint.reset();
   state.kv_server.reset();
   state.kv.reset();
   state.tagged.reset();
-  state.endpoint.reset();
   return met("endpoint destroyed, as when its process dies");
 }
 
@@ -374,6 +375,17 @@ StepResult sleep_for(StepState& state, const json& step) {
 
 }  // namespace
 
+StepState::~StepState() {
+  ring_next.reset();
+  ring_prev.reset();
+  endpoint.reset();
+  ring.reset();
+  tagged.reset();
+  kv_server.reset();
+  kv.reset();
+  buffers.clear();
+}
+
 void progress(StepState& state) {
   Completion completions[8];
   if (state.tagged) {
@@ -384,12 +396,9 @@ void progress(StepState& state) {
       for (size_t i = 0; i < polled.value(); ++i) state.reaped.push_back(std::move(completions[i]));
     }
   }
-  // A ring's exchanges collect their own completions; what is left after one failed only
-  // needs driving, so that the neighbours still receive what this rank sent.
-  for (auto* ring_endpoint : {state.ring_next.get(), state.ring_prev.get()}) {
-    if (ring_endpoint != nullptr)
-      (void)ring_endpoint->poll(completions, std::chrono::milliseconds(0));
-  }
+  // A ring keeps what it reaps for its next exchange to judge; driving it lets the
+  // neighbours' transfers complete while this rank waits.
+  if (state.ring) (void)state.ring->drive();
 }
 
 const std::map<std::string, StepOp>& step_ops() {

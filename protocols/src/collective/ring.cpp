@@ -22,6 +22,18 @@ constexpr uint64_t kSend = 1ULL << 32;
 constexpr uint64_t kRecv = 2ULL << 32;
 constexpr uint64_t kIndexMask = (1ULL << 24) - 1;
 
+// Completions reaped earlier first, then the endpoint's.
+transports::Result<size_t> take(transports::Endpoint& endpoint, std::deque<Completion>& reaped,
+                                std::span<Completion> out, std::chrono::milliseconds timeout) {
+  if (reaped.empty()) return endpoint.poll(out, timeout);
+  size_t n = 0;
+  for (; n < out.size() && !reaped.empty(); ++n) {
+    out[n] = std::move(reaped.front());
+    reaped.pop_front();
+  }
+  return n;
+}
+
 }  // namespace
 
 struct Ring::Buffers {
@@ -105,6 +117,16 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
                      c.describe()};
   };
 
+  // Work request ids start over with every ring, so a completion left from an endpoint that
+  // existed before a reconnect can carry an id this exchange uses: its qp gives it away.
+  auto foreign = [&](const Completion& c, const transports::Endpoint& endpoint) {
+    return Error{ErrorCode::kProtocolViolation,
+                 "rank " + std::to_string(link_.rank) + ": completion of qp " +
+                     std::to_string(c.qp_num) + ", not this ring's qp " +
+                     std::to_string(endpoint.qp_num()) +
+                     ": left over from before a reconnect: " + c.describe()};
+  };
+
   auto post_receives = [&]() -> Status {
     // Never more receives in flight than chunks still expected.
     while (!free_slots.empty() && posted < chunks_expected) {
@@ -146,10 +168,11 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
                        std::to_string(chunks_expected)};
     }
     Completion completions[8];
-    auto sends = link_.to_next.poll(completions, std::chrono::milliseconds(0));
+    auto sends = take(link_.to_next, reaped_sends_, completions, std::chrono::milliseconds(0));
     if (!sends.ok()) return sends.error();
     for (size_t i = 0; i < sends.value(); ++i) {
       const Completion& c = completions[i];
+      if (c.qp_num != link_.to_next.qp_num()) return foreign(c, link_.to_next);
       if (c.wr_id < send_base || c.wr_id >= send_base + sent) {
         return Error{
             ErrorCode::kProtocolViolation,
@@ -161,10 +184,12 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
       FAULTLINE_RETURN_IF_ERROR(check(c, "SEND"));
       ++send_done;
     }
-    auto receives = link_.from_prev.poll(completions, std::chrono::milliseconds(1));
+    auto receives =
+        take(link_.from_prev, reaped_receives_, completions, std::chrono::milliseconds(1));
     if (!receives.ok()) return receives.error();
     for (size_t i = 0; i < receives.value(); ++i) {
       const Completion& c = completions[i];
+      if (c.qp_num != link_.from_prev.qp_num()) return foreign(c, link_.from_prev);
       if (c.wr_id < recv_base || c.wr_id >= recv_base + options_.max_recvs_in_flight) {
         return Error{
             ErrorCode::kProtocolViolation,
@@ -190,6 +215,17 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
                  "rank " + std::to_string(link_.rank) + ": received " + std::to_string(landed) +
                      " bytes in " + std::to_string(received) + " chunks, expected " +
                      std::to_string(in.size())};
+  }
+  return {};
+}
+
+Status Ring::drive() {
+  Completion completions[8];
+  for (auto [endpoint, reaped] : {std::pair{&link_.to_next, &reaped_sends_},
+                                  std::pair{&link_.from_prev, &reaped_receives_}}) {
+    auto polled = endpoint->poll(completions, std::chrono::milliseconds(0));
+    if (!polled.ok()) return polled.error();
+    reaped->insert(reaped->end(), completions, completions + polled.value());
   }
   return {};
 }

@@ -296,6 +296,12 @@ struct TaggedEngine::Impl {
     if (!completion.ok()) {
       return fail(ErrorCode::kNativeError, "completion failed: " + completion.describe());
     }
+    if (completion.qp_num != endpoint.qp_num()) {
+      return fail(ErrorCode::kProtocolViolation,
+                  "a completion of qp " + std::to_string(completion.qp_num) + ", not this qp " +
+                      std::to_string(endpoint.qp_num()) +
+                      " (left over from before a reconnect): " + completion.describe());
+    }
     const uint64_t kind = completion.wr_id & kKindMask;
     const uint64_t index = completion.wr_id & ~kKindMask;
     if (completion.op == Opcode::kRecvRdmaWithImm) {
@@ -312,6 +318,12 @@ struct TaggedEngine::Impl {
       return handled;
     }
     if (kind == kSendSlot && index < send_slot_request.size()) {
+      if (std::find(free_send_slots.begin(), free_send_slots.end(), index) !=
+          free_send_slots.end()) {
+        return fail(ErrorCode::kProtocolViolation,
+                    "a second completion for a frame already sent (a duplicate or stale "
+                    "completion): " + completion.describe());
+      }
       if (in_flight > 0) --in_flight;
       free_send_slots.push_back(index);
       if (send_slot_request[index] != 0) finish(send_slot_request[index]);
@@ -319,6 +331,11 @@ struct TaggedEngine::Impl {
       return {};
     }
     if (kind == kWrite && requests.contains(index)) {
+      if (requests.at(index).done) {
+        return fail(ErrorCode::kProtocolViolation,
+                    "a second completion for a write already done (a duplicate or stale "
+                    "completion): " + completion.describe());
+      }
       if (in_flight > 0) --in_flight;
       finish(index);
       return {};

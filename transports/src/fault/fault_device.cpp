@@ -53,13 +53,14 @@ class FaultDevice : public Device {
       return endpoint;
     }
     return std::unique_ptr<Endpoint>(
-        std::make_unique<FaultEndpoint>(std::move(endpoint).value(), plan_, log_));
+        std::make_unique<FaultEndpoint>(std::move(endpoint).value(), plan_, log_, stale_));
   }
 
  private:
   std::unique_ptr<Device> inner_;
   FaultPlan plan_;
   std::shared_ptr<FaultLog> log_;
+  std::shared_ptr<std::vector<Completion>> stale_ = std::make_shared<std::vector<Completion>>();
   DeviceInfo info_;
 };
 

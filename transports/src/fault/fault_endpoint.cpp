@@ -42,8 +42,12 @@ bool is_inline_capable(Opcode op) {
 }  // namespace
 
 FaultEndpoint::FaultEndpoint(std::unique_ptr<Endpoint> inner, const FaultPlan& plan,
-                             std::shared_ptr<FaultLog> log)
-    : inner_(std::move(inner)), plan_(plan), log_(std::move(log)) {
+                             std::shared_ptr<FaultLog> log,
+                             std::shared_ptr<std::vector<Completion>> stale)
+    : inner_(std::move(inner)),
+      plan_(plan),
+      log_(std::move(log)),
+      replay_after_connect_(std::move(stale)) {
   for (size_t i = 0; i < plan_.completions.size(); ++i) {
     random_.emplace_back(plan_.seed * 0x9e3779b97f4a7c15ULL + i + 1);
   }
@@ -56,11 +60,11 @@ void FaultEndpoint::record(std::string kind, std::string detail) {
 
 Status FaultEndpoint::connect(std::span<const std::byte> peer_address) {
   Status connected = inner_->connect(peer_address);
-  for (Completion& stale : replay_after_connect_) {
+  for (Completion& stale : *replay_after_connect_) {
     record("replay_completion", "stale " + stale.describe() + " returned again after reconnect");
     ready_.push_back(std::move(stale));
   }
-  replay_after_connect_.clear();
+  replay_after_connect_->clear();
   return connected;
 }
 
@@ -152,7 +156,7 @@ void FaultEndpoint::apply(Completion completion) {
         detail += " held " + std::to_string(fault.delay.count()) + " ms";
         break;
       case CompletionFaultKind::kDuplicate: duplicated = true; break;
-      case CompletionFaultKind::kReplay: replay_after_connect_.push_back(completion); break;
+      case CompletionFaultKind::kReplay: replay_after_connect_->push_back(completion); break;
     }
     record(std::string(kind_name(fault.kind)), detail);
   }

@@ -15,8 +15,11 @@ namespace faultline::transports::fault {
 /// endpoint it wraps, and records each one it applies.
 class FaultEndpoint : public Endpoint {
  public:
+  /// `stale`: completions held for replay, shared by every endpoint of one device, so that a
+  /// replayed completion shows up after the next connect of whichever endpoint comes next (a
+  /// completion queue that outlived its endpoint).
   FaultEndpoint(std::unique_ptr<Endpoint> inner, const FaultPlan& plan,
-                std::shared_ptr<FaultLog> log);
+                std::shared_ptr<FaultLog> log, std::shared_ptr<std::vector<Completion>> stale);
 
   std::vector<std::byte> address() const override { return inner_->address(); }
   Status connect(std::span<const std::byte> peer_address) override;
@@ -49,7 +52,7 @@ class FaultEndpoint : public Endpoint {
   std::map<uint64_t, std::vector<Segment>> local_buffers_;  // wr_id -> receive/read targets
   std::deque<Completion> ready_;
   std::vector<Delayed> delayed_;
-  std::vector<Completion> replay_after_connect_;
+  std::shared_ptr<std::vector<Completion>> replay_after_connect_;
 };
 
 }  // namespace faultline::transports::fault

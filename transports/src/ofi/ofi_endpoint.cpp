@@ -46,6 +46,10 @@ OfiEndpoint::~OfiEndpoint() {
   // is about to go away and nothing is left behind for a later endpoint. An endpoint whose
   // creation failed before fi_enable has nothing posted, and reading its CQ crashes shm.
   if (ep_ && enabled_) {
+    // Work still waiting for room was never handed to the provider: it goes with the endpoint
+    // (submitting it now would read buffers the caller may already have freed).
+    for (OpContext* deferred : deferred_) release(deferred);
+    deferred_.clear();
     for (auto& context : recv_contexts_) {
       if (context.in_use) fi_cancel(&ep_->fid, &context.fi_ctx);
     }

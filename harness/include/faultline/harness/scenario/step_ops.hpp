@@ -28,6 +28,13 @@ struct ScenarioBuffer {
 
 /// Everything the steps of one side share.
 struct StepState {
+  StepState() = default;
+  /// Endpoints go first, while the buffers and engine memory their outstanding work refers
+  /// to still exist (as a QP is destroyed before its MRs); the device goes last.
+  ~StepState();
+  StepState(const StepState&) = delete;
+  StepState& operator=(const StepState&) = delete;
+
   ScenarioLink* link = nullptr;
   std::string role;
   size_t rank = 0;  ///< this side's place: 0 or 1 in a pair, 0..size-1 in a ring

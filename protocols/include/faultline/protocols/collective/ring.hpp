@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -70,6 +71,11 @@ class Ring {
   std::pair<size_t, size_t> segment(size_t bytes, DataType type, size_t index) const;
   const RingStats& stats() const { return stats_; }
 
+  /// Reaps both endpoints without blocking, for a rank waiting on something else (its peers,
+  /// the harness), so that the neighbours' transfers still complete. What it reaps is kept and
+  /// judged by the next exchange like any completion: nothing is thrown away unseen.
+  transports::Status drive();
+
  private:
   struct Buffers;
   Ring(RingLink link, RingOptions options, std::unique_ptr<Buffers> buffers);
@@ -80,6 +86,8 @@ class Ring {
   std::unique_ptr<Buffers> buffers_;
   RingStats stats_;
   uint32_t exchanges_ = 0;  // numbers each exchange's work requests
+  std::deque<transports::Completion> reaped_sends_;     // by drive(), for the next exchange
+  std::deque<transports::Completion> reaped_receives_;
 };
 
 }  // namespace faultline::protocols::collective
