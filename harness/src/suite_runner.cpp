@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <chrono>
 #include <ctime>
@@ -158,14 +159,23 @@ class Reporter final : public RunObserver {
 void print_summary(const std::vector<ScenarioRun>& runs, const std::string& report_path,
                    std::ostream& out) {
   std::map<std::string, int> counts;
+  // Columns as wide as their longest entry, so a long id never runs into the next column.
+  size_t scenario_width = 44;
+  size_t agents_width = 22;
+  for (const auto& run : runs) {
+    scenario_width = std::max(scenario_width, run.scenario.size() + 2);
+    agents_width = std::max(agents_width, who(run).size() + 2);
+  }
+  const auto scenario_w = static_cast<int>(scenario_width);
+  const auto agents_w = static_cast<int>(agents_width);
   out << "\n"
-      << std::left << std::setw(44) << "SCENARIO" << std::setw(22) << "AGENTS" << std::setw(9)
-      << "VERDICT" << std::right << std::setw(10) << "SECONDS"
+      << std::left << std::setw(scenario_w) << "SCENARIO" << std::setw(agents_w) << "AGENTS"
+      << std::setw(9) << "VERDICT" << std::right << std::setw(10) << "SECONDS"
       << "\n";
   for (const auto& run : runs) {
     ++counts[std::string(to_string(run.verdict))];
-    out << std::left << std::setw(44) << run.scenario << std::setw(22) << who(run) << std::setw(9)
-        << to_string(run.verdict) << std::right << std::setw(10) << std::fixed
+    out << std::left << std::setw(scenario_w) << run.scenario << std::setw(agents_w) << who(run)
+        << std::setw(9) << to_string(run.verdict) << std::right << std::setw(10) << std::fixed
         << std::setprecision(2) << run.duration_ms / 1000 << "\n";
   }
   out << "\n" << runs.size() << " scenario runs:";

@@ -73,7 +73,7 @@ TEST_CASE("run with 8 agents covers the 28 pairs once each in 7 rounds",
   CHECK(busy_by_round.size() == 7);
 }
 
-TEST_CASE("a scenario that aborts or segfaults is crashed with its signal; the next one runs",
+TEST_CASE("a scenario that aborts or segfaults is crashed with its signal, and the next one runs",
           "[integration][ofi]") {
   TempDir dir;
   auto result = run_command("FAULTLINE_ENABLE_TEST_SCENARIOS=1 " + kFaultline +

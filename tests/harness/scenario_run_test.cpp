@@ -93,7 +93,7 @@ TEST_CASE("the faults suite passes over shm", "[integration][ofi][slow]") {
   check_faults_suite("shm");
 }
 
-TEST_CASE("the protocols suite passes over tcp and shm; violations name expected and actual",
+TEST_CASE("the protocols suite passes over tcp and shm, violations naming expected and actual",
           "[integration][ofi]") {
   for (const std::string provider : {"tcp", "shm"}) {
     CAPTURE(provider);
@@ -103,7 +103,7 @@ TEST_CASE("the protocols suite passes over tcp and shm; violations name expected
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
     const auto report = read_report(dir.path());
-    CHECK(report.at("scenarios").size() >= 6);
+    CHECK(report.at("scenarios").size() >= 18);
     const auto server = step_notes(find_run(report, "kv.push-request-missing-lens"), "server");
     REQUIRE_FALSE(server.empty());
     CHECK_THAT(server.back(), Catch::Contains("served 2 requests with 1 violation(s): PushRequest: "
@@ -111,6 +111,17 @@ TEST_CASE("the protocols suite passes over tcp and shm; violations name expected
     const auto worker = step_notes(find_run(report, "kv.push-request-missing-lens"), "worker");
     CHECK(std::any_of(worker.begin(), worker.end(), [](const std::string& note) {
       return note.find("mutation: dropped segment lens of PushRequest") != std::string::npos;
+    }));
+    // The eager queue really filled and the sender backed off; the eager messages really
+    // arrived before their receives were posted.
+    const auto sender = step_notes(find_run(report, "tagged.eager-queue-full"), "sender");
+    REQUIRE_FALSE(sender.empty());
+    CHECK_THAT(sender.back(), Catch::Contains("eager sent 64,"));
+    CHECK_THAT(sender.back(), Catch::Contains("eager queue high water 8"));
+    CHECK_THAT(sender.back(), !Catch::Contains("backoffs 0,"));
+    const auto receiver = step_notes(find_run(report, "tagged.eager-boundary"), "receiver");
+    CHECK(std::any_of(receiver.begin(), receiver.end(), [](const std::string& note) {
+      return note.find("(2 before their receive)") != std::string::npos;
     }));
   }
 }
@@ -124,7 +135,8 @@ TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integra
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
     const auto runs = read_report(dir.path()).at("scenarios");
-    REQUIRE(runs.size() == 7);  // one run each of the 7 collective scenarios: a ring is every agent at once
+    REQUIRE(runs.size() ==
+            7);  // one run each of the 7 collective scenarios: a ring is every agent at once
     for (const auto& run : runs) {
       CHECK(run.at("verdict") == "pass");
       CHECK(run.at("agents").at("ranks").size() == std::stoul(agents));
@@ -201,7 +213,7 @@ TEST_CASE("the same seed fires the same faults and gives the same report", "[int
   CHECK(first.dump().find("rewrite_status") != std::string::npos);
 }
 
-TEST_CASE("a malformed scenario file is exit 2 naming file and pointer; nothing runs",
+TEST_CASE("a malformed scenario file is exit 2 naming file and pointer, and nothing runs",
           "[integration]") {
   TempDir dir;
   const std::string file = kData + "/malformed/unknown-op.json";

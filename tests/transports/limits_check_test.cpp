@@ -46,7 +46,7 @@ TEST_CASE("Every field above its limit is named, in order", "[unit]") {
   CHECK(violations[4].describe() == "max_inline 257 exceeds device max_inline_data 256");
 }
 
-TEST_CASE("A config at the limits passes; an unadvertised CQ limit is not checked", "[unit]") {
+TEST_CASE("A config at the limits passes, and an unadvertised CQ limit is not checked", "[unit]") {
   EndpointConfig config;
   config.send_depth = 65535;
   config.recv_depth = 65535;

@@ -37,8 +37,7 @@ transports::Result<TaggedEngine*> tagged_of(StepState& state) {
   options.eager_threshold = given.value("eager_threshold", options.eager_threshold);
   options.eager_queue_depth = given.value("eager_queue_depth", options.eager_queue_depth);
   options.receive_slots = given.value("receive_slots", options.receive_slots);
-  options.timeout =
-      std::chrono::milliseconds(given.value("timeout_ms", options.timeout.count()));
+  options.timeout = std::chrono::milliseconds(given.value("timeout_ms", options.timeout.count()));
   auto made = TaggedEngine::create(*state.device, *state.endpoint, options);
   if (!made.ok()) return std::move(made).take_error();
   state.tagged = std::move(made).value();
@@ -84,8 +83,8 @@ StepResult tagged_open(StepState& state, const json& /*step*/) {
   return met("tagged engine open: eager threshold " +
              std::to_string(state.tagged_options.value("eager_threshold", 8184)) +
              " bytes, receive slots " +
-             std::to_string(state.tagged_options.value("receive_slots", 32)) +
-             ", eager queue " + std::to_string(state.tagged_options.value("eager_queue_depth", 8)));
+             std::to_string(state.tagged_options.value("receive_slots", 32)) + ", eager queue " +
+             std::to_string(state.tagged_options.value("eager_queue_depth", 8)));
 }
 
 StepResult tagged_send(StepState& state, const json& step) {
@@ -174,8 +173,8 @@ StepResult receive_groups(StepState& state, const json& step,
     const auto lengths = engine.value()->received_lengths(entry.id);
     for (size_t i = 0; i < entry.messages.size(); ++i) {
       const Message& message = entry.messages[i];
-      const std::string which = "the buffer of tag " + std::to_string(message.tag) +
-                                " message " + std::to_string(entry.seqs[i]);
+      const std::string which = "the buffer of tag " + std::to_string(message.tag) + " message " +
+                                std::to_string(entry.seqs[i]);
       if (lengths.at(i) != message.bytes) {
         return failed(which + " gets " + std::to_string(message.bytes) + " bytes",
                       std::to_string(lengths.at(i)) + " bytes", result.note);

@@ -43,17 +43,17 @@ struct TaggedEngine::Impl {
     std::unique_ptr<transports::MemoryRegion> region;
     uint32_t token = 0;
     size_t length = 0;
-    bool placed = false;                 // rendezvous: the write's immediate arrived
-    std::optional<size_t> announced;     // rendezvous: the kWritten frame arrived
+    bool placed = false;              // rendezvous: the write's immediate arrived
+    std::optional<size_t> announced;  // rendezvous: the kWritten frame arrived
     bool done = false;
   };
   struct Request {
     bool is_send = false;
     SendPath path = SendPath::kEager;
-    TagKey key;                        // send
-    std::span<const std::byte> data;   // rendezvous send
+    TagKey key;                       // send
+    std::span<const std::byte> data;  // rendezvous send
     std::unique_ptr<transports::MemoryRegion> region;
-    std::vector<Part> parts;           // receive
+    std::vector<Part> parts;  // receive
     size_t parts_done = 0;
     bool done = false;
     std::optional<Error> error;
@@ -73,7 +73,7 @@ struct TaggedEngine::Impl {
   std::unique_ptr<transports::MemoryRegion> send_region;
   std::vector<size_t> free_send_slots;
   std::vector<RequestId> send_slot_request;  // the eager send a slot carries, or 0
-  size_t in_flight = 0;                       // send-side work requests not yet completed
+  size_t in_flight = 0;                      // send-side work requests not yet completed
 
   CreditWindow credits;
   EagerQueue eager;
@@ -128,10 +128,10 @@ struct TaggedEngine::Impl {
     send_slot_request[slot] = eager_request;
     Segment segment{send_slot(slot), static_cast<uint32_t>(sizeof header + body.size()),
                     send_region.get()};
-    Status posted = endpoint.post_send({.wr_id = kSendSlot | slot,
-                                        .op = Opcode::kSend,
-                                        .segments = {&segment, 1}});
-    if (!posted.ok()) return fail(posted.error().code, "posting a frame: " + posted.error().describe());
+    Status posted = endpoint.post_send(
+        {.wr_id = kSendSlot | slot, .op = Opcode::kSend, .segments = {&segment, 1}});
+    if (!posted.ok())
+      return fail(posted.error().code, "posting a frame: " + posted.error().describe());
     ++in_flight;
     credits.consume();
     return {};
@@ -176,9 +176,7 @@ struct TaggedEngine::Impl {
     finish_part(target, payload.size(), std::nullopt);
   }
 
-  void start_write(RequestId id, const ReceiveEntry& entry) {
-    writes.push_back({id, entry});
-  }
+  void start_write(RequestId id, const ReceiveEntry& entry) { writes.push_back({id, entry}); }
 
   // What a peer's frame in receive slot `slot` says; `bytes` is how much arrived.
   Status handle_frame(size_t slot, size_t bytes) {
@@ -198,9 +196,8 @@ struct TaggedEngine::Impl {
       case FrameKind::kEager: {
         if (header.length != body.size() || header.length > options.eager_threshold) {
           return fail(ErrorCode::kProtocolViolation,
-                      "eager frame of " + key_text(key) + " says " +
-                          std::to_string(header.length) + " bytes, carries " +
-                          std::to_string(body.size()) + " (threshold " +
+                      "eager frame of " + key_text(key) + " says " + std::to_string(header.length) +
+                          " bytes, carries " + std::to_string(body.size()) + " (threshold " +
                           std::to_string(options.eager_threshold) + ")");
         }
         ReceiveTarget target;
@@ -218,8 +215,8 @@ struct TaggedEngine::Impl {
         if (header.entry_count > kMaxGroup ||
             body.size() < header.entry_count * sizeof(ReceiveEntry)) {
           return fail(ErrorCode::kProtocolViolation,
-                      "a receives frame of " + std::to_string(header.entry_count) +
-                          " entries in " + std::to_string(body.size()) + " bytes");
+                      "a receives frame of " + std::to_string(header.entry_count) + " entries in " +
+                          std::to_string(body.size()) + " bytes");
         }
         for (size_t i = 0; i < header.entry_count; ++i) {
           ReceiveEntry entry;
@@ -243,11 +240,11 @@ struct TaggedEngine::Impl {
       }
       case FrameKind::kTruncated: {
         if (auto target = matcher.take(key)) {
-          finish_part(*target, 0,
-                      Error{ErrorCode::kProtocolViolation,
-                            options.side + ": the sender's message of " +
-                                std::to_string(header.length) + " bytes (" + key_text(key) +
-                                ") does not fit this receive buffer"});
+          finish_part(
+              *target, 0,
+              Error{ErrorCode::kProtocolViolation,
+                    options.side + ": the sender's message of " + std::to_string(header.length) +
+                        " bytes (" + key_text(key) + ") does not fit this receive buffer"});
         }
         return {};
       }
@@ -274,16 +271,16 @@ struct TaggedEngine::Impl {
     if (write) part.placed = true;
     if (length) part.announced = length;
     if (part.announced && *part.announced > part.buffer.size()) {
-      return fail(ErrorCode::kProtocolViolation,
-                  "a write of " + std::to_string(*part.announced) + " bytes (" +
-                      key_text(part.key) + ") into a " + std::to_string(part.buffer.size()) +
-                      "-byte buffer");
+      return fail(ErrorCode::kProtocolViolation, "a write of " + std::to_string(*part.announced) +
+                                                     " bytes (" + key_text(part.key) + ") into a " +
+                                                     std::to_string(part.buffer.size()) +
+                                                     "-byte buffer");
     }
     if (write && write->byte_len != 0 && part.announced && write->byte_len != *part.announced) {
-      return fail(ErrorCode::kProtocolViolation,
-                  "the write of " + key_text(part.key) + " placed " +
-                      std::to_string(write->byte_len) + " bytes, the sender announced " +
-                      std::to_string(*part.announced));
+      return fail(ErrorCode::kProtocolViolation, "the write of " + key_text(part.key) + " placed " +
+                                                     std::to_string(write->byte_len) +
+                                                     " bytes, the sender announced " +
+                                                     std::to_string(*part.announced));
     }
     if (part.placed && part.announced) {
       ++stats.rendezvous_received;
@@ -322,7 +319,8 @@ struct TaggedEngine::Impl {
           free_send_slots.end()) {
         return fail(ErrorCode::kProtocolViolation,
                     "a second completion for a frame already sent (a duplicate or stale "
-                    "completion): " + completion.describe());
+                    "completion): " +
+                        completion.describe());
       }
       if (in_flight > 0) --in_flight;
       free_send_slots.push_back(index);
@@ -334,15 +332,16 @@ struct TaggedEngine::Impl {
       if (requests.at(index).done) {
         return fail(ErrorCode::kProtocolViolation,
                     "a second completion for a write already done (a duplicate or stale "
-                    "completion): " + completion.describe());
+                    "completion): " +
+                        completion.describe());
       }
       if (in_flight > 0) --in_flight;
       finish(index);
       return {};
     }
-    return fail(ErrorCode::kProtocolViolation,
-                "a completion for a work request this engine never posted: " +
-                    completion.describe());
+    return fail(
+        ErrorCode::kProtocolViolation,
+        "a completion for a work request this engine never posted: " + completion.describe());
   }
 
   Status post_write(const PendingWrite& pending) {
@@ -370,7 +369,8 @@ struct TaggedEngine::Impl {
                                         .segments = {&local, 1},
                                         .imm = entry.token,
                                         .remote = {entry.addr, entry.key, request.data.size()}});
-    if (!posted.ok()) return fail(posted.error().code, "posting a write: " + posted.error().describe());
+    if (!posted.ok())
+      return fail(posted.error().code, "posting a write: " + posted.error().describe());
     ++in_flight;
     credits.consume();
     ++stats.rendezvous_sent;
@@ -394,9 +394,9 @@ struct TaggedEngine::Impl {
         control_frames.pop_front();
         FrameHeader header;
         std::memcpy(&header, frame.data(), sizeof header);
-        FAULTLINE_RETURN_IF_ERROR(
-            post_frame(header, std::span(frame).subspan(sizeof header), 0));
-      } else if (!writes.empty() && credits.can_send() && in_flight < endpoint.config().send_depth) {
+        FAULTLINE_RETURN_IF_ERROR(post_frame(header, std::span(frame).subspan(sizeof header), 0));
+      } else if (!writes.empty() && credits.can_send() &&
+                 in_flight < endpoint.config().send_depth) {
         PendingWrite pending = writes.front();
         writes.pop_front();
         FAULTLINE_RETURN_IF_ERROR(post_write(pending));
@@ -444,9 +444,10 @@ struct TaggedEngine::Impl {
       const Request& request = found->second;
       if (!text.empty()) text += ", ";
       if (request.is_send) {
-        text += "send " + key_text(request.key) +
-                (request.path == SendPath::kEager ? " (eager, not yet sent)"
-                                                  : " (rendezvous, waiting for the receiver's buffer)");
+        text +=
+            "send " + key_text(request.key) +
+            (request.path == SendPath::kEager ? " (eager, not yet sent)"
+                                              : " (rendezvous, waiting for the receiver's buffer)");
       } else {
         text += "receive of";
         for (const Part& part : request.parts) {
@@ -484,9 +485,9 @@ Result<std::unique_ptr<TaggedEngine>> TaggedEngine::create(transports::Device& d
   auto recv_slots = host.allocate(self.options.receive_slots * self.slot_bytes, 4096);
   if (!recv_slots.ok()) return std::move(recv_slots).take_error();
   self.recv_slots = recv_slots.value();
-  auto recv_region = device.register_memory(
-      self.recv_slots.get(), self.options.receive_slots * self.slot_bytes,
-      transports::kAccessLocalWrite);
+  auto recv_region =
+      device.register_memory(self.recv_slots.get(), self.options.receive_slots * self.slot_bytes,
+                             transports::kAccessLocalWrite);
   if (!recv_region.ok()) return std::move(recv_region).take_error();
   self.recv_region = std::move(recv_region).value();
   auto send_slots = host.allocate(send_count * self.slot_bytes, 4096);
@@ -516,11 +517,11 @@ Result<TaggedEngine::RequestId> TaggedEngine::send(uint64_t tag, std::span<const
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
-          return Error{ErrorCode::kTimeout,
-                       self.options.side + ": the eager queue stayed full (" +
-                           std::to_string(self.eager.capacity()) + " messages) for " +
-                           std::to_string(self.options.timeout.count()) +
-                           " ms: the peer returned no receive slots"};
+          return Error{ErrorCode::kTimeout, self.options.side + ": the eager queue stayed full (" +
+                                                std::to_string(self.eager.capacity()) +
+                                                " messages) for " +
+                                                std::to_string(self.options.timeout.count()) +
+                                                " ms: the peer returned no receive slots"};
         }
         FAULTLINE_RETURN_IF_ERROR(self.drive(std::min(left, std::chrono::milliseconds(50))));
       }
@@ -539,8 +540,7 @@ Result<TaggedEngine::RequestId> TaggedEngine::send(uint64_t tag, std::span<const
                                             transports::kAccessLocalWrite);
   if (!region.ok()) return std::move(region).take_error();
   const TagKey key{tag, self.send_seqs.next(tag)};
-  Impl::Request request{
-      .is_send = true, .path = SendPath::kRendezvous, .key = key, .data = data};
+  Impl::Request request{.is_send = true, .path = SendPath::kRendezvous, .key = key, .data = data};
   request.region = std::move(region).value();
   self.requests.emplace(id, std::move(request));
   if (auto early = self.early_entries.find(key); early != self.early_entries.end()) {
@@ -557,9 +557,9 @@ Result<TaggedEngine::RequestId> TaggedEngine::receive(std::vector<TaggedBuffer> 
   Impl& self = *impl_;
   if (self.broken) return *self.broken;
   if (group.empty() || group.size() > kMaxGroup) {
-    return Error{ErrorCode::kInvalidArgument,
-                 self.options.side + ": a receive takes 1 to " + std::to_string(kMaxGroup) +
-                     " buffers, not " + std::to_string(group.size())};
+    return Error{ErrorCode::kInvalidArgument, self.options.side + ": a receive takes 1 to " +
+                                                  std::to_string(kMaxGroup) + " buffers, not " +
+                                                  std::to_string(group.size())};
   }
   const RequestId id = self.next_request++;
   Impl::Request& request = self.requests[id];
@@ -621,10 +621,9 @@ Status TaggedEngine::wait(std::span<const RequestId> ids) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return Error{ErrorCode::kTimeout,
-                   self.options.side + ": not done after " +
-                       std::to_string(self.options.timeout.count()) +
-                       " ms: " + self.describe_pending(ids)}
+      return Error{ErrorCode::kTimeout, self.options.side + ": not done after " +
+                                            std::to_string(self.options.timeout.count()) +
+                                            " ms: " + self.describe_pending(ids)}
           .with_hint(
               "the peer never sent (or never posted a receive for) these tags: a tag or count "
               "mismatch between the two sides, or a peer that stopped driving progress");

@@ -6,7 +6,7 @@
 
 using namespace faultline::protocols::tagged;
 
-TEST_CASE("data frames stop one credit short; a credit return may use the last", "[unit]") {
+TEST_CASE("data frames stop one credit short, a credit return may use the last", "[unit]") {
   CreditWindow window(4, 4);
   for (int i = 0; i < 3; ++i) {
     REQUIRE(window.can_send());

@@ -68,12 +68,12 @@ TEST_CASE("a group of 8 buffers with mixed tags takes each tag's messages in ord
   const std::vector<uint64_t> tags = {1, 2, 1, 2, 3, 3, 3, 1};
   std::vector<TagKey> keys;
   for (size_t i = 0; i < tags.size(); ++i) keys.push_back(matcher.post(tags[i], {1, i}).key);
-  CHECK(keys == std::vector<TagKey>{{1, 0}, {2, 0}, {1, 1}, {2, 1}, {3, 0}, {3, 1}, {3, 2},
-                                    {1, 2}});
+  CHECK(keys ==
+        std::vector<TagKey>{{1, 0}, {2, 0}, {1, 1}, {2, 1}, {3, 0}, {3, 1}, {3, 2}, {1, 2}});
   // The sender's messages arrive tag 3 first, then 1, then 2.
   std::vector<size_t> filled;
-  for (TagKey key : std::vector<TagKey>{{3, 0}, {3, 1}, {3, 2}, {1, 0}, {1, 1}, {1, 2}, {2, 0},
-                                        {2, 1}}) {
+  for (TagKey key :
+       std::vector<TagKey>{{3, 0}, {3, 1}, {3, 2}, {1, 0}, {1, 1}, {1, 2}, {2, 0}, {2, 1}}) {
     ReceiveTarget target;
     REQUIRE(matcher.arrive(key, bytes_of(0), target) == TagMatcher::Arrival::kMatched);
     filled.push_back(target.index);

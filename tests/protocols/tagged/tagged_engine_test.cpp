@@ -226,8 +226,7 @@ TEST_CASE("eager at the threshold - 1 and the threshold, rendezvous one byte ove
   }
 }
 
-TEST_CASE("more eager sends than the queue holds back off and lose nothing",
-          "[integration][ofi]") {
+TEST_CASE("more eager sends than the queue holds back off and lose nothing", "[integration][ofi]") {
   for (const auto& target : ofi_targets()) {
     CAPTURE(target.label());
     eager_queue_full(target);

@@ -124,8 +124,9 @@ Result<std::unique_ptr<OfiEndpoint>> OfiEndpoint::create(OfiDevice& device,
   if (int rc = fi_enable(ep); rc != 0) {
     Error error = native_failure("fi_enable", rc);
     if (rc == -FI_ENOENT && info.provider == "shm") {
-      error.hint = "the shm provider keeps its regions in /dev/shm: check that /dev/shm exists "
-                   "and is a writable tmpfs (mount -t tmpfs tmpfs /dev/shm)";
+      error.hint =
+          "the shm provider keeps its regions in /dev/shm: check that /dev/shm exists "
+          "and is a writable tmpfs (mount -t tmpfs tmpfs /dev/shm)";
     }
     return error;
   }

@@ -85,8 +85,8 @@ class Ring {
   RingOptions options_;
   std::unique_ptr<Buffers> buffers_;
   RingStats stats_;
-  uint32_t exchanges_ = 0;  // numbers each exchange's work requests
-  std::deque<transports::Completion> reaped_sends_;     // by drive(), for the next exchange
+  uint32_t exchanges_ = 0;                           // numbers each exchange's work requests
+  std::deque<transports::Completion> reaped_sends_;  // by drive(), for the next exchange
   std::deque<transports::Completion> reaped_receives_;
 };
 

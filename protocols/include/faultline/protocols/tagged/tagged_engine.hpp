@@ -38,10 +38,10 @@ struct TaggedStats {
   uint64_t rendezvous_sent = 0;
   uint64_t eager_received = 0;
   uint64_t rendezvous_received = 0;
-  uint64_t unexpected = 0;          ///< eager messages that arrived before their receive
-  uint64_t backoffs = 0;            ///< sends that found the eager queue full and waited
+  uint64_t unexpected = 0;  ///< eager messages that arrived before their receive
+  uint64_t backoffs = 0;    ///< sends that found the eager queue full and waited
   size_t eager_queue_high_water = 0;
-  uint64_t credit_frames = 0;       ///< frames sent only to return credits
+  uint64_t credit_frames = 0;  ///< frames sent only to return credits
 };
 
 /// Tagged messaging over one connected endpoint, both directions. Sends of at most the eager

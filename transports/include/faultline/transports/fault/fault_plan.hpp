@@ -24,7 +24,7 @@ enum class CompletionFaultKind {
   kDrop,           ///< the completion is never returned
   kDelay,          ///< the completion is held back for `delay`
   kDuplicate,      ///< the completion is returned twice
-  kReplay,  ///< returned again after the next connect of any endpoint of the device (stale)
+  kReplay,         ///< returned again after the next connect of any endpoint of the device (stale)
 };
 
 struct CompletionFault {
