@@ -235,7 +235,7 @@ void rdma_write_with_imm(const TestTarget& target) {
   const size_t bytes = 8192;
   TestBuffer source = pair.buffer_a(bytes);
   TestBuffer target_region = pair.buffer_b(bytes);
-  TestBuffer receive = pair.buffer_b(64 * 3);
+  TestBuffer receive = pair.buffer_b(size_t{64} * 3);
   fill_pattern(source.data(), bytes, 6);
   Segment segment = source.whole();
   for (uint64_t i = 0; i < 3; ++i) {
@@ -332,8 +332,8 @@ TRANSPORT_CONFORMANCE_CASE(sizes_around_mtu, "send and receive around the active
 // Expect: A sees exactly one completion, the signaled one; B gets the 8 messages in order.
 void unsignaled_then_signaled(const TestTarget& target) {
   TransportPair pair(target);
-  TestBuffer source = pair.buffer_a(8 * 128);
-  TestBuffer sink = pair.buffer_b(8 * 128);
+  TestBuffer source = pair.buffer_a(size_t{8} * 128);
+  TestBuffer sink = pair.buffer_b(size_t{8} * 128);
   for (size_t i = 0; i < 8; ++i) std::fill_n(source.data() + i * 128, 128, std::byte(i + 1));
   for (uint64_t i = 0; i < 8; ++i) {
     Segment segment = sink.segment(i * 128, 128);

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -16,7 +15,10 @@ namespace faultline::protocols::tagged {
 struct TagKey {
   uint64_t tag = 0;
   uint64_t seq = 0;
-  auto operator<=>(const TagKey&) const = default;
+  bool operator==(const TagKey&) const = default;
+  friend bool operator<(const TagKey& a, const TagKey& b) {
+    return a.tag != b.tag ? a.tag < b.tag : a.seq < b.seq;
+  }
 };
 
 /// Hands out the next seq of each tag.
