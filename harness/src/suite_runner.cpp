@@ -1,82 +1,46 @@
 #include "faultline/harness/suite_runner.hpp"
 
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <algorithm>
 
-#include <chrono>
-#include <ctime>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
 
 #include "faultline/harness/exit_codes.hpp"
-#include "faultline/reports/atomic_file.hpp"
+#include "faultline/harness/report_document.hpp"
+#include "faultline/reports/report_sink.hpp"
+#include "faultline/reports/report_view.hpp"
 
 namespace faultline::harness {
 
 namespace {
 
-using transports::Error;
-using transports::ErrorCode;
+std::string who(const ScenarioRun& run) { return reports::agents_label(scenario_to_json(run)); }
 
-std::string now_utc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
-std::string kernel_release() {
-  utsname name{};
-  uname(&name);
-  return std::string(name.sysname) + " " + name.release;
-}
-
-// "agent-1 <-> agent-2" for a pair, "ring of 4 (agent-1..agent-4)" for a ring.
-std::string who(const ScenarioRun& run) {
-  if (run.agents.size() <= 2) return run.initiator + " <-> " + run.responder;
-  return "ring of " + std::to_string(run.agents.size()) + " (" + run.agents.front() + ".." +
-         run.agents.back() + ")";
-}
-
-nlohmann::json run_to_json(const ScenarioRun& run) {
-  return {{"id", run.scenario},
-          {"tags", run.tags},
-          {"source", run.source},
-          {"sha256", run.sha256},
-          {"seed", run.seed},
-          {"run_id", run.run_id},
-          {"round", run.round},
-          {"agents",
-           {{"initiator", run.initiator}, {"responder", run.responder}, {"ranks", run.agents}}},
-          {"verdict", to_string(run.verdict)},
-          {"expected", run.expected},
-          {"observed", run.observed},
-          {"evidence", run.evidence},
-          {"hint", run.hint},
-          {"duration_ms", run.duration_ms},
-          {"sides", run.sides}};
-}
-
-// Prints progress and rewrites report.json after every finished run.
+// Prints progress and feeds the report sinks (report.json, junit.xml, summary.md) after every
+// finished run.
 class Reporter final : public RunObserver {
  public:
-  Reporter(Coordinator& coordinator, std::string report_dir, const RunMetadata& metadata,
+  Reporter(Coordinator& coordinator, const std::string& report_dir, const RunMetadata& metadata,
            size_t total, std::ostream& out)
-      : coordinator_(coordinator),
-        report_path_(std::move(report_dir) + "/report.json"),
-        metadata_(metadata),
+      : document_(coordinator, metadata, total),
+        sinks_(reports::report_directory_sinks(report_dir)),
+        report_path_(report_dir + "/report.json"),
         total_(total),
         out_(out),
-        live_(&out == &std::cout && isatty(STDOUT_FILENO) != 0),
-        started_at_(now_utc()) {}
+        live_(&out == &std::cout && isatty(STDOUT_FILENO) != 0) {}
+
+  // Writes the empty report; a failure here (an unwritable directory) stops the run.
+  transports::Status start() {
+    for (auto& sink : sinks_) FAULTLINE_RETURN_IF_ERROR(sink->on_run_started(document_.json()));
+    return {};
+  }
 
   void run_started(const ScenarioRun& run) override {
     if (live_) show_live(run, "starting");
+    for (auto& sink : sinks_) sink->on_scenario_started(scenario_to_json(run));
   }
   void step(const ScenarioRun& run, const std::string& agent, const std::string& step) override {
     if (live_) show_live(run, agent + ": " + step);
@@ -90,69 +54,36 @@ class Reporter final : public RunObserver {
          << run.duration_ms / 1000 << " s)";
     if (run.verdict != Verdict::kPass) out_ << ": " << run.observed;
     out_ << std::endl;
-    (void)write_report();  // a write failure is logged; the run goes on
+    const nlohmann::json& scenario = document_.add(run);
+    for (auto& sink : sinks_) {
+      // A write failure is logged; the run goes on.
+      report_failure(sink->on_scenario_finished(scenario, document_.json()));
+    }
   }
 
-  transports::Status write_report() const {
-    nlohmann::json agents = nlohmann::json::array();
-    for (const auto& agent : coordinator_.agents()) {
-      agents.push_back({{"id", agent.id},
-                        {"host", agent.host},
-                        {"pid", agent.pid},
-                        {"remote", agent.remote},
-                        {"lost", agent.lost},
-                        {"lost_reason", agent.lost_reason},
-                        {"target", agent.hello.value("target", nlohmann::json::object())},
-                        {"devices", agent.hello.value("devices", nlohmann::json::array())}});
-    }
-    std::map<std::string, int> counts;
-    nlohmann::json scenarios = nlohmann::json::array();
-    for (const auto& run : finished_) {
-      ++counts[std::string(to_string(run.verdict))];
-      scenarios.push_back(run_to_json(run));
-    }
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    const nlohmann::json report = {
-        {"schema_version", 1},
-        {"faultline_version", FAULTLINE_VERSION},
-        {"run",
-         {{"suite", metadata_.suite},
-          {"started_at", started_at_},
-          {"updated_at", now_utc()},
-          {"complete", finished_.size() == total_},
-          {"host", host},
-          {"kernel", kernel_release()},
-          {"transport", metadata_.target.transport},
-          {"provider", metadata_.target.provider},
-          {"device", metadata_.target.device},
-          {"seed", metadata_.seed},
-          {"strict", metadata_.strict},
-          {"agents", agents}}},
-        {"summary", {{"total", total_}, {"finished", finished_.size()}, {"verdicts", counts}}},
-        {"scenarios", scenarios}};
-    auto written = reports::write_file_atomically(report_path_, report.dump(2) + "\n");
-    if (!written.ok())
-      std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";
-    return written;
+  void finish() {
+    for (auto& sink : sinks_) report_failure(sink->on_run_finished(document_.json()));
   }
 
   const std::vector<ScenarioRun>& finished() const { return finished_; }
   const std::string& report_path() const { return report_path_; }
 
  private:
+  static void report_failure(const transports::Status& status) {
+    if (!status.ok())
+      std::cerr << "faultline: cannot write a report: " << status.error().describe() << "\n";
+  }
   void show_live(const ScenarioRun& run, const std::string& what) {
     out_ << "\r\033[K[" << std::setw(3) << finished_.size() + 1 << "/" << total_ << "] "
          << run.scenario << " " << who(run) << ": " << what << std::flush;
   }
 
-  Coordinator& coordinator_;
+  ReportDocument document_;
+  std::vector<std::unique_ptr<reports::ReportSink>> sinks_;
   std::string report_path_;
-  RunMetadata metadata_;
   size_t total_;
   std::ostream& out_;
   bool live_;
-  std::string started_at_;
   std::vector<ScenarioRun> finished_;
 };
 
@@ -201,8 +132,12 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   size_t total = 0;
   for (const auto& scenario : scenarios) total += scenario.topology == "ring" ? 1 : pairs;
   Reporter reporter(coordinator, report_dir, metadata, total, out);
-  if (auto written = reporter.write_report(); !written.ok()) return kExitUsage;
+  if (auto written = reporter.start(); !written.ok()) {
+    std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";
+    return kExitUsage;
+  }
   const auto runs = coordinator.run(scenarios, {metadata.seed, metadata.strict}, reporter);
+  reporter.finish();
   print_summary(runs, reporter.report_path(), out);
   bool harness_error = false;
   bool conformance_failure = false;

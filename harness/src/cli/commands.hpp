@@ -13,5 +13,6 @@ using CommandAction = std::function<int()>;
 void add_devices_command(CLI::App& app, CommandAction& run);
 void add_control_commands(CLI::App& app, CommandAction& run);
 void add_scenario_commands(CLI::App& app, CommandAction& run);
+void add_report_command(CLI::App& app, CommandAction& run);
 
 }  // namespace faultline::cli

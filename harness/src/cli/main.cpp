@@ -22,6 +22,7 @@ int run_cli(int argc, char** argv) {
   cli::add_control_commands(app, run);
   cli::add_devices_command(app, run);
   cli::add_scenario_commands(app, run);
+  cli::add_report_command(app, run);
 
   try {
     app.parse(argc, argv);

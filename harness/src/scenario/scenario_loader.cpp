@@ -6,16 +6,12 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validator.hpp>
 
 #include "faultline/harness/hex.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/fault/fault_plan.hpp"
 #include "scenario_schema.hpp"
-#include "schema_explainer.hpp"
+#include "schema_checker.hpp"
 
 namespace faultline::harness {
 
@@ -23,21 +19,9 @@ namespace {
 
 using nlohmann::json;
 
-const json& scenario_schema_document() {
-  static const json document = json::parse(scenario_schema_text());
-  return document;
-}
-
-const valijson::Schema& scenario_schema() {
-  static const auto schema = [] {
-    auto parsed = std::make_unique<valijson::Schema>();
-    const json& document = scenario_schema_document();
-    valijson::SchemaParser parser;
-    valijson::adapters::NlohmannJsonAdapter adapter(document);
-    parser.populateSchema(adapter, *parsed);
-    return parsed;
-  }();
-  return *schema;
+const SchemaChecker& scenario_schema() {
+  static const SchemaChecker checker(scenario_schema_text());
+  return checker;
 }
 
 std::string sha256_hex(const std::string& bytes) {
@@ -221,14 +205,9 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
                             ")"});
     return std::nullopt;
   }
-  valijson::Validator validator;
-  valijson::ValidationResults results;
-  valijson::adapters::NlohmannJsonAdapter adapter(document);
-  if (!validator.validate(scenario_schema(), adapter, &results)) {
-    std::vector<SchemaError> errors;
-    for (const auto& error : results) errors.push_back({error.context, error.description});
-    for (auto& explained : explain_schema_errors(scenario_schema_document(), document, errors))
-      problems.push_back({name, std::move(explained.pointer), std::move(explained.expected)});
+  if (auto explained = scenario_schema().check(document); !explained.empty()) {
+    for (auto& problem : explained)
+      problems.push_back({name, std::move(problem.pointer), std::move(problem.expected)});
     return std::nullopt;
   }
   const size_t before = problems.size();

@@ -7,23 +7,17 @@
 
 #include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/harness/coordinator.hpp"
+#include "faultline/harness/report_document.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/transports/status.hpp"
 
 namespace faultline::harness {
 
-/// What a run records about itself in report.json.
-struct RunMetadata {
-  std::string suite;
-  ScenarioTarget target;
-  uint64_t seed = 0;
-  bool strict = false;
-};
-
 /// Runs `scenarios` on the coordinator's agents, printing progress to `out` (a live line on a
 /// terminal, one line per scenario on a pipe) and a summary table at the end, and rewriting
-/// `report_dir`/report.json atomically after every scenario. Returns the exit code: 0 all
-/// passed (or skipped), 1 a conformance failure (fail, crashed, timeout), 3 a harness error.
+/// `report_dir`/report.json, junit.xml and summary.md atomically after every scenario. Returns the
+/// exit code: 0 all passed (or skipped), 1 a conformance failure (fail, crashed, timeout), 3 a
+/// harness error.
 int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
               const std::string& report_dir, const RunMetadata& metadata, std::ostream& out);
 

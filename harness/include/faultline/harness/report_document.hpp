@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/coordinator.hpp"
+
+namespace faultline::harness {
+
+/// What a run records about itself in the report.
+struct RunMetadata {
+  std::string suite;
+  ScenarioTarget target;
+  uint64_t seed = 0;
+  bool strict = false;
+};
+
+/// One finished scenario run as the report holds it.
+nlohmann::json scenario_to_json(const ScenarioRun& run);
+
+/// The report document of a run (reports/schema/report.schema.json): the run (version, host,
+/// kernel, target, seed, every agent with its devices and their limits), the summary and the
+/// scenario runs so far.
+class ReportDocument {
+ public:
+  ReportDocument(const Coordinator& coordinator, const RunMetadata& metadata, size_t total);
+  /// Adds a finished run and refreshes the summary, the update time and `complete`.
+  const nlohmann::json& add(const ScenarioRun& run);
+  const nlohmann::json& json() const { return document_; }
+
+ private:
+  void refresh();
+  size_t total_;
+  nlohmann::json document_;
+};
+
+}  // namespace faultline::harness

@@ -1,0 +1,105 @@
+#include "faultline/harness/report_document.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <map>
+
+namespace faultline::harness {
+
+namespace {
+
+std::string now_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string kernel_release() {
+  utsname name{};
+  uname(&name);
+  return std::string(name.sysname) + " " + name.release;
+}
+
+std::string host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+}  // namespace
+
+nlohmann::json scenario_to_json(const ScenarioRun& run) {
+  return {{"id", run.scenario},
+          {"tags", run.tags},
+          {"source", run.source},
+          {"sha256", run.sha256},
+          {"seed", run.seed},
+          {"run_id", run.run_id},
+          {"round", run.round},
+          {"agents",
+           {{"initiator", run.initiator}, {"responder", run.responder}, {"ranks", run.agents}}},
+          {"verdict", to_string(run.verdict)},
+          {"expected", run.expected},
+          {"observed", run.observed},
+          {"evidence", run.evidence},
+          {"hint", run.hint},
+          {"duration_ms", run.duration_ms},
+          {"sides", run.sides}};
+}
+
+ReportDocument::ReportDocument(const Coordinator& coordinator, const RunMetadata& metadata,
+                               size_t total)
+    : total_(total) {
+  nlohmann::json agents = nlohmann::json::array();
+  for (const auto& agent : coordinator.agents()) {
+    agents.push_back({{"id", agent.id},
+                      {"host", agent.host},
+                      {"pid", agent.pid},
+                      {"remote", agent.remote},
+                      {"lost", agent.lost},
+                      {"lost_reason", agent.lost_reason},
+                      {"target", agent.hello.value("target", nlohmann::json::object())},
+                      {"devices", agent.hello.value("devices", nlohmann::json::array())}});
+  }
+  const std::string started = now_utc();
+  document_ = {{"schema_version", 1},
+               {"faultline_version", FAULTLINE_VERSION},
+               {"run",
+                {{"suite", metadata.suite},
+                 {"started_at", started},
+                 {"updated_at", started},
+                 {"complete", total == 0},
+                 {"host", host_name()},
+                 {"kernel", kernel_release()},
+                 {"transport", metadata.target.transport},
+                 {"provider", metadata.target.provider},
+                 {"device", metadata.target.device},
+                 {"seed", metadata.seed},
+                 {"strict", metadata.strict},
+                 {"agents", agents}}},
+               {"summary", nlohmann::json::object()},
+               {"scenarios", nlohmann::json::array()}};
+  refresh();
+}
+
+const nlohmann::json& ReportDocument::add(const ScenarioRun& run) {
+  document_["scenarios"].push_back(scenario_to_json(run));
+  refresh();
+  return document_["scenarios"].back();
+}
+
+void ReportDocument::refresh() {
+  std::map<std::string, int> counts;
+  for (const auto& scenario : document_["scenarios"]) ++counts[scenario.at("verdict")];
+  const size_t finished = document_["scenarios"].size();
+  document_["summary"] = {{"total", total_}, {"finished", finished}, {"verdicts", counts}};
+  document_["run"]["updated_at"] = now_utc();
+  document_["run"]["complete"] = finished == total_;
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,50 @@
+#include "faultline/harness/report_reader.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "report_schema.hpp"
+#include "scenario/schema_checker.hpp"
+
+namespace faultline::harness {
+
+using transports::Error;
+using transports::ErrorCode;
+
+std::vector<std::string> report_schema_problems(const nlohmann::json& report) {
+  static const SchemaChecker checker(report_schema_text());
+  std::vector<std::string> problems;
+  for (const auto& problem : checker.check(report))
+    problems.push_back((problem.pointer.empty() ? "/" : problem.pointer) + ": expected " +
+                       problem.expected);
+  return problems;
+}
+
+transports::Result<nlohmann::json> read_report(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return transports::errno_error("open", errno, "cannot read the report " + path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  nlohmann::json report;
+  try {
+    report = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    return Error{ErrorCode::kInvalidArgument,
+                 path + ": not a JSON document (" + std::string(e.what()) + ")"};
+  }
+  const auto problems = report_schema_problems(report);
+  if (!problems.empty()) {
+    std::string text_of_problems;
+    const size_t shown = std::min<size_t>(problems.size(), 10);
+    for (size_t i = 0; i < shown; ++i) text_of_problems += "\n  " + problems[i];
+    if (problems.size() > shown)
+      text_of_problems += "\n  ... and " + std::to_string(problems.size() - shown) + " more";
+    return Error{
+        ErrorCode::kInvalidArgument,
+        path + ": not a faultline report (reports/schema/report.schema.json):" + text_of_problems};
+  }
+  return report;
+}
+
+}  // namespace faultline::harness

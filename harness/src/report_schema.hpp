@@ -1,0 +1,8 @@
+#pragma once
+
+namespace faultline::harness {
+
+/// reports/schema/report.schema.json, compiled in.
+const char* report_schema_text();
+
+}  // namespace faultline::harness

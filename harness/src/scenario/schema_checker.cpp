@@ -1,0 +1,29 @@
+#include "schema_checker.hpp"
+
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+namespace faultline::harness {
+
+SchemaChecker::SchemaChecker(const char* schema_text)
+    : document_(nlohmann::json::parse(schema_text)), schema_(std::make_unique<valijson::Schema>()) {
+  valijson::SchemaParser parser;
+  valijson::adapters::NlohmannJsonAdapter adapter(document_);
+  parser.populateSchema(adapter, *schema_);
+}
+
+SchemaChecker::~SchemaChecker() = default;
+
+std::vector<ExplainedProblem> SchemaChecker::check(const nlohmann::json& document) const {
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter adapter(document);
+  if (validator.validate(*schema_, adapter, &results)) return {};
+  std::vector<SchemaError> errors;
+  for (const auto& error : results) errors.push_back({error.context, error.description});
+  return explain_schema_errors(document_, document, errors);
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace faultline::reports {
+
+/// The report document as report.json holds it (two-space indented, newline-terminated).
+std::string to_report_json(const nlohmann::json& report);
+/// JUnit XML: one testsuite for the run's suite, one testcase per scenario run; fail is a
+/// failure, error/crashed/timeout an error (type = the verdict), skip a skipped with its
+/// reason, xfail a pass whose system-out says why it is a known failure. Each failure's text
+/// holds expected, observed, evidence and hint.
+std::string to_junit(const nlohmann::json& report);
+/// summary.md: the run, a table of scenario runs and verdicts, then each run that did not pass
+/// with expected, observed, evidence and hint; for pair scans over 3 or more agents, a matrix
+/// of agents.
+std::string to_markdown(const nlohmann::json& report);
+/// The same as one self-contained HTML file (inline style, no scripts, no external links).
+std::string to_html(const nlohmann::json& report);
+
+}  // namespace faultline::reports

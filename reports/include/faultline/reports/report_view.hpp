@@ -1,0 +1,20 @@
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace faultline::reports {
+
+/// "agent-1 <-> agent-2" for a pair, "ring of 4 (agent-1..agent-4)" for a ring.
+std::string agents_label(const nlohmann::json& scenario);
+/// The run's suite, or "selection" when scenarios were named one by one.
+std::string suite_name(const nlohmann::json& report);
+/// How many scenario runs ended with each verdict.
+std::map<std::string, int> verdict_counts(const nlohmann::json& report);
+/// "ofi/tcp on lo" from the run's target.
+std::string target_label(const nlohmann::json& report);
+/// Seconds, two decimals.
+std::string seconds(const nlohmann::json& scenario);
+
+}  // namespace faultline::reports

@@ -1,0 +1,33 @@
+#include "faultline/reports/atomic_file.hpp"
+#include "faultline/reports/formats.hpp"
+#include "faultline/reports/report_sink.hpp"
+
+namespace faultline::reports {
+
+std::string to_report_json(const nlohmann::json& report) { return report.dump(2) + "\n"; }
+
+FileSink::FileSink(std::string path, ReportFormatter format)
+    : path_(std::move(path)), format_(std::move(format)) {}
+
+transports::Status FileSink::write(const nlohmann::json& report) const {
+  return write_file_atomically(path_, format_(report));
+}
+
+transports::Status FileSink::on_run_started(const nlohmann::json& report) { return write(report); }
+
+transports::Status FileSink::on_scenario_finished(const nlohmann::json& /*scenario*/,
+                                                  const nlohmann::json& report) {
+  return write(report);
+}
+
+transports::Status FileSink::on_run_finished(const nlohmann::json& report) { return write(report); }
+
+std::vector<std::unique_ptr<ReportSink>> report_directory_sinks(const std::string& directory) {
+  std::vector<std::unique_ptr<ReportSink>> sinks;
+  sinks.push_back(std::make_unique<FileSink>(directory + "/report.json", to_report_json));
+  sinks.push_back(std::make_unique<FileSink>(directory + "/junit.xml", to_junit));
+  sinks.push_back(std::make_unique<FileSink>(directory + "/summary.md", to_markdown));
+  return sinks;
+}
+
+}  // namespace faultline::reports

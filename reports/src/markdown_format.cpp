@@ -1,0 +1,123 @@
+// report.json -> summary.md, for people: the run, the table of runs, what did not pass and
+// why, and for pair scans over 3 or more agents a matrix of agents.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "faultline/reports/formats.hpp"
+#include "faultline/reports/report_view.hpp"
+
+namespace faultline::reports {
+
+namespace {
+
+using nlohmann::json;
+
+// Table cells may not hold a newline or an unescaped pipe.
+std::string cell(std::string text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += "<br>";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string field(const json& scenario, const char* name) {
+  return scenario.value(name, std::string());
+}
+
+// For each pair of agents, how its runs went: "pass" when all passed, else the count that
+// did not ("2 of 5 not pass").
+void write_pair_matrix(std::ostringstream& md, const json& scenarios) {
+  std::set<std::string> agents;
+  std::map<std::pair<std::string, std::string>, std::pair<int, int>> cells;  // (not pass, all)
+  for (const auto& scenario : scenarios) {
+    const json ranks = scenario.value("agents", json::object()).value("ranks", json::array());
+    if (ranks.size() != 2) continue;
+    const std::string a = ranks[0];
+    const std::string b = ranks[1];
+    agents.insert(a);
+    agents.insert(b);
+    const bool passed = field(scenario, "verdict") == "pass";
+    for (const auto& key : {std::pair{a, b}, std::pair{b, a}}) {
+      cells[key].second += 1;
+      cells[key].first += passed ? 0 : 1;
+    }
+  }
+  if (agents.size() < 3) return;
+  md << "\n## Pairs\n\nRuns that did not pass, by pair of agents (of how many runs).\n\n|";
+  for (const auto& agent : agents) md << " | " << agent;
+  md << " |\n|---";
+  for (size_t i = 0; i < agents.size(); ++i) md << "|---";
+  md << "|\n";
+  for (const auto& row : agents) {
+    md << "| " << row;
+    for (const auto& column : agents) {
+      auto found = cells.find({row, column});
+      if (row == column || found == cells.end()) {
+        md << " | ";
+      } else {
+        const auto [not_passed, all] = found->second;
+        md << " | " << (not_passed == 0 ? "pass" : std::to_string(not_passed)) << " (" << all
+           << ")";
+      }
+    }
+    md << " |\n";
+  }
+}
+
+}  // namespace
+
+std::string to_markdown(const json& report) {
+  const json run = report.value("run", json::object());
+  const json scenarios = report.value("scenarios", json::array());
+  const json summary = report.value("summary", json::object());
+  std::ostringstream md;
+  md << "# faultline: " << suite_name(report) << "\n\n";
+  md << "- target: " << target_label(report) << "\n";
+  md << "- seed: " << run.value("seed", uint64_t{0}) << "\n";
+  md << "- faultline " << report.value("faultline_version", std::string()) << " on "
+     << run.value("host", std::string()) << " (" << run.value("kernel", std::string()) << ")\n";
+  md << "- started " << run.value("started_at", std::string()) << ", updated "
+     << run.value("updated_at", std::string())
+     << (run.value("complete", false) ? ", complete" : ", INCOMPLETE: the run did not finish")
+     << "\n";
+  md << "- " << scenarios.size() << " of " << summary.value("total", scenarios.size())
+     << " scenario runs:";
+  for (const auto& [verdict, count] : verdict_counts(report)) md << " " << count << " " << verdict;
+  md << "\n\n## Scenarios\n\n| scenario | agents | verdict | seconds |\n|---|---|---|---:|\n";
+  for (const auto& scenario : scenarios) {
+    md << "| " << cell(field(scenario, "id")) << " | " << cell(agents_label(scenario)) << " | "
+       << field(scenario, "verdict") << " | " << seconds(scenario) << " |\n";
+  }
+  const bool all_passed = std::all_of(scenarios.begin(), scenarios.end(), [](const json& s) {
+    return s.value("verdict", std::string()) == "pass";
+  });
+  if (!all_passed) {
+    md << "\n## Not passed\n";
+    for (const auto& scenario : scenarios) {
+      if (field(scenario, "verdict") == "pass") continue;
+      md << "\n### " << field(scenario, "id") << " (" << agents_label(scenario)
+         << "): " << field(scenario, "verdict") << "\n\n";
+      md << "- expected: " << cell(field(scenario, "expected")) << "\n";
+      md << "- observed: " << cell(field(scenario, "observed")) << "\n";
+      if (!field(scenario, "evidence").empty())
+        md << "- evidence: " << cell(field(scenario, "evidence")) << "\n";
+      if (!field(scenario, "hint").empty())
+        md << "- hint: " << cell(field(scenario, "hint")) << "\n";
+      if (!field(scenario, "source").empty())
+        md << "- scenario: `" << field(scenario, "source") << "`\n";
+    }
+  }
+  write_pair_matrix(md, scenarios);
+  return md.str();
+}
+
+}  // namespace faultline::reports

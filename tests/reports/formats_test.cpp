@@ -1,0 +1,127 @@
+// The report formats on a hand-made report: JUnit counts and mapping of verdicts, escaping,
+// the Markdown table and pair matrix, and a self-contained HTML file.
+#include "faultline/reports/formats.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "faultline/reports/report_view.hpp"
+
+using namespace faultline::reports;
+using nlohmann::json;
+
+namespace {
+
+json scenario(const std::string& id, const std::string& verdict, const std::string& a,
+              const std::string& b, std::string observed = "") {
+  return {{"id", id},
+          {"verdict", verdict},
+          {"agents", {{"initiator", a}, {"responder", b}, {"ranks", {a, b}}}},
+          {"expected", "completion status SUCCESS"},
+          {"observed", std::move(observed)},
+          {"evidence", "step 3 poll"},
+          {"hint", verdict == "fail" ? "check the <rkey> & retry" : ""},
+          {"duration_ms", 1250.0},
+          {"source", "scenarios/x.json"}};
+}
+
+json sample_report() {
+  return {{"schema_version", 1},
+          {"faultline_version", "9.9.9"},
+          {"run",
+           {{"suite", "faults"},
+            {"started_at", "2026-01-01T00:00:00Z"},
+            {"updated_at", "2026-01-01T00:01:00Z"},
+            {"complete", true},
+            {"host", "node-1"},
+            {"kernel", "Linux 6.1"},
+            {"transport", "ofi"},
+            {"provider", "tcp"},
+            {"device", "lo"},
+            {"seed", 7}}},
+          {"summary", {{"total", 6}, {"finished", 6}}},
+          {"scenarios",
+           {scenario("a.pass", "pass", "agent-1", "agent-2"),
+            scenario("a.fail", "fail", "agent-1", "agent-3", "status REM_ACCESS_ERR | qp 0x1a"),
+            scenario("a.skip", "skip", "agent-2", "agent-3", "needs verbs"),
+            scenario("a.xfail", "xfail", "agent-1", "agent-2", "known: tcp ignores keys"),
+            scenario("a.crash", "crashed", "agent-2", "agent-3", "killed by SIGSEGV"),
+            scenario("a.timeout", "timeout", "agent-1", "agent-3", "no completion in 5 s")}}};
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("JUnit maps each verdict and counts them on the suite", "[unit]") {
+  const std::string xml = to_junit(sample_report());
+  CHECK_THAT(xml, Catch::Contains("<testsuite name=\"faults\" tests=\"6\" failures=\"1\" "
+                                  "errors=\"2\" skipped=\"1\""));
+  CHECK(count(xml, "<testcase ") == 6);
+  CHECK(count(xml, "<failure ") == 1);
+  CHECK(count(xml, "<error type=\"crashed\"") == 1);
+  CHECK(count(xml, "<error type=\"timeout\"") == 1);
+  CHECK(count(xml, "<skipped message=\"needs verbs\"/>") == 1);
+  CHECK_THAT(xml, Catch::Contains("<system-out>known failure (xfail)"));
+  CHECK_THAT(xml, Catch::Contains("<property name=\"seed\" value=\"7\"/>"));
+  CHECK_THAT(xml, Catch::Contains("name=\"a.fail [agent-1 &lt;-&gt; agent-3]\" time=\"1.25\""));
+}
+
+TEST_CASE("JUnit escapes markup in every text it carries", "[unit]") {
+  json report = sample_report();
+  report["scenarios"][1]["observed"] = "<bad> & \"quoted\" 'x'\x01";
+  const std::string xml = to_junit(report);
+  CHECK_THAT(xml, Catch::Contains("&lt;bad&gt; &amp; &quot;quoted&quot; &apos;x&apos;?"));
+  CHECK_THAT(xml, Catch::Contains("hint: check the &lt;rkey&gt; &amp; retry"));
+  CHECK(xml.find('\x01') == std::string::npos);
+}
+
+TEST_CASE("the Markdown summary lists runs, explains what did not pass, and a pair matrix",
+          "[unit]") {
+  const std::string md = to_markdown(sample_report());
+  CHECK_THAT(md, Catch::Contains("# faultline: faults"));
+  CHECK_THAT(md, Catch::Contains("- target: ofi/tcp on lo"));
+  CHECK_THAT(md, Catch::Contains("| a.pass | agent-1 <-> agent-2 | pass | 1.25 |"));
+  CHECK_THAT(md, Catch::Contains("### a.fail (agent-1 <-> agent-3): fail"));
+  CHECK_THAT(md, Catch::Contains("- observed: status REM_ACCESS_ERR \\| qp 0x1a"));
+  CHECK_THAT(md, Catch::Contains("- hint: check the <rkey> & retry"));
+  CHECK(count(md, "### ") == 5);  // every run but the pass
+  // 3 agents: the matrix, symmetric; agent-1/agent-2 ran pass and xfail.
+  CHECK_THAT(md, Catch::Contains("| | agent-1 | agent-2 | agent-3 |"));
+  CHECK_THAT(md, Catch::Contains("| agent-1 |  | 1 (2) | 2 (2) |"));
+  CHECK_THAT(md, Catch::Contains("| agent-3 | 2 (2) | 2 (2) |  |"));
+}
+
+TEST_CASE("an unfinished run says so, and two agents get no matrix", "[unit]") {
+  json report = sample_report();
+  report["run"]["complete"] = false;
+  report["scenarios"] = json::array({scenario("a.pass", "pass", "agent-1", "agent-2")});
+  const std::string md = to_markdown(report);
+  CHECK_THAT(md, Catch::Contains("INCOMPLETE"));
+  CHECK_THAT(md, Catch::Contains("1 of 6 scenario runs: 1 pass"));
+  CHECK(md.find("## Pairs") == std::string::npos);
+  CHECK(md.find("## Not passed") == std::string::npos);
+}
+
+TEST_CASE("the HTML report is one self-contained file", "[unit]") {
+  const std::string html = to_html(sample_report());
+  CHECK_THAT(html, Catch::StartsWith("<!DOCTYPE html>"));
+  CHECK_THAT(html, Catch::Contains("<style>"));
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("href=") == std::string::npos);
+  CHECK_THAT(html, Catch::Contains("check the &lt;rkey&gt; &amp; retry"));
+  CHECK_THAT(html, Catch::Contains("<td class=\"crashed\">crashed</td>"));
+}
+
+TEST_CASE("a ring run is labelled by its size and ends", "[unit]") {
+  const json ring = {{"agents",
+                      {{"initiator", "agent-1"},
+                       {"responder", "agent-2"},
+                       {"ranks", {"agent-1", "agent-2", "agent-3", "agent-4"}}}}};
+  CHECK(agents_label(ring) == "ring of 4 (agent-1..agent-4)");
+  CHECK(suite_name(json::object()) == "selection");
+}
