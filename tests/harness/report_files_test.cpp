@@ -1,0 +1,116 @@
+// The report files of real runs: report.json conforms to its schema, junit.xml is read back
+// by a JUnit consumer (junitparser) with the right counts, summary.md explains what did not
+// pass, `faultline report` reproduces both, and a run killed with SIGKILL leaves a report
+// that parses, conforms and holds what finished.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "faultline/harness/report_reader.hpp"
+#include "support/background_process.hpp"
+#include "support/run_command.hpp"
+
+using faultline::testing::BackgroundProcess;
+using faultline::testing::read_text_file;
+using faultline::testing::run_command;
+using faultline::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+const std::string kFaultline = FAULTLINE_BINARY;
+const std::string kData = FAULTLINE_TEST_DATA_DIR;
+const std::string kJunitReader = FAULTLINE_JUNIT_READER;
+
+void require_conforms(const json& report) {
+  const auto problems = faultline::harness::report_schema_problems(report);
+  std::string text;
+  for (const auto& problem : problems) text += problem + "\n";
+  INFO(text);
+  REQUIRE(problems.empty());
+}
+
+}  // namespace
+
+TEST_CASE("a run's report.json, junit.xml and summary.md agree and conform", "[integration][ofi]") {
+  TempDir dir;
+  // One pass, one fail (a deliberately wrong expectation), one skip (verbs only).
+  auto result =
+      run_command(kFaultline + " run " + kData + "/wrong-expectation.json " + kData +
+                  "/verbs-only.json inline.workload-inline-on --report-dir " + dir.path());
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 1);
+  const json report = json::parse(read_text_file(dir.path() + "/report.json"));
+  require_conforms(report);
+  CHECK(report.at("run").at("complete") == true);
+  CHECK(report.at("summary").at("verdicts") == json({{"fail", 1}, {"pass", 1}, {"skip", 1}}));
+  // Every agent's devices and their limits are in the report.
+  for (const auto& agent : report.at("run").at("agents")) {
+    REQUIRE_FALSE(agent.at("devices").empty());
+    CHECK(agent.at("devices").at(0).at("limits").contains("max_qp_wr"));
+  }
+
+  auto read = run_command("/usr/bin/python3 " + kJunitReader + " " + dir.path() + "/junit.xml");
+  INFO(read.out << read.err);
+  REQUIRE(read.exit_code == 0);
+  const json junit = json::parse(read.out);
+  REQUIRE(junit.at("suites").size() == 1);
+  const json& suite = junit.at("suites").at(0);
+  CHECK(suite.at("tests") == 3);
+  CHECK(suite.at("failures") == 1);
+  CHECK(suite.at("errors") == 0);
+  CHECK(suite.at("skipped") == 1);
+  CHECK(suite.at("counted") ==
+        json({{"cases", 3}, {"failures", 1}, {"errors", 0}, {"skipped", 1}, {"passed", 1}}));
+
+  const std::string summary = read_text_file(dir.path() + "/summary.md");
+  CHECK_THAT(summary, Catch::Contains("## Not passed"));
+  CHECK_THAT(summary, Catch::Contains("3 of 3 scenario runs: 1 fail 1 pass 1 skip"));
+  CHECK_THAT(summary, Catch::Contains("- expected: "));
+
+  // `faultline report` turns the same report.json into the same files.
+  auto md = run_command(kFaultline + " report " + dir.path() + "/report.json");
+  CHECK(md.exit_code == 0);
+  CHECK(md.out == summary);
+  auto xml = run_command(kFaultline + " report --format junit " + dir.path() + "/report.json");
+  CHECK(xml.out == read_text_file(dir.path() + "/junit.xml"));
+  auto html = run_command(kFaultline + " report --format html -o " + dir.path() + "/report.html " +
+                          dir.path() + "/report.json");
+  CHECK(html.exit_code == 0);
+  CHECK_THAT(read_text_file(dir.path() + "/report.html"), Catch::Contains("<!DOCTYPE html>"));
+}
+
+TEST_CASE("faultline report refuses what is not a faultline report, naming why", "[integration]") {
+  TempDir dir;
+  auto missing = run_command(kFaultline + " report " + dir.path() + "/none.json");
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("none.json"));
+  auto scenario = run_command(kFaultline + " report " + kData + "/wrong-expectation.json");
+  CHECK(scenario.exit_code == 2);
+  CHECK_THAT(scenario.err, Catch::Contains("not a faultline report"));
+  CHECK_THAT(scenario.err, Catch::Contains("schema_version"));
+  CHECK_THAT(scenario.err, Catch::Contains("(missing)"));
+  auto format = run_command(kFaultline + " report --format pdf x.json");
+  CHECK(format.exit_code == 2);
+}
+
+TEST_CASE("a run killed with SIGKILL mid-suite leaves a report that conforms",
+          "[integration][ofi]") {
+  TempDir dir;
+  // exec: the signal must reach faultline itself, not a shell in front of it.
+  BackgroundProcess run("exec " + kFaultline +
+                        " run --suite faults --provider tcp --seed 3 --report-dir " + dir.path());
+  REQUIRE(run.wait_for_output("[  4/", std::chrono::seconds(60)));
+  run.kill(SIGKILL);
+  REQUIRE(run.wait(std::chrono::seconds(10)));
+  const json report = json::parse(read_text_file(dir.path() + "/report.json"));
+  require_conforms(report);
+  CHECK(report.at("run").at("complete") == false);
+  const size_t finished = report.at("scenarios").size();
+  CHECK(finished >= 4);
+  CHECK(finished < report.at("summary").at("total").get<size_t>());
+  CHECK(report.at("summary").at("finished") == finished);
+  // The other files hold the same runs.
+  CHECK_THAT(read_text_file(dir.path() + "/summary.md"), Catch::Contains("INCOMPLETE"));
+}
