@@ -1,5 +1,7 @@
 #include "faultline/harness/coordinator.hpp"
 
+#include <algorithm>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -283,6 +285,11 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
     log(record.id + " joined from " + record.remote + " (host " + record.host + ", pid " +
         std::to_string(record.pid) + ")");
     agents_.push_back(std::move(record));
+    // Joins are handled in whatever order their threads got here; keep the order of the ids
+    // (agent-2 before agent-10), so that pairs and rings are the same from run to run.
+    std::sort(agents_.begin(), agents_.end(), [](const AgentRecord& a, const AgentRecord& b) {
+      return a.id.size() != b.id.size() ? a.id.size() < b.id.size() : a.id < b.id;
+    });
     return;
   }
   if (event.kind == EventKind::kLost) {

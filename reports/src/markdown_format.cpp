@@ -106,12 +106,10 @@ std::string to_markdown(const json& report) {
       if (field(scenario, "verdict") == "pass") continue;
       md << "\n### " << field(scenario, "id") << " (" << agents_label(scenario)
          << "): " << field(scenario, "verdict") << "\n\n";
-      md << "- expected: " << cell(field(scenario, "expected")) << "\n";
-      md << "- observed: " << cell(field(scenario, "observed")) << "\n";
-      if (!field(scenario, "evidence").empty())
-        md << "- evidence: " << cell(field(scenario, "evidence")) << "\n";
-      if (!field(scenario, "hint").empty())
-        md << "- hint: " << cell(field(scenario, "hint")) << "\n";
+      for (const char* name : {"expected", "observed", "evidence", "hint"}) {
+        if (!field(scenario, name).empty())
+          md << "- " << name << ": " << cell(field(scenario, name)) << "\n";
+      }
       if (!field(scenario, "source").empty())
         md << "- scenario: `" << field(scenario, "source") << "`\n";
     }
