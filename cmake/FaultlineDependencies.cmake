@@ -28,12 +28,11 @@ pkg_check_modules(IBVERBS QUIET IMPORTED_TARGET libibverbs)
 faultline_resolve_option(FAULTLINE_WITH_VERBS "${IBVERBS_FOUND}" libibverbs-dev)
 
 find_package(prometheus-cpp QUIET CONFIG)
-faultline_resolve_option(FAULTLINE_WITH_PROMETHEUS "${prometheus-cpp_FOUND}" prometheus-cpp-dev)
+faultline_require_package("${prometheus-cpp_FOUND}" prometheus-cpp-dev "prometheus-cpp (metrics)")
 
 if(FAULTLINE_BUILD_TESTS)
   find_package(Catch2 2.13 QUIET)
   faultline_require_package("${Catch2_FOUND}" catch2 "Catch2 2.13")
 endif()
 
-message(STATUS "faultline: ofi=${FAULTLINE_WITH_OFI_ENABLED} verbs=${FAULTLINE_WITH_VERBS_ENABLED} "
-               "prometheus=${FAULTLINE_WITH_PROMETHEUS_ENABLED}")
+message(STATUS "faultline: ofi=${FAULTLINE_WITH_OFI_ENABLED} verbs=${FAULTLINE_WITH_VERBS_ENABLED}")

@@ -12,7 +12,6 @@ endfunction()
 
 faultline_tristate_option(FAULTLINE_WITH_OFI "Build the libfabric (ofi) transport")
 faultline_tristate_option(FAULTLINE_WITH_VERBS "Build the rdma-core (verbs) transport")
-faultline_tristate_option(FAULTLINE_WITH_PROMETHEUS "Export Prometheus metrics with prometheus-cpp")
 
 # Resolves an option against whether its dependency was found. Sets <name>_ENABLED.
 function(faultline_resolve_option name found debian_package)

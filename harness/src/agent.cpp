@@ -1,4 +1,5 @@
 #include "faultline/harness/agent.hpp"
+#include "faultline/reports/metrics.hpp"
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -90,9 +91,14 @@ nlohmann::json hello(const AgentOptions& options) {
           {"devices", devices}};
 }
 
-// Answers the challenge; the welcome's heartbeat interval, or the reason it failed.
-Result<std::chrono::milliseconds> authenticate(control::Channel& channel,
-                                               const AgentOptions& options) {
+struct Welcome {
+  std::string agent_id;
+  std::chrono::milliseconds heartbeat{0};
+};
+
+// Answers the challenge; the welcome (this agent's id, the heartbeat interval), or the reason
+// it failed.
+Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& options) {
   auto challenge = channel.receive(kHandshakeTimeout);
   if (!challenge.ok()) return std::move(challenge).take_error();
   FAULTLINE_RETURN_IF_ERROR(control::validate_message(challenge.value(), {"challenge"}));
@@ -121,8 +127,9 @@ Result<std::chrono::milliseconds> authenticate(control::Channel& channel,
         "the coordinator expects fewer agents (--agents); is another agent already using it?");
   }
   channel.set_session(answer->at("session"));
-  log("connected to " + channel.peer_name() + " as " + answer->at("agent_id").get<std::string>());
-  return std::chrono::milliseconds(answer->at("heartbeat_ms").get<uint64_t>());
+  const std::string agent_id = answer->at("agent_id");
+  log("connected to " + channel.peer_name() + " as " + agent_id);
+  return Welcome{agent_id, std::chrono::milliseconds(answer->at("heartbeat_ms").get<uint64_t>())};
 }
 
 enum class Source { kCoordinator, kChild };
@@ -215,25 +222,34 @@ void reap_child(Child& child, control::Channel& coordinator) {
 }  // namespace
 
 int run_agent(const AgentOptions& options) {
+  std::unique_ptr<reports::Metrics> metrics;
+  if (!options.metrics_listen.empty()) {
+    metrics = std::make_unique<reports::Metrics>();
+    if (auto served = metrics->serve(options.metrics_listen); !served.ok()) {
+      log(served.error().describe_with_hint());
+      return kExitUsage;
+    }
+  }
   auto connected = connect_with_retries(options);
   if (!connected.ok()) {
     log(connected.error().describe_with_hint());
     return kExitUsage;
   }
   control::Channel& coordinator = *connected.value();
-  auto heartbeat_interval = authenticate(coordinator, options);
-  if (!heartbeat_interval.ok()) {
-    log(heartbeat_interval.error().describe_with_hint());
-    return heartbeat_interval.error().code == ErrorCode::kInvalidArgument ? kExitUsage
-                                                                          : kExitHarnessError;
+  auto welcome = authenticate(coordinator, options);
+  if (!welcome.ok()) {
+    log(welcome.error().describe_with_hint());
+    return welcome.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitHarnessError;
   }
+  const auto heartbeat_interval = welcome->heartbeat;
+  if (metrics) metrics->set_agent_up(welcome->agent_id, true);
 
   EventQueue<Event> events;
   std::thread coordinator_reader = start_reader(coordinator, Source::kCoordinator, events);
   std::atomic<bool> stopping{false};
   std::thread heartbeat([&] {
     while (!stopping) {
-      std::this_thread::sleep_for(heartbeat_interval.value());
+      std::this_thread::sleep_for(heartbeat_interval);
       if (!stopping && !coordinator.send_message("heartbeat").ok()) return;
     }
   });
@@ -271,9 +287,9 @@ int run_agent(const AgentOptions& options) {
       break;
     }
     nlohmann::json& message = event->message.value();
-    if (auto valid = control::validate_message(
-            message,
-            {"run_scenario", "abort_scenario", "peer_info", "barrier_release", "shutdown"});
+    if (auto valid =
+            control::validate_message(message, {"run_scenario", "abort_scenario", "run_result",
+                                                "peer_info", "barrier_release", "shutdown"});
         !valid.ok()) {
       log("the coordinator sent a bad message: " + valid.error().describe());
       exit_code = kExitHarnessError;
@@ -302,6 +318,14 @@ int run_agent(const AgentOptions& options) {
       (void)child->channel->send(message);
     } else if (type == "abort_scenario") {
       if (child && child->run_id == message.at("run_id")) kill(child->pid, SIGKILL);
+    } else if (type == "run_result") {
+      // The run's verdict as the coordinator decided it, for this agent's metrics.
+      if (metrics) {
+        const std::string provider = options.target.provider;
+        metrics->count_scenario(message, message.at("suite"),
+                                options.target.transport + (provider.empty() ? "" : "/" + provider),
+                                options.target.device);
+      }
     } else if (child && child->run_id == message.at("run_id")) {
       (void)child->channel->send(message);  // peer_info, barrier_release
     }
@@ -316,6 +340,10 @@ int run_agent(const AgentOptions& options) {
   coordinator.shutdown();
   coordinator_reader.join();
   heartbeat.join();
+  if (metrics) {
+    metrics->set_agent_up(welcome->agent_id, false);
+    std::this_thread::sleep_for(options.metrics_linger);
+  }
   return exit_code;
 }
 

@@ -408,6 +408,14 @@ void Coordinator::finish_with(ActiveRun& run, Verdict verdict, std::string obser
   run.result.verdict = verdict;
   run.result.duration_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - run.started).count();
+  for (const auto& agent_id : run.result.agents) {
+    send_to(agent_id, "run_result",
+            {{"run_id", run.result.run_id},
+             {"id", run.result.scenario},
+             {"suite", suite_},
+             {"verdict", to_string(run.result.verdict)},
+             {"duration_ms", run.result.duration_ms}});
+  }
   observer.run_finished(run.result);
 }
 
@@ -479,6 +487,7 @@ void Coordinator::check_deadlines(RunObserver& observer) {
 std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scenarios,
                                           const RunSettings& settings, RunObserver& observer) {
   std::vector<ScenarioRun> results;
+  suite_ = settings.suite;
   const auto pairs = pair_rounds(agents_.size());
   // A ring runs once over every agent, in the order they joined.
   std::vector<std::vector<std::vector<size_t>>> ring_round(1, std::vector<std::vector<size_t>>(1));

@@ -24,13 +24,15 @@ std::string who(const ScenarioRun& run) { return reports::agents_label(scenario_
 class Reporter final : public RunObserver {
  public:
   Reporter(Coordinator& coordinator, const std::string& report_dir, const RunMetadata& metadata,
-           size_t total, std::ostream& out)
+           size_t total, std::ostream& out, reports::Metrics* metrics)
       : document_(coordinator, metadata, total),
         sinks_(reports::report_directory_sinks(report_dir)),
         report_path_(report_dir + "/report.json"),
         total_(total),
         out_(out),
-        live_(&out == &std::cout && isatty(STDOUT_FILENO) != 0) {}
+        live_(&out == &std::cout && isatty(STDOUT_FILENO) != 0) {
+    if (metrics != nullptr) sinks_.push_back(std::make_unique<reports::MetricsSink>(*metrics));
+  }
 
   // Writes the empty report; a failure here (an unwritable directory) stops the run.
   transports::Status start() {
@@ -126,17 +128,19 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
 }  // namespace
 
 int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
-              const std::string& report_dir, const RunMetadata& metadata, std::ostream& out) {
+              const std::string& report_dir, const RunMetadata& metadata, std::ostream& out,
+              reports::Metrics* metrics) {
   const size_t agents = coordinator.agents().size();
   const size_t pairs = agents * (agents - 1) / 2;
   size_t total = 0;
   for (const auto& scenario : scenarios) total += scenario.topology == "ring" ? 1 : pairs;
-  Reporter reporter(coordinator, report_dir, metadata, total, out);
+  Reporter reporter(coordinator, report_dir, metadata, total, out, metrics);
   if (auto written = reporter.start(); !written.ok()) {
     std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";
     return kExitUsage;
   }
-  const auto runs = coordinator.run(scenarios, {metadata.seed, metadata.strict}, reporter);
+  const std::string suite = metadata.suite.empty() ? "selection" : metadata.suite;
+  const auto runs = coordinator.run(scenarios, {metadata.seed, metadata.strict, suite}, reporter);
   reporter.finish();
   print_summary(runs, reporter.report_path(), out);
   bool harness_error = false;

@@ -16,6 +16,7 @@
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/scenario_child.hpp"
 #include "faultline/harness/suite_runner.hpp"
+#include "faultline/reports/metrics.hpp"
 #include "scenario_selection.hpp"
 
 namespace faultline::cli {
@@ -66,6 +67,47 @@ void add_step_timeout(CLI::App* command, harness::CoordinatorOptions& options) {
       ->check(CLI::PositiveNumber);
 }
 
+// ---- metrics -----------------------------------------------------------------------------
+
+struct MetricsOptions {
+  std::string listen;
+  std::string pushgateway;
+  int linger_seconds = 0;
+
+  void add_to(CLI::App* app, bool with_push) {
+    app->add_option("--metrics-port", listen,
+                    "Serve Prometheus metrics on PORT (127.0.0.1) or ADDR:PORT");
+    app->add_option("--metrics-linger", linger_seconds,
+                    "Keep serving metrics this many seconds after the work is done")
+        ->check(CLI::NonNegativeNumber);
+    if (with_push) {
+      app->add_option("--pushgateway", pushgateway,
+                      "Push the metrics to this Pushgateway (http://HOST:PORT) at the end");
+    }
+  }
+
+  // The metrics of this process, serving if asked; nullptr when neither flag was given.
+  transports::Result<std::unique_ptr<reports::Metrics>> start() const {
+    if (listen.empty() && pushgateway.empty()) return std::unique_ptr<reports::Metrics>();
+    auto metrics = std::make_unique<reports::Metrics>();
+    if (!listen.empty()) FAULTLINE_RETURN_IF_ERROR(metrics->serve(listen));
+    return metrics;
+  }
+
+  // Pushes (if asked) and lingers; a failed push turns a passing run into a harness error.
+  int finish(const char* command, reports::Metrics* metrics, int code) const {
+    if (metrics == nullptr) return code;
+    if (!pushgateway.empty()) {
+      if (auto pushed = metrics->push(pushgateway, "faultline"); !pushed.ok()) {
+        std::cerr << "faultline " << command << ": " << pushed.error().describe_with_hint() << "\n";
+        if (code == harness::kExitPass) code = kExitHarnessError;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(linger_seconds));
+    return code;
+  }
+};
+
 // ---- coordinator -------------------------------------------------------------------------
 
 struct CoordinatorCommand {
@@ -75,6 +117,7 @@ struct CoordinatorCommand {
   std::string report_dir = "faultline-report";
   std::string port_file;
   int wait_seconds = 60;
+  MetricsOptions metrics_options;
 
   int run() {
     std::string warning;
@@ -86,6 +129,8 @@ struct CoordinatorCommand {
     auto resolved = selection.resolve("coordinator", {"", "", ""});
     if (!resolved) return kExitUsage;
     if (options.agents < 2) return usage_error("coordinator", "--agents must be at least 2");
+    auto metrics = metrics_options.start();
+    if (!metrics.ok()) return usage_error("coordinator", metrics.error().describe_with_hint());
     harness::Coordinator coordinator(options);
     if (auto listening = coordinator.listen(); !listening.ok()) {
       return usage_error("coordinator", listening.error().describe_with_hint());
@@ -100,9 +145,10 @@ struct CoordinatorCommand {
     const uint64_t seed = selection.seed_or_random();
     harness::RunMetadata metadata{
         selection.names.empty() ? selection.suite : "", {}, seed, selection.strict};
-    const int code = harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout);
+    const int code =
+        harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout, metrics->get());
     coordinator.shutdown_agents();
-    return code;
+    return metrics_options.finish("coordinator", metrics->get(), code);
   }
 };
 
@@ -113,6 +159,7 @@ struct AgentCommand {
   std::string token_file;
   double connect_timeout_s = 10;
   TargetOptions target;
+  MetricsOptions metrics_options;
 
   int run() {
     std::string warning;
@@ -127,6 +174,8 @@ struct AgentCommand {
     options.connect_budget =
         std::chrono::milliseconds(static_cast<int64_t>(connect_timeout_s * 1000));
     options.executable = own_executable();
+    options.metrics_listen = metrics_options.listen;
+    options.metrics_linger = std::chrono::seconds(metrics_options.linger_seconds);
     return harness::run_agent(options);
   }
 };
@@ -139,6 +188,7 @@ struct RunCommand {
   TargetOptions target;
   size_t agents = 2;
   std::string report_dir = "faultline-report";
+  MetricsOptions metrics_options;
 
   int run() {
     if (agents < 2) return usage_error("run", "--agents must be at least 2");
@@ -149,6 +199,8 @@ struct RunCommand {
     auto resolved = selection.resolve("run", target.target);
     if (!resolved) return kExitUsage;
 
+    auto metrics = metrics_options.start();
+    if (!metrics.ok()) return usage_error("run", metrics.error().describe_with_hint());
     options.listen = "127.0.0.1:0";
     options.token = harness::control::make_token();
     options.agents = agents;
@@ -188,11 +240,12 @@ struct RunCommand {
       const uint64_t seed = selection.seed_or_random();
       harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "", target.target,
                                     seed, selection.strict};
-      code = harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout);
+      code = harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout,
+                                metrics->get());
     }
     coordinator.shutdown_agents();
     reap(children);
-    return code;
+    return metrics_options.finish("run", metrics->get(), code);
   }
 
   // Agents exit on shutdown; any that does not within 5 s is killed.
@@ -225,12 +278,14 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   c->add_option("--token-file", coordinator->token_file,
                 "File with the shared token (else $FAULTLINE_TOKEN)");
   coordinator->selection.add_to(c);
-  c->add_option("--report-dir", coordinator->report_dir, "Where report.json goes")
+  c->add_option("--report-dir", coordinator->report_dir,
+                "Where report.json, junit.xml and summary.md go")
       ->capture_default_str();
   c->add_option("--port-file", coordinator->port_file, "Write the port listened on to this file");
   c->add_option("--wait", coordinator->wait_seconds, "Seconds to wait for the agents")
       ->capture_default_str();
   add_step_timeout(c, coordinator->options);
+  coordinator->metrics_options.add_to(c, true);
   c->footer(
       "Example:\n  FAULTLINE_TOKEN=secret faultline coordinator --listen 0.0.0.0:7300 --agents 16 "
       "--suite links");
@@ -245,6 +300,7 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   a->add_option("--connect-timeout", agent->connect_timeout_s, "Seconds to keep trying to connect")
       ->capture_default_str();
   agent->target.add_to(a);
+  agent->metrics_options.add_to(a, false);
   a->footer(
       "Example:\n  FAULTLINE_TOKEN=secret srun -N 16 faultline agent --coordinator head:7300 "
       "--transport verbs");
@@ -258,8 +314,10 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   r->add_option("--agents", runner->agents, "How many local agents to start")
       ->capture_default_str();
   add_step_timeout(r, runner->options);
-  r->add_option("--report-dir", runner->report_dir, "Where report.json goes")
+  r->add_option("--report-dir", runner->report_dir,
+                "Where report.json, junit.xml and summary.md go")
       ->capture_default_str();
+  runner->metrics_options.add_to(r, true);
   r->footer(
       "Examples:\n  faultline run\n  faultline run --provider shm --agents 4\n"
       "  faultline run --suite faults --seed 7\n  faultline run 'inline.*' --strict\n"

@@ -13,7 +13,7 @@ using Kind = nlohmann::json::value_t;
 
 struct Field {
   std::string_view name;
-  std::string_view kind;  // "string", "unsigned", "object", "array", "boolean"
+  std::string_view kind;  // "string", "unsigned", "number", "object", "array", "boolean"
 };
 
 struct MessageSchema {
@@ -36,6 +36,12 @@ const std::array kSchemas{
                    {"target", "object"},
                    {"deadline_ms", "unsigned"}}},
     MessageSchema{"abort_scenario", {{"run_id", "unsigned"}}},
+    MessageSchema{"run_result",
+                  {{"run_id", "unsigned"},
+                   {"id", "string"},
+                   {"suite", "string"},
+                   {"verdict", "string"},
+                   {"duration_ms", "number"}}},
     MessageSchema{"endpoint_info", {{"run_id", "unsigned"}, {"info", "object"}}},
     MessageSchema{"peer_info", {{"run_id", "unsigned"}, {"info", "object"}}},
     MessageSchema{"barrier", {{"run_id", "unsigned"}, {"name", "string"}}},
@@ -50,6 +56,7 @@ bool has_kind(const nlohmann::json& value, std::string_view kind) {
   if (kind == "object") return value.is_object();
   if (kind == "array") return value.is_array();
   if (kind == "boolean") return value.is_boolean();
+  if (kind == "number") return value.is_number();
   return false;
 }
 

@@ -15,6 +15,10 @@ struct AgentOptions {
   std::chrono::milliseconds connect_budget = std::chrono::seconds(10);
   /// The faultline binary, re-executed as `scenario-child` for every scenario.
   std::string executable;
+  /// Serve Prometheus metrics here ("PORT" or "ADDR:PORT"; empty: none), and for how long
+  /// after the coordinator says shutdown, so a last scrape sees the final counts.
+  std::string metrics_listen;
+  std::chrono::seconds metrics_linger{0};
 };
 
 /// Runs an agent: connects (with bounded retries), authenticates, reports its host and

@@ -71,6 +71,7 @@ struct ScenarioRun {
 struct RunSettings {
   uint64_t seed = 0;    ///< mixed into every side's fault seed
   bool strict = false;  ///< a skip is a failure
+  std::string suite;    ///< told to the agents with each run's verdict, for their metrics
 };
 
 /// Told about every run as it starts, progresses and finishes (progress output, reports).
@@ -164,6 +165,7 @@ class Coordinator {
   EventQueue<Event> events_;
   std::vector<AgentRecord> agents_;  // decision thread only
   std::vector<ActiveRun> active_;    // decision thread only
+  std::string suite_;                // of the suite being run
   uint64_t next_run_id_ = 1;
 };
 

@@ -9,6 +9,7 @@
 #include "faultline/harness/coordinator.hpp"
 #include "faultline/harness/report_document.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
+#include "faultline/reports/metrics.hpp"
 #include "faultline/transports/status.hpp"
 
 namespace faultline::harness {
@@ -18,7 +19,9 @@ namespace faultline::harness {
 /// `report_dir`/report.json, junit.xml and summary.md atomically after every scenario. Returns the
 /// exit code: 0 all passed (or skipped), 1 a conformance failure (fail, crashed, timeout), 3 a
 /// harness error.
+/// With `metrics`, every finished run is also counted there.
 int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
-              const std::string& report_dir, const RunMetadata& metadata, std::ostream& out);
+              const std::string& report_dir, const RunMetadata& metadata, std::ostream& out,
+              reports::Metrics* metrics = nullptr);
 
 }  // namespace faultline::harness
