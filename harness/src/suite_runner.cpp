@@ -143,6 +143,7 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   const auto runs = coordinator.run(scenarios, {metadata.seed, metadata.strict, suite}, reporter);
   reporter.finish();
   print_summary(runs, reporter.report_path(), out);
+  out.flush();  // the process may linger (serving metrics) before it exits
   bool harness_error = false;
   bool conformance_failure = false;
   for (const auto& run : runs) {

@@ -1,0 +1,172 @@
+// Metrics as a dashboard sees them: a real Prometheus server (Debian `prometheus`) on
+// 127.0.0.1 scrapes a running agent and the coordinator, and a real Pushgateway (Debian
+// `prometheus-pushgateway`) receives a `faultline run --pushgateway`; the counts by verdict are
+// asserted through Prometheus's HTTP query API.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support/background_process.hpp"
+#include "support/run_command.hpp"
+
+using faultline::testing::BackgroundProcess;
+using faultline::testing::read_text_file;
+using faultline::testing::run_command;
+using faultline::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+const std::string kFaultline = FAULTLINE_BINARY;
+const std::string kData = FAULTLINE_TEST_DATA_DIR;
+const std::string kQuery = FAULTLINE_PROMETHEUS_QUERY;
+
+// A port nothing listens on right now.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  socklen_t length = sizeof address;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::string local(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+// `sum by (verdict)` of a selector, as Prometheus answers it: {verdict: count}.
+std::map<std::string, double> by_verdict(const std::string& prometheus,
+                                         const std::string& selector) {
+  auto answer = run_command("/usr/bin/python3 " + kQuery + " http://" + prometheus +
+                            " 'sum by (verdict) (" + selector + ")'");
+  std::map<std::string, double> counts;
+  if (answer.exit_code != 0) return counts;
+  for (const auto& sample : json::parse(answer.out))
+    counts[sample.at("metric").value("verdict", "")] = sample.at("value");
+  return counts;
+}
+
+// Polls until `expected` is what Prometheus says, or 40 s pass; the last answer.
+std::map<std::string, double> wait_for(const std::string& prometheus, const std::string& selector,
+                                       const std::map<std::string, double>& expected) {
+  std::map<std::string, double> seen;
+  for (int i = 0; i < 80 && seen != expected; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    seen = by_verdict(prometheus, selector);
+  }
+  return seen;
+}
+
+struct Prometheus {
+  TempDir dir;
+  int port = free_port();
+  std::unique_ptr<BackgroundProcess> server;
+
+  explicit Prometheus(const std::vector<std::string>& targets, const std::string& pushgateway) {
+    std::ofstream config(dir.path() + "/prometheus.yml");
+    config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+           << "scrape_configs:\n  - job_name: faultline\n    static_configs:\n"
+           << "      - targets: [";
+    for (size_t i = 0; i < targets.size(); ++i)
+      config << (i ? ", " : "") << "'" << targets[i] << "'";
+    config << "]\n";
+    if (!pushgateway.empty()) {
+      config << "  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n"
+             << "      - targets: ['" << pushgateway << "']\n";
+    }
+    config.close();
+    server =
+        std::make_unique<BackgroundProcess>("exec prometheus --config.file=" + dir.path() +
+                                            "/prometheus.yml --storage.tsdb.path=" + dir.path() +
+                                            "/data --web.listen-address=" + local(port));
+    REQUIRE(server->wait_for_output("Server is ready to receive web requests",
+                                    std::chrono::seconds(30)));
+  }
+  std::string address() const { return local(port); }
+};
+
+}  // namespace
+
+TEST_CASE("Prometheus scrapes an agent and the coordinator: scenarios by verdict",
+          "[integration][ofi]") {
+  TempDir dir;
+  const int coordinator_metrics = free_port();
+  const int agent_metrics = free_port();
+  Prometheus prometheus({local(agent_metrics), local(coordinator_metrics)}, "");
+  // One pass, one fail, one skip, between a coordinator and two agents.
+  BackgroundProcess coordinator(
+      "FAULTLINE_TOKEN=t exec " + kFaultline + " coordinator --listen 127.0.0.1:0 --agents 2 " +
+      "--port-file " + dir.path() + "/port --report-dir " + dir.path() + " --metrics-port " +
+      std::to_string(coordinator_metrics) + " --metrics-linger 60 " + kData +
+      "/wrong-expectation.json " + kData + "/verbs-only.json inline.workload-inline-on");
+  std::string port;
+  for (int i = 0; i < 100 && port.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    port = read_text_file(dir.path() + "/port");
+  }
+  REQUIRE_FALSE(port.empty());
+  port.erase(port.find_last_not_of("\n") + 1);
+  const std::string agent_command = "FAULTLINE_TOKEN=t exec " + kFaultline +
+                                    " agent --coordinator 127.0.0.1:" + port +
+                                    " --transport ofi --provider tcp --metrics-linger 60";
+  BackgroundProcess agent(agent_command + " --metrics-port " + std::to_string(agent_metrics));
+  BackgroundProcess other_agent(agent_command);
+  REQUIRE(coordinator.wait_for_output("3 scenario runs:", std::chrono::seconds(60)));
+
+  const std::map<std::string, double> expected = {{"fail", 1}, {"pass", 1}, {"skip", 1}};
+  CHECK(wait_for(prometheus.address(),
+                 "faultline_scenarios_total{instance=\"" + local(agent_metrics) + "\"}",
+                 expected) == expected);
+  CHECK(wait_for(prometheus.address(),
+                 "faultline_scenarios_total{instance=\"" + local(coordinator_metrics) + "\"}",
+                 expected) == expected);
+  // The coordinator saw both agents up to the end; the agent exports its own gauge (0 once
+  // the coordinator let it go).
+  auto up =
+      run_command("/usr/bin/python3 " + kQuery + " http://" + prometheus.address() +
+                  " 'sum(faultline_agent_up{instance=\"" + local(coordinator_metrics) + "\"})'");
+  REQUIRE(up.exit_code == 0);
+  CHECK(json::parse(up.out).at(0).at("value") == 2.0);
+  auto own = run_command("/usr/bin/python3 " + kQuery + " http://" + prometheus.address() +
+                         " 'faultline_agent_up{instance=\"" + local(agent_metrics) + "\"}'");
+  REQUIRE(own.exit_code == 0);
+  REQUIRE(json::parse(own.out).size() == 1);
+  // Which of the two joined first decides its id.
+  CHECK_THAT(json::parse(own.out).at(0).at("metric").at("agent").get<std::string>(),
+             Catch::Matches("agent-[12]"));
+}
+
+TEST_CASE("faultline run --pushgateway pushes the counts a Pushgateway keeps for Prometheus",
+          "[integration][ofi]") {
+  const int gateway_port = free_port();
+  BackgroundProcess gateway("exec prometheus-pushgateway --web.listen-address=" +
+                            local(gateway_port));
+  REQUIRE(gateway.wait_for_output("Listening on", std::chrono::seconds(20)));
+  Prometheus prometheus({}, local(gateway_port));
+  TempDir dir;
+  auto run =
+      run_command(kFaultline + " run --pushgateway http://" + local(gateway_port) + " " + kData +
+                  "/wrong-expectation.json inline.workload-inline-on --report-dir " + dir.path());
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 1);  // the deliberate failure; the push itself worked
+  const std::map<std::string, double> expected = {{"fail", 1}, {"pass", 1}};
+  CHECK(wait_for(prometheus.address(), "faultline_scenarios_total{job=\"faultline\"}", expected) ==
+        expected);
+}
+
+TEST_CASE("an unreachable Pushgateway is named, and a passing run becomes a harness error",
+          "[integration][ofi]") {
+  TempDir dir;
+  auto run = run_command(kFaultline + " run inline.workload-inline-on --pushgateway http://" +
+                         local(free_port()) + " --report-dir " + dir.path());
+  CHECK(run.exit_code == 3);
+  CHECK_THAT(run.err, Catch::Contains("http://127.0.0.1:"));
+}
