@@ -106,7 +106,8 @@ void Metrics::count_scenario(const nlohmann::json& scenario, const std::string& 
   // Each side's details.faults.applied, where a side has them (an agent that was lost has
   // no details).
   const nlohmann::json::json_pointer applied_at("/details/faults/applied");
-  for (const auto& [agent, side] : scenario.value("sides", nlohmann::json::object()).items()) {
+  const nlohmann::json sides = scenario.value("sides", nlohmann::json::object());
+  for (const auto& [agent, side] : sides.items()) {
     if (!side.contains(applied_at) || !side.at(applied_at).is_array()) continue;
     for (const auto& fault : side.at(applied_at)) {
       const std::string kind = fault.is_object() ? fault.value("kind", "unknown") : "unknown";
@@ -120,8 +121,8 @@ void Metrics::set_agent_up(const std::string& agent, bool up) {
 }
 
 void MetricsSink::mark_agents(const nlohmann::json& report) {
-  for (const auto& agent : report.value("run", nlohmann::json::object())
-                               .value("agents", nlohmann::json::array())) {
+  for (const auto& agent :
+       report.value("run", nlohmann::json::object()).value("agents", nlohmann::json::array())) {
     metrics_.set_agent_up(agent.value("id", std::string()), !agent.value("lost", false));
   }
 }
