@@ -49,6 +49,12 @@ class Reporter final : public RunObserver {
   }
   void run_finished(const ScenarioRun& run) override {
     finished_.push_back(run);
+    // Into the reports first: a run the console shows as finished is in every file.
+    const nlohmann::json& scenario = document_.add(run);
+    for (auto& sink : sinks_) {
+      // A write failure is logged; the run goes on.
+      report_failure(sink->on_scenario_finished(scenario, document_.json()));
+    }
     if (live_) out_ << "\r\033[K";
     out_ << "[" << std::setw(3) << finished_.size() << "/" << total_ << "] " << std::left
          << std::setw(40) << run.scenario << std::right << " " << who(run) << "  "
@@ -56,11 +62,6 @@ class Reporter final : public RunObserver {
          << run.duration_ms / 1000 << " s)";
     if (run.verdict != Verdict::kPass) out_ << ": " << run.observed;
     out_ << std::endl;
-    const nlohmann::json& scenario = document_.add(run);
-    for (auto& sink : sinks_) {
-      // A write failure is logged; the run goes on.
-      report_failure(sink->on_scenario_finished(scenario, document_.json()));
-    }
   }
 
   void finish() {
