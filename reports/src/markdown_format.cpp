@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 // Table cells may not hold a newline or an unescaped pipe.
-std::string cell(std::string text) {
+std::string cell(const std::string& text) {
   std::string out;
   for (char c : text) {
     if (c == '|') {

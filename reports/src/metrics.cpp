@@ -14,6 +14,15 @@ namespace faultline::reports {
 using transports::Error;
 using transports::ErrorCode;
 
+namespace {
+
+// Scenario runs take from a tenth of a second to minutes.
+prometheus::Histogram::BucketBoundaries duration_buckets() {
+  return {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+}
+
+}  // namespace
+
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>& scenarios =
@@ -99,9 +108,7 @@ void Metrics::count_scenario(const nlohmann::json& scenario, const std::string& 
             {"transport", transport},
             {"device", device}})
       .Increment();
-  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.1, 0.25, 0.5, 1,  2.5,
-                                                                   5,   10,   30,  60, 300};
-  impl_->durations.Add({{"suite", suite}, {"scenario", id}}, kBuckets)
+  impl_->durations.Add({{"suite", suite}, {"scenario", id}}, duration_buckets())
       .Observe(scenario.value("duration_ms", 0.0) / 1000);
   // Each side's details.faults.applied, where a side has them (an agent that was lost has
   // no details).

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 
 using namespace std::chrono_literals;
@@ -23,8 +24,6 @@ using faultline::testing::read_text_file;
 using faultline::testing::TempDir;
 
 namespace {
-
-const std::string kFaultline = FAULTLINE_BINARY;
 
 struct Coordinator {
   std::unique_ptr<BackgroundProcess> process;

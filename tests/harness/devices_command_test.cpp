@@ -2,13 +2,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "harness_test_paths.hpp"
 #include "support/run_command.hpp"
 
 using faultline::testing::run_command;
-
-namespace {
-const std::string kFaultline = FAULTLINE_BINARY;
-}
 
 TEST_CASE("devices --json lists the ofi providers tcp and shm with non-zero limits",
           "[integration][ofi]") {

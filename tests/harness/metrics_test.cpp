@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
 
@@ -23,8 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kFaultline = FAULTLINE_BINARY;
-const std::string kData = FAULTLINE_TEST_DATA_DIR;
 const std::string kQuery = FAULTLINE_PROMETHEUS_QUERY;
 
 // A port nothing listens on right now.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
 
@@ -18,8 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kFaultline = FAULTLINE_BINARY;
-const std::string kData = FAULTLINE_TEST_DATA_DIR;
 const std::string kBaselines = FAULTLINE_BASELINE_DIR;
 const std::string kSourceDir = FAULTLINE_SOURCE_DIR;
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "faultline/harness/report_reader.hpp"
+#include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
 
@@ -19,8 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kFaultline = FAULTLINE_BINARY;
-const std::string kData = FAULTLINE_TEST_DATA_DIR;
 const std::string kJunitReader = FAULTLINE_JUNIT_READER;
 
 void require_conforms(const json& report) {

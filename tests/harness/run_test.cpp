@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
 
@@ -11,7 +12,6 @@ using faultline::testing::run_command;
 using faultline::testing::TempDir;
 
 namespace {
-const std::string kFaultline = FAULTLINE_BINARY;
 
 nlohmann::json read_report(const std::string& dir) {
   return nlohmann::json::parse(read_text_file(dir + "/report.json"));

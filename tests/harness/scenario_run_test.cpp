@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
 
@@ -12,9 +13,6 @@ using faultline::testing::TempDir;
 using nlohmann::json;
 
 namespace {
-
-const std::string kFaultline = FAULTLINE_BINARY;
-const std::string kData = FAULTLINE_TEST_DATA_DIR;
 
 json read_report(const std::string& dir) {
   return json::parse(read_text_file(dir + "/report.json"));

@@ -3,15 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "faultline/transports/registry.hpp"
+#include "harness_test_paths.hpp"
 #include "support/run_command.hpp"
 #include "support/test_targets.hpp"
 
 using faultline::testing::run_command;
 using faultline::testing::verbs_device;
-
-namespace {
-const std::string kFaultline = FAULTLINE_BINARY;
-}
 
 TEST_CASE("devices --transport verbs --json lists the verbs device with its limits and GIDs",
           "[integration][verbs]") {
