@@ -41,12 +41,6 @@ std::string signal_name(int signal) {
                                  : "signal " + std::to_string(signal);
 }
 
-std::string host_name() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
-}
-
 // Connects with exponential backoff until the budget is spent.
 Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOptions& options) {
   auto address = parse_host_port(options.coordinator);

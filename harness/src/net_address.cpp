@@ -55,4 +55,10 @@ transports::Result<int> connect_tcp(const HostPort& address) {
   return fd;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
 }  // namespace faultline::harness

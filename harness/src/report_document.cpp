@@ -6,6 +6,8 @@
 #include <ctime>
 #include <map>
 
+#include "faultline/harness/net_address.hpp"
+
 namespace faultline::harness {
 
 namespace {
@@ -23,12 +25,6 @@ std::string kernel_release() {
   utsname name{};
   uname(&name);
   return std::string(name.sysname) + " " + name.release;
-}
-
-std::string host_name() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  return host;
 }
 
 }  // namespace

@@ -46,6 +46,7 @@ class Reporter final : public RunObserver {
   }
   void step(const ScenarioRun& run, const std::string& agent, const std::string& step) override {
     if (live_) show_live(run, agent + ": " + step);
+    for (auto& sink : sinks_) sink->on_step_finished(scenario_to_json(run), agent, step);
   }
   void run_finished(const ScenarioRun& run) override {
     finished_.push_back(run);

@@ -17,6 +17,9 @@ struct HostPort {
 /// what was expected.
 transports::Result<HostPort> parse_host_port(const std::string& text);
 
+/// This machine's host name, as gethostname(2) gives it.
+std::string host_name();
+
 /// A connected TCP socket descriptor to `address`, or the error of the last attempt.
 transports::Result<int> connect_tcp(const HostPort& address);
 
