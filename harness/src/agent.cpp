@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -249,6 +250,7 @@ int run_agent(const AgentOptions& options) {
   });
 
   std::unique_ptr<Child> child;
+  std::map<uint64_t, nlohmann::json> own_details;  // by run_id, until its run_result
   int exit_code = kExitPass;
   for (bool running = true; running;) {
     auto event = events.pop(1s);
@@ -269,7 +271,11 @@ int run_agent(const AgentOptions& options) {
         continue;
       }
       if (message.at("type") == "step") child->last_step = message.at("name");
-      if (message.at("type") == "scenario_result") child->reported = true;
+      if (message.at("type") == "scenario_result") {
+        child->reported = true;
+        // Kept until the coordinator's verdict comes, to count this side's traffic with it.
+        if (metrics && message.contains("details")) own_details[child->run_id] = message["details"];
+      }
       const std::string type = message.at("type");
       (void)coordinator.send_message(type, body_of(std::move(message)));
       continue;
@@ -313,9 +319,15 @@ int run_agent(const AgentOptions& options) {
     } else if (type == "abort_scenario") {
       if (child && child->run_id == message.at("run_id")) kill(child->pid, SIGKILL);
     } else if (type == "run_result") {
-      // The run's verdict as the coordinator decided it, for this agent's metrics.
+      // The run's verdict as the coordinator decided it, with what this side reported, for
+      // this agent's metrics.
       if (metrics) {
         const std::string provider = options.target.provider;
+        const uint64_t run_id = message.at("run_id");
+        if (auto own = own_details.find(run_id); own != own_details.end()) {
+          message["sides"] = {{welcome->agent_id, {{"details", std::move(own->second)}}}};
+          own_details.erase(own);
+        }
         metrics->count_scenario(message, message.at("suite"),
                                 options.target.transport + (provider.empty() ? "" : "/" + provider),
                                 options.target.device);

@@ -64,6 +64,8 @@ std::string to_html(const json& report) {
       if (scenario.value(name, std::string()).empty()) continue;
       html << "<dt>" << name << "</dt><dd>" << field(scenario, name) << "</dd>\n";
     }
+    for (const auto& [label, text] : device_evidence(scenario))
+      html << "<dt>" << escape_markup(label) << "</dt><dd>" << escape_markup(text) << "</dd>\n";
     html << "</dl>\n";
   }
   html << "</body></html>\n";

@@ -110,6 +110,8 @@ std::string to_markdown(const json& report) {
         if (!field(scenario, name).empty())
           md << "- " << name << ": " << cell(field(scenario, name)) << "\n";
       }
+      for (const auto& [label, text] : device_evidence(scenario))
+        md << "- " << label << ": " << cell(text) << "\n";
       if (!field(scenario, "source").empty())
         md << "- scenario: `" << field(scenario, "source") << "`\n";
     }

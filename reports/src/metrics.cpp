@@ -7,7 +7,13 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "faultline/reports/infiniband_names.hpp"
 #include "faultline/reports/report_view.hpp"
+#include "faultline/transports/meter/traffic_meter.hpp"
 
 namespace faultline::reports {
 
@@ -19,6 +25,64 @@ namespace {
 // Scenario runs take from a tenth of a second to minutes.
 prometheus::Histogram::BucketBoundaries duration_buckets() {
   return {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+}
+
+constexpr size_t kMaxInfinibandFamilies = 256;
+
+// A count a side reported, or 0 where it is missing or not a count: sides come from peers.
+std::optional<uint64_t> as_count(const nlohmann::json& value) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  if (value.is_number_integer() && value.get<int64_t>() >= 0) return value.get<uint64_t>();
+  return std::nullopt;
+}
+
+uint64_t count_at(const nlohmann::json& object, const std::string& key) {
+  if (!object.is_object()) return 0;
+  const auto found = object.find(key);
+  return found != object.end() ? as_count(*found).value_or(0) : 0;
+}
+
+std::string text_at(const nlohmann::json& object, const std::string& key) {
+  if (!object.is_object()) return "";
+  const auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+// A report's latency buckets as prometheus-cpp increments, or empty where they do not fit the
+// metric's buckets.
+std::vector<double> bucket_increments(const nlohmann::json& histogram) {
+  const auto& bounds = transports::meter::latency_bounds_seconds();
+  const nlohmann::json buckets =
+      histogram.is_object() ? histogram.value("buckets", nlohmann::json()) : nlohmann::json();
+  if (!buckets.is_array() || buckets.size() != bounds.size() + 1) return {};
+  std::vector<double> increments;
+  for (const auto& bucket : buckets) {
+    const auto count = as_count(bucket);
+    if (!count) return {};
+    increments.push_back(static_cast<double>(*count));
+  }
+  return increments;
+}
+
+// Sides on one host's port share its counters: each port counts once per scenario, with the
+// largest growth any side saw.
+using PortKey = std::tuple<std::string, std::string, uint64_t>;  // host, device, port
+std::map<PortKey, std::map<std::string, uint64_t>> port_growth(const nlohmann::json& sides) {
+  std::map<PortKey, std::map<std::string, uint64_t>> growth;
+  for (const auto& [agent, side] : sides.items()) {
+    const nlohmann::json::json_pointer at("/details/port_counters");
+    if (!side.is_object() || !side.contains(at) || !side.at(at).is_object()) continue;
+    const nlohmann::json& counters = side.at(at);
+    const nlohmann::json grown = counters.value("grown", nlohmann::json::object());
+    if (!grown.is_object()) continue;
+    auto& port = growth[{text_at(counters, "host"), text_at(counters, "device"),
+                         count_at(counters, "port")}];
+    for (const auto& [counter, value] : grown.items()) {
+      const uint64_t amount = count_at(grown, counter);
+      port[counter] = std::max(port[counter], amount);
+    }
+  }
+  return growth;
 }
 
 }  // namespace
@@ -40,6 +104,23 @@ struct Metrics::Impl {
           .Name("faultline_faults_injected_total")
           .Help("Faults the decorator applied, by kind")
           .Register(*registry);
+  prometheus::Family<prometheus::Counter>& completions =
+      prometheus::BuildCounter()
+          .Name("faultline_completions_total")
+          .Help("Work completions the scenarios' endpoints returned, by status")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& bytes =
+      prometheus::BuildCounter()
+          .Name("faultline_bytes_total")
+          .Help("Bytes of successful completions: sent (sends, writes), received (receives, reads)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& latency =
+      prometheus::BuildHistogram()
+          .Name("faultline_operation_latency_seconds")
+          .Help("Time from a signaled post to its successful completion, by opcode")
+          .Register(*registry);
+  // faultline_infiniband_<node_exporter name>, made as counters show up.
+  std::map<std::string, prometheus::Family<prometheus::Counter>*> infiniband;
   prometheus::Family<prometheus::Gauge>& agents =
       prometheus::BuildGauge()
           .Name("faultline_agent_up")
@@ -110,15 +191,79 @@ void Metrics::count_scenario(const nlohmann::json& scenario, const std::string& 
       .Increment();
   impl_->durations.Add({{"suite", suite}, {"scenario", id}}, duration_buckets())
       .Observe(scenario.value("duration_ms", 0.0) / 1000);
-  // Each side's details.faults.applied, where a side has them (an agent that was lost has
-  // no details).
-  const nlohmann::json::json_pointer applied_at("/details/faults/applied");
   const nlohmann::json sides = scenario.value("sides", nlohmann::json::object());
+  if (!sides.is_object()) return;
+  // What each side reported, where it did (a lost or crashed side has no details).
   for (const auto& [agent, side] : sides.items()) {
-    if (!side.contains(applied_at) || !side.at(applied_at).is_array()) continue;
-    for (const auto& fault : side.at(applied_at)) {
-      const std::string kind = fault.is_object() ? fault.value("kind", "unknown") : "unknown";
-      impl_->faults.Add({{"kind", kind}}).Increment();
+    if (!side.is_object()) continue;
+    const nlohmann::json details = side.value("details", nlohmann::json::object());
+    count_faults(details);
+    count_traffic(details);
+  }
+  count_port_counters(id, sides);
+}
+
+void Metrics::count_faults(const nlohmann::json& details) {
+  const nlohmann::json::json_pointer applied_at("/faults/applied");
+  if (!details.is_object() || !details.contains(applied_at) || !details.at(applied_at).is_array())
+    return;
+  for (const auto& fault : details.at(applied_at)) {
+    const std::string kind = fault.is_object() ? fault.value("kind", "unknown") : "unknown";
+    impl_->faults.Add({{"kind", kind}}).Increment();
+  }
+}
+
+void Metrics::count_traffic(const nlohmann::json& details) {
+  const nlohmann::json traffic =
+      details.is_object() ? details.value("traffic", nlohmann::json()) : nlohmann::json();
+  if (!traffic.is_object()) return;
+  const nlohmann::json completions = traffic.value("completions", nlohmann::json());
+  if (completions.is_object()) {
+    for (const auto& [status, count] : completions.items())
+      impl_->completions.Add({{"status", status}}).Increment(
+          static_cast<double>(count_at(completions, status)));
+  }
+  const nlohmann::json bytes = traffic.value("bytes", nlohmann::json());
+  for (const char* direction : {"sent", "received"})
+    impl_->bytes.Add({{"direction", direction}}).Increment(
+        static_cast<double>(count_at(bytes, direction)));
+  const nlohmann::json latency = traffic.value("latency", nlohmann::json());
+  if (!latency.is_object()) return;
+  for (const auto& [op, histogram] : latency.items()) {
+    const std::vector<double> increments = bucket_increments(histogram);
+    if (increments.empty() || !histogram.value("sum_seconds", nlohmann::json()).is_number())
+      continue;
+    impl_->latency.Add({{"op", op}}, transports::meter::latency_bounds_seconds())
+        .ObserveMultiple(increments, histogram.at("sum_seconds").get<double>());
+  }
+}
+
+void Metrics::count_port_counters(const std::string& scenario, const nlohmann::json& sides) {
+  for (const auto& [port, grown] : port_growth(sides)) {
+    const auto& [host, device, number] = port;
+    for (const auto& [counter, amount] : grown) {
+      const InfinibandMetric metric = infiniband_metric(counter);
+      if (metric.name.empty() || amount == 0) continue;
+      auto family = impl_->infiniband.find(metric.name);
+      if (family == impl_->infiniband.end()) {
+        // A peer cannot make families without end: only counter files, and so many.
+        if (impl_->infiniband.size() >= kMaxInfinibandFamilies ||
+            (counter.rfind("hw_counters/", 0) != 0 && counter.rfind("counters/", 0) != 0))
+          continue;
+        family = impl_->infiniband
+                     .emplace(metric.name, &prometheus::BuildCounter()
+                                                .Name("faultline_infiniband_" + metric.name)
+                                                .Help("Growth of the port counter during "
+                                                      "scenarios (node_exporter's name)")
+                                                .Register(*impl_->registry))
+                     .first;
+      }
+      family->second
+          ->Add({{"device", device},
+                 {"port", std::to_string(number)},
+                 {"scenario", scenario},
+                 {"counter", counter}})
+          .Increment(static_cast<double>(amount * metric.multiplier));
     }
   }
 }

@@ -45,4 +45,32 @@ std::string seconds(const json& scenario) {
   return text;
 }
 
+std::vector<std::pair<std::string, std::string>> device_evidence(const json& scenario) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  const json sides = scenario.value("sides", json::object());
+  for (const auto& [agent, side] : sides.items()) {
+    const json details = side.value("details", json::object());
+    std::string errors;
+    const json traffic = details.value("traffic", json::object());
+    const json completions = traffic.value("completions", json::object());
+    for (const auto& [status, count] : completions.items()) {
+      if (status == "SUCCESS") continue;
+      errors += (errors.empty() ? "" : ", ") + status + " " + count.dump();
+    }
+    if (!errors.empty()) lines.emplace_back("completion errors (" + agent + ")", errors);
+    const json counters = details.value("port_counters", json());
+    if (!counters.is_object()) continue;
+    std::string grown;
+    const json grown_counters = counters.value("grown", json::object());
+    for (const auto& [counter, amount] : grown_counters.items())
+      grown += (grown.empty() ? "" : ", ") + counter + " +" + amount.dump();
+    if (!grown.empty()) {
+      lines.emplace_back("port counters (" + agent + ": " + counters.value("device", "") +
+                             " port " + counters.value("port", json(0)).dump() + ")",
+                         grown);
+    }
+  }
+  return lines;
+}
+
 }  // namespace faultline::reports

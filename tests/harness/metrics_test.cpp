@@ -2,10 +2,6 @@
 // 127.0.0.1 scrapes a running agent and the coordinator, and a real Pushgateway (Debian
 // `prometheus-pushgateway`) receives a `faultline run --pushgateway`; the counts by verdict are
 // asserted through Prometheus's HTTP query API.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -14,9 +10,12 @@
 
 #include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
+#include "support/local_port.hpp"
 #include "support/run_command.hpp"
 
 using faultline::testing::BackgroundProcess;
+using faultline::testing::free_port;
+using faultline::testing::local_address;
 using faultline::testing::read_text_file;
 using faultline::testing::run_command;
 using faultline::testing::TempDir;
@@ -26,20 +25,7 @@ namespace {
 
 const std::string kQuery = FAULTLINE_PROMETHEUS_QUERY;
 
-// A port nothing listens on right now.
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  socklen_t length = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
-
-std::string local(int port) { return "127.0.0.1:" + std::to_string(port); }
+std::string local(int port) { return local_address(port); }
 
 // `sum by (verdict)` of a selector, as Prometheus answers it: {verdict: count}.
 std::map<std::string, double> by_verdict(const std::string& prometheus,
@@ -62,6 +48,21 @@ std::map<std::string, double> wait_for(const std::string& prometheus, const std:
     seen = by_verdict(prometheus, selector);
   }
   return seen;
+}
+
+// The value of a query that answers one sample, polled until it is above `at_least` or 40 s
+// pass; -1 while there is none.
+double wait_for_value(const std::string& prometheus, const std::string& query, double at_least) {
+  double value = -1;
+  for (int i = 0; i < 80 && value < at_least; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    auto answer =
+        run_command("/usr/bin/python3 " + kQuery + " http://" + prometheus + " '" + query + "'");
+    if (answer.exit_code != 0) continue;
+    const json samples = json::parse(answer.out);
+    if (samples.size() == 1) value = samples.at(0).at("value");
+  }
+  return value;
 }
 
 struct Prometheus {
@@ -127,6 +128,22 @@ TEST_CASE("Prometheus scrapes an agent and the coordinator: scenarios by verdict
   CHECK(wait_for(prometheus.address(),
                  "faultline_scenarios_total{instance=\"" + local(coordinator_metrics) + "\"}",
                  expected) == expected);
+  // Traffic: the coordinator counts every side's, the agent its own side's.
+  const std::string agent_selector = "{instance=\"" + local(agent_metrics) + "\"}";
+  const std::string coordinator_selector = "{instance=\"" + local(coordinator_metrics) + "\"}";
+  const double agent_completions =
+      wait_for_value(prometheus.address(), "sum(faultline_completions_total" + agent_selector + ")", 1);
+  const double all_completions = wait_for_value(
+      prometheus.address(), "sum(faultline_completions_total" + coordinator_selector + ")", 1);
+  CHECK(agent_completions >= 1);
+  CHECK(all_completions > agent_completions);
+  CHECK(wait_for_value(prometheus.address(),
+                       "sum(faultline_operation_latency_seconds_count" + coordinator_selector + ")",
+                       1) >= 1);
+  CHECK(wait_for_value(prometheus.address(),
+                       "sum(faultline_bytes_total{direction=\"sent\"," +
+                           coordinator_selector.substr(1) + ")",
+                       1) >= 1);
   // The coordinator saw both agents up to the end; the agent exports its own gauge (0 once
   // the coordinator let it go).
   auto up =
@@ -151,14 +168,20 @@ TEST_CASE("faultline run --pushgateway pushes the counts a Pushgateway keeps for
   REQUIRE(gateway.wait_for_output("Listening on", std::chrono::seconds(20)));
   Prometheus prometheus({}, local(gateway_port));
   TempDir dir;
-  auto run =
-      run_command(kFaultline + " run --pushgateway http://" + local(gateway_port) + " " + kData +
-                  "/wrong-expectation.json inline.workload-inline-on --report-dir " + dir.path());
+  auto run = run_command(kFaultline + " run --pushgateway http://" + local(gateway_port) + " " +
+                         kData +
+                         "/wrong-expectation.json inline.workload-inline-on "
+                         "completion-error.write-every-status --report-dir " +
+                         dir.path());
   INFO(run.out << run.err);
   REQUIRE(run.exit_code == 1);  // the deliberate failure; the push itself worked
-  const std::map<std::string, double> expected = {{"fail", 1}, {"pass", 1}};
+  const std::map<std::string, double> expected = {{"fail", 1}, {"pass", 2}};
   CHECK(wait_for(prometheus.address(), "faultline_scenarios_total{job=\"faultline\"}", expected) ==
         expected);
+  // The write-every-status scenario's rewritten completions, by status.
+  CHECK(wait_for_value(prometheus.address(),
+                       "faultline_completions_total{job=\"faultline\",status=\"REM_ACCESS_ERR\"}",
+                       1) == 1);
 }
 
 TEST_CASE("an unreachable Pushgateway is named, and a passing run becomes a harness error",

@@ -125,3 +125,26 @@ TEST_CASE("a ring run is labelled by its size and ends", "[unit]") {
   CHECK(agents_label(ring) == "ring of 4 (agent-1..agent-4)");
   CHECK(suite_name(json::object()) == "selection");
 }
+
+TEST_CASE("a run not passed shows its completion errors and the port counters that grew",
+          "[unit]") {
+  json report = sample_report();
+  json& failed = report["scenarios"][1];
+  failed["sides"] = {
+      {"agent-1",
+       {{"verdict", "fail"},
+        {"details",
+         {{"traffic", {{"completions", {{"SUCCESS", 4}, {"RNR_RETRY_EXC_ERR", 1}}}}},
+          {"port_counters",
+           {{"host", "h"},
+            {"device", "rxe0"},
+            {"port", 1},
+            {"grown", {{"hw_counters/rcvd_rnr_err", 1}, {"hw_counters/sent_pkts", 3}}}}}}}}},
+      {"agent-3", {{"verdict", "pass"}, {"details", {{"port_counters", nullptr}}}}}};
+  const std::string md = to_markdown(report);
+  CHECK_THAT(md, Catch::Contains("- completion errors (agent-1): RNR_RETRY_EXC_ERR 1\n"));
+  CHECK_THAT(md, Catch::Contains("- port counters (agent-1: rxe0 port 1): "
+                                 "hw_counters/rcvd_rnr_err +1, hw_counters/sent_pkts +3\n"));
+  CHECK(md.find("agent-3:") == std::string::npos);
+  CHECK_THAT(to_html(report), Catch::Contains("<dt>completion errors (agent-1)</dt>"));
+}

@@ -2,6 +2,8 @@
 // dashboard, whose every expression must name only metrics faultline exports.
 #include "faultline/reports/metrics.hpp"
 
+#include "faultline/transports/meter/traffic_meter.hpp"
+
 #include <prometheus/registry.h>
 
 #include <catch2/catch.hpp>
@@ -15,19 +17,60 @@ using nlohmann::json;
 
 namespace {
 
+// A side's details as a scenario process reports them: one fault, traffic of every kind, and
+// port counters that grew (rxe, mlx5 and IB counter files, as sysfs names them).
+json side_details(const std::string& host) {
+  json buckets = json::array();
+  for (size_t i = 0; i <= faultline::transports::meter::latency_bounds_seconds().size(); ++i)
+    buckets.push_back(i == 3 ? 2 : 0);
+  return {{"faults", {{"applied", {{{"kind", "drop"}}}}}},
+          {"traffic",
+           {{"completions", {{"SUCCESS", 5}, {"REM_ACCESS_ERR", 1}}},
+            {"bytes", {{"sent", 4096}, {"received", 1024}}},
+            {"latency",
+             {{"SEND",
+               {{"count", 2}, {"sum_seconds", 0.00006}, {"max_seconds", 0.00004},
+                {"buckets", buckets}}}}}}},
+          {"port_counters",
+           {{"host", host},
+            {"device", "rxe0"},
+            {"port", 1},
+            {"grown",
+             {{"hw_counters/rcvd_rnr_err", 2},
+              {"hw_counters/rnr_nak_retry_err", 1},
+              {"hw_counters/rcvd_seq_err", 1},
+              {"hw_counters/local_ack_timeout_err", 1},
+              {"hw_counters/retry_rnr_exceeded_err", 1},
+              {"hw_counters/sent_pkts", 9},
+              {"hw_counters/rcvd_pkts", 9},
+              {"counters/port_xmit_data", 10}}}}}};
+}
+
 // Every family the registry exports, by name, after one scenario of each kind was counted.
 std::set<std::string> exported_names() {
   Metrics metrics;
-  metrics.count_scenario(
-      {{"id", "x"},
-       {"verdict", "fail"},
-       {"duration_ms", 1200.0},
-       {"sides", {{"agent-1", {{"details", {{"faults", {{"applied", {{{"kind", "drop"}}}}}}}}}}}}},
-      "faults", "ofi/tcp", "lo");
+  metrics.count_scenario({{"id", "x"},
+                          {"verdict", "fail"},
+                          {"duration_ms", 1200.0},
+                          {"sides", {{"agent-1", {{"details", side_details("h")}}}}}},
+                         "faults", "ofi/tcp", "lo");
   metrics.set_agent_up("agent-1", true);
   std::set<std::string> names;
   for (const auto& family : metrics.registry().Collect()) names.insert(family.name);
   return names;
+}
+
+// The one sample of `family` with `label`="value", or nullptr.
+const prometheus::ClientMetric* sample(const std::vector<prometheus::MetricFamily>& families,
+                                       const std::string& family, const std::string& label,
+                                       const std::string& value) {
+  for (const auto& f : families) {
+    if (f.name != family) continue;
+    for (const auto& metric : f.metric)
+      for (const auto& pair : metric.label)
+        if (pair.name == label && pair.value == value) return &metric;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -43,6 +86,83 @@ TEST_CASE("counters end in _total and durations are in seconds", "[unit]") {
   CHECK(names.count("faultline_scenario_duration_seconds") == 1);
   CHECK(names.count("faultline_faults_injected_total") == 1);
   CHECK(names.count("faultline_agent_up") == 1);
+  CHECK(names.count("faultline_completions_total") == 1);
+  CHECK(names.count("faultline_bytes_total") == 1);
+  CHECK(names.count("faultline_operation_latency_seconds") == 1);
+  CHECK(names.count("faultline_infiniband_rnr_nak_retry_packets_received_total") == 1);
+  CHECK(names.count("faultline_infiniband_port_data_transmitted_bytes_total") == 1);
+}
+
+TEST_CASE("sides' traffic adds up by status, direction and opcode", "[unit]") {
+  Metrics metrics;
+  metrics.count_scenario({{"id", "x"},
+                          {"verdict", "pass"},
+                          {"sides",
+                           {{"agent-1", {{"details", side_details("h1")}}},
+                            {"agent-2", {{"details", side_details("h2")}}}}}},
+                         "faults", "ofi/tcp", "lo");
+  const auto families = metrics.registry().Collect();
+  const auto* errors =
+      sample(families, "faultline_completions_total", "status", "REM_ACCESS_ERR");
+  REQUIRE(errors != nullptr);
+  CHECK(errors->counter.value == 2);
+  const auto* sent = sample(families, "faultline_bytes_total", "direction", "sent");
+  REQUIRE(sent != nullptr);
+  CHECK(sent->counter.value == 8192);
+  const auto* send = sample(families, "faultline_operation_latency_seconds", "op", "SEND");
+  REQUIRE(send != nullptr);
+  CHECK(send->histogram.sample_count == 4);
+  CHECK(send->histogram.sample_sum == Approx(0.00012));
+  CHECK(send->histogram.bucket.at(3).cumulative_count == 4);
+}
+
+TEST_CASE("port counter growth counts once per port, however many sides share it", "[unit]") {
+  Metrics metrics;
+  // Both sides on one host's rxe0 (the Soft-RoCE lane) see the same growth.
+  metrics.count_scenario({{"id", "natural.rnr"},
+                          {"verdict", "pass"},
+                          {"sides",
+                           {{"agent-1", {{"details", side_details("h")}}},
+                            {"agent-2", {{"details", side_details("h")}}}}}},
+                         "faults", "verbs", "rxe0");
+  const auto families = metrics.registry().Collect();
+  const auto* rnr = sample(families, "faultline_infiniband_rnr_nak_retry_packets_received_total",
+                           "counter", "hw_counters/rcvd_rnr_err");
+  REQUIRE(rnr != nullptr);
+  CHECK(rnr->counter.value == 2);
+  for (const auto& label : rnr->label) {
+    if (label.name == "scenario") CHECK(label.value == "natural.rnr");
+    if (label.name == "device") CHECK(label.value == "rxe0");
+    if (label.name == "port") CHECK(label.value == "1");
+  }
+  // IB data counters count 4-octet words.
+  const auto* data = sample(families, "faultline_infiniband_port_data_transmitted_bytes_total",
+                            "counter", "counters/port_xmit_data");
+  REQUIRE(data != nullptr);
+  CHECK(data->counter.value == 40);
+}
+
+TEST_CASE("details a peer got wrong are left out, never thrown on", "[unit]") {
+  Metrics metrics;
+  json bad = side_details("h");
+  bad["traffic"]["latency"]["SEND"]["buckets"] = {1, 2};  // not the metric's buckets
+  bad["traffic"]["completions"]["SUCCESS"] = "many";
+  bad["traffic"]["bytes"] = 12;
+  bad["port_counters"]["grown"]["elsewhere/x"] = 3;  // not a counter file
+  bad["port_counters"]["grown"]["hw_counters/negative"] = -3;
+  const json sides = {{"agent-1", {{"details", bad}}},
+                      {"agent-2", {{"details", "text"}}},
+                      {"agent-3", 7},
+                      {"agent-4", {{"details", {{"traffic", {{"latency", {{"SEND", 1}}}}}}}}}};
+  REQUIRE_NOTHROW(metrics.count_scenario({{"id", "x"}, {"verdict", "pass"}, {"sides", sides}},
+                                         "s", "t", "d"));
+  REQUIRE_NOTHROW(metrics.count_scenario({{"id", "x"}, {"sides", 3}}, "s", "t", "d"));
+  const auto families = metrics.registry().Collect();
+  CHECK(sample(families, "faultline_operation_latency_seconds", "op", "SEND") == nullptr);
+  const auto* success = sample(families, "faultline_completions_total", "status", "SUCCESS");
+  REQUIRE(success != nullptr);
+  CHECK(success->counter.value == 0);
+  for (const auto& family : families) CHECK(family.name != "faultline_infiniband_x_total");
 }
 
 TEST_CASE("a counted scenario shows in its counter, histogram and fault kinds", "[unit]") {

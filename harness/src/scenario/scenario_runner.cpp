@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include "faultline/harness/net_address.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/json.hpp"
+#include "faultline/transports/meter/traffic_meter.hpp"
+#include "faultline/transports/port_counters.hpp"
 #include "faultline/transports/registry.hpp"
 
 namespace faultline::harness {
@@ -47,6 +50,18 @@ json applied_faults(const StepState& state, uint64_t seed) {
   return {{"seed", seed}, {"applied", applied}};
 }
 
+// What the device's port counters grew by during the scenario. Both sides of a pair on one
+// device see each other's traffic in it, so `host` lets a reader count a port once.
+json port_counter_growth(const std::optional<transports::PortCounters>& before) {
+  if (!before) return nullptr;
+  const auto after = transports::read_port_counters(before->device, before->port);
+  if (!after) return nullptr;
+  return {{"host", host_name()},
+          {"device", before->device},
+          {"port", before->port},
+          {"grown", transports::grown_counters(*before, *after)}};
+}
+
 }  // namespace
 
 ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
@@ -84,6 +99,12 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
                                                   state.faults_applied);
   }
 
+  // Outermost, so it counts what the steps see, injected faults included.
+  const auto traffic = std::make_shared<transports::meter::TrafficCounts>();
+  state.device = transports::meter::meter_device(std::move(state.device), traffic);
+  const transports::DeviceInfo& device_info = state.device->info();
+  const auto counters_before = transports::read_port_counters(device_info.name, device_info.port);
+
   link.set_progress([&state] { progress(state); });
   json steps = json::array();
   const auto& ops = step_ops();
@@ -115,8 +136,12 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
     }
   }
   link.set_progress(nullptr);
-  outcome.details = {
-      {"role", role}, {"rank", rank}, {"steps", steps}, {"faults", applied_faults(state, seed)}};
+  outcome.details = {{"role", role},
+                     {"rank", rank},
+                     {"steps", steps},
+                     {"faults", applied_faults(state, seed)},
+                     {"traffic", traffic->to_json()},
+                     {"port_counters", port_counter_growth(counters_before)}};
   return outcome;
 }
 

@@ -19,6 +19,11 @@ namespace faultline::reports {
 ///   faultline_scenarios_total{suite,scenario,verdict,transport,device}
 ///   faultline_scenario_duration_seconds{suite,scenario} (histogram)
 ///   faultline_faults_injected_total{kind}
+///   faultline_completions_total{status}
+///   faultline_bytes_total{direction}  (sent, received)
+///   faultline_operation_latency_seconds{op} (histogram)
+///   faultline_infiniband_<node_exporter name>{device,port,scenario,counter}: how much a
+///     port counter grew during scenarios (see infiniband_names.hpp)
 ///   faultline_agent_up{agent}
 class Metrics {
  public:
@@ -35,7 +40,8 @@ class Metrics {
   /// Pushes everything to the Pushgateway at `url` ("http://host:9091") under `job`.
   transports::Status push(const std::string& url, const std::string& job) const;
 
-  /// One finished scenario run: its verdict, duration and the faults its sides applied.
+  /// One finished scenario run: its verdict and duration, and what its sides reported: faults
+  /// applied, traffic, port counter growth (each port once, however many sides share it).
   void count_scenario(const nlohmann::json& scenario, const std::string& suite,
                       const std::string& transport, const std::string& device);
   void set_agent_up(const std::string& agent, bool up);
@@ -43,6 +49,9 @@ class Metrics {
   prometheus::Registry& registry();
 
  private:
+  void count_faults(const nlohmann::json& details);
+  void count_traffic(const nlohmann::json& details);
+  void count_port_counters(const std::string& scenario, const nlohmann::json& sides);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -3,6 +3,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace faultline::reports {
 
@@ -16,5 +18,9 @@ std::map<std::string, int> verdict_counts(const nlohmann::json& report);
 std::string target_label(const nlohmann::json& report);
 /// Seconds, two decimals.
 std::string seconds(const nlohmann::json& scenario);
+/// What the sides' devices said, as (label, text) lines for people: completions that did not
+/// succeed ("completion errors (agent-2)", "REM_ACCESS_ERR 1, WR_FLUSH_ERR 3") and port
+/// counters that grew ("port counters (agent-1: rxe0 port 1)", "hw_counters/rcvd_rnr_err +2").
+std::vector<std::pair<std::string, std::string>> device_evidence(const nlohmann::json& scenario);
 
 }  // namespace faultline::reports
