@@ -220,13 +220,13 @@ void Metrics::count_traffic(const nlohmann::json& details) {
   const nlohmann::json completions = traffic.value("completions", nlohmann::json());
   if (completions.is_object()) {
     for (const auto& [status, count] : completions.items())
-      impl_->completions.Add({{"status", status}}).Increment(
-          static_cast<double>(count_at(completions, status)));
+      impl_->completions.Add({{"status", status}})
+          .Increment(static_cast<double>(count_at(completions, status)));
   }
   const nlohmann::json bytes = traffic.value("bytes", nlohmann::json());
   for (const char* direction : {"sent", "received"})
-    impl_->bytes.Add({{"direction", direction}}).Increment(
-        static_cast<double>(count_at(bytes, direction)));
+    impl_->bytes.Add({{"direction", direction}})
+        .Increment(static_cast<double>(count_at(bytes, direction)));
   const nlohmann::json latency = traffic.value("latency", nlohmann::json());
   if (!latency.is_object()) return;
   for (const auto& [op, histogram] : latency.items()) {

@@ -131,8 +131,8 @@ TEST_CASE("Prometheus scrapes an agent and the coordinator: scenarios by verdict
   // Traffic: the coordinator counts every side's, the agent its own side's.
   const std::string agent_selector = "{instance=\"" + local(agent_metrics) + "\"}";
   const std::string coordinator_selector = "{instance=\"" + local(coordinator_metrics) + "\"}";
-  const double agent_completions =
-      wait_for_value(prometheus.address(), "sum(faultline_completions_total" + agent_selector + ")", 1);
+  const double agent_completions = wait_for_value(
+      prometheus.address(), "sum(faultline_completions_total" + agent_selector + ")", 1);
   const double all_completions = wait_for_value(
       prometheus.address(), "sum(faultline_completions_total" + coordinator_selector + ")", 1);
   CHECK(agent_completions >= 1);
@@ -140,10 +140,10 @@ TEST_CASE("Prometheus scrapes an agent and the coordinator: scenarios by verdict
   CHECK(wait_for_value(prometheus.address(),
                        "sum(faultline_operation_latency_seconds_count" + coordinator_selector + ")",
                        1) >= 1);
-  CHECK(wait_for_value(prometheus.address(),
-                       "sum(faultline_bytes_total{direction=\"sent\"," +
-                           coordinator_selector.substr(1) + ")",
-                       1) >= 1);
+  CHECK(wait_for_value(
+            prometheus.address(),
+            "sum(faultline_bytes_total{direction=\"sent\"," + coordinator_selector.substr(1) + ")",
+            1) >= 1);
   // The coordinator saw both agents up to the end; the agent exports its own gauge (0 once
   // the coordinator let it go).
   auto up =
@@ -168,11 +168,11 @@ TEST_CASE("faultline run --pushgateway pushes the counts a Pushgateway keeps for
   REQUIRE(gateway.wait_for_output("Listening on", std::chrono::seconds(20)));
   Prometheus prometheus({}, local(gateway_port));
   TempDir dir;
-  auto run = run_command(kFaultline + " run --pushgateway http://" + local(gateway_port) + " " +
-                         kData +
-                         "/wrong-expectation.json inline.workload-inline-on "
-                         "completion-error.write-every-status --report-dir " +
-                         dir.path());
+  auto run =
+      run_command(kFaultline + " run --pushgateway http://" + local(gateway_port) + " " + kData +
+                  "/wrong-expectation.json inline.workload-inline-on "
+                  "completion-error.write-every-status --report-dir " +
+                  dir.path());
   INFO(run.out << run.err);
   REQUIRE(run.exit_code == 1);  // the deliberate failure; the push itself worked
   const std::map<std::string, double> expected = {{"fail", 1}, {"pass", 2}};

@@ -22,10 +22,9 @@ TEST_CASE("RNR retries on rxe grow rcvd_rnr_err, in the report and in the metric
           "[integration][verbs]") {
   TempDir dir;
   const int metrics_port = free_port();
-  BackgroundProcess run("exec " + kFaultline +
-                        " run natural.rnr-retries-recover --transport verbs --report-dir " +
-                        dir.path() + " --metrics-port " + std::to_string(metrics_port) +
-                        " --metrics-linger 60");
+  BackgroundProcess run(
+      "exec " + kFaultline + " run natural.rnr-retries-recover --transport verbs --report-dir " +
+      dir.path() + " --metrics-port " + std::to_string(metrics_port) + " --metrics-linger 60");
   REQUIRE(run.wait_for_output("scenario runs:", std::chrono::seconds(90)));
 
   const json report = json::parse(read_text_file(dir.path() + "/report.json"));
@@ -41,10 +40,10 @@ TEST_CASE("RNR retries on rxe grow rcvd_rnr_err, in the report and in the metric
   }
   CHECK(most > 0);
 
-  auto scraped =
-      run_command("/usr/bin/python3 -c \"import urllib.request; print(urllib.request.urlopen("
-                  "'http://" +
-                  local_address(metrics_port) + "/metrics').read().decode())\"");
+  auto scraped = run_command(
+      "/usr/bin/python3 -c \"import urllib.request; print(urllib.request.urlopen("
+      "'http://" +
+      local_address(metrics_port) + "/metrics').read().decode())\"");
   REQUIRE(scraped.exit_code == 0);
   std::smatch sample;
   const std::regex rnr(

@@ -6,8 +6,7 @@
 
 using faultline::reports::infiniband_metric;
 
-TEST_CASE("port counters are named as node_exporter's infiniband collector names them",
-          "[unit]") {
+TEST_CASE("port counters are named as node_exporter's infiniband collector names them", "[unit]") {
   CHECK(infiniband_metric("counters/port_rcv_packets").name == "port_packets_received_total");
   CHECK(infiniband_metric("hw_counters/rnr_nak_retry_err").name ==
         "rnr_nak_retry_packets_received_total");

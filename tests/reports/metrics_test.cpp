@@ -29,7 +29,9 @@ json side_details(const std::string& host) {
             {"bytes", {{"sent", 4096}, {"received", 1024}}},
             {"latency",
              {{"SEND",
-               {{"count", 2}, {"sum_seconds", 0.00006}, {"max_seconds", 0.00004},
+               {{"count", 2},
+                {"sum_seconds", 0.00006},
+                {"max_seconds", 0.00004},
                 {"buckets", buckets}}}}}}},
           {"port_counters",
            {{"host", host},
@@ -102,8 +104,7 @@ TEST_CASE("sides' traffic adds up by status, direction and opcode", "[unit]") {
                             {"agent-2", {{"details", side_details("h2")}}}}}},
                          "faults", "ofi/tcp", "lo");
   const auto families = metrics.registry().Collect();
-  const auto* errors =
-      sample(families, "faultline_completions_total", "status", "REM_ACCESS_ERR");
+  const auto* errors = sample(families, "faultline_completions_total", "status", "REM_ACCESS_ERR");
   REQUIRE(errors != nullptr);
   CHECK(errors->counter.value == 2);
   const auto* sent = sample(families, "faultline_bytes_total", "direction", "sent");
@@ -154,8 +155,8 @@ TEST_CASE("details a peer got wrong are left out, never thrown on", "[unit]") {
                       {"agent-2", {{"details", "text"}}},
                       {"agent-3", 7},
                       {"agent-4", {{"details", {{"traffic", {{"latency", {{"SEND", 1}}}}}}}}}};
-  REQUIRE_NOTHROW(metrics.count_scenario({{"id", "x"}, {"verdict", "pass"}, {"sides", sides}},
-                                         "s", "t", "d"));
+  REQUIRE_NOTHROW(
+      metrics.count_scenario({{"id", "x"}, {"verdict", "pass"}, {"sides", sides}}, "s", "t", "d"));
   REQUIRE_NOTHROW(metrics.count_scenario({{"id", "x"}, {"sides", 3}}, "s", "t", "d"));
   const auto families = metrics.registry().Collect();
   CHECK(sample(families, "faultline_operation_latency_seconds", "op", "SEND") == nullptr);

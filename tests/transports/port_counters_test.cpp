@@ -3,10 +3,10 @@
 // scenario's report).
 #include "faultline/transports/port_counters.hpp"
 
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace faultline::transports;
 
@@ -37,8 +37,8 @@ TEST_CASE("a port's hw_counters and counters are read by directory and name", "[
   CHECK(counters->device == "rxe0");
   CHECK(counters->port == 1);
   CHECK(counters->values == std::map<std::string, uint64_t>{{"hw_counters/rcvd_rnr_err", 3},
-                                                             {"hw_counters/sent_pkts", 120},
-                                                             {"counters/port_xmit_data", 4000}});
+                                                            {"hw_counters/sent_pkts", 120},
+                                                            {"counters/port_xmit_data", 4000}});
 }
 
 TEST_CASE("a device or port without a sysfs directory has no counters", "[unit]") {
@@ -50,9 +50,17 @@ TEST_CASE("a device or port without a sysfs directory has no counters", "[unit]"
 }
 
 TEST_CASE("only counters that grew are kept, by how much", "[unit]") {
-  const PortCounters before{"rxe0", 1, {{"hw_counters/a", 5}, {"hw_counters/b", 7},
-                                        {"hw_counters/reset", 100}, {"hw_counters/gone", 1}}};
-  const PortCounters after{"rxe0", 1, {{"hw_counters/a", 9}, {"hw_counters/b", 7},
-                                       {"hw_counters/reset", 2}, {"hw_counters/new", 4}}};
+  const PortCounters before{"rxe0",
+                            1,
+                            {{"hw_counters/a", 5},
+                             {"hw_counters/b", 7},
+                             {"hw_counters/reset", 100},
+                             {"hw_counters/gone", 1}}};
+  const PortCounters after{"rxe0",
+                           1,
+                           {{"hw_counters/a", 9},
+                            {"hw_counters/b", 7},
+                            {"hw_counters/reset", 2},
+                            {"hw_counters/new", 4}}};
   CHECK(grown_counters(before, after) == std::map<std::string, uint64_t>{{"hw_counters/a", 4}});
 }

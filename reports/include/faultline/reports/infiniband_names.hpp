@@ -7,8 +7,8 @@ namespace faultline::reports {
 
 /// A port counter as node_exporter's infiniband collector exports it.
 struct InfinibandMetric {
-  std::string name;        ///< without the namespace: "port_data_received_bytes_total"
-  uint64_t multiplier = 1; ///< 4 for the IB data counters, which count 4-octet words
+  std::string name;         ///< without the namespace: "port_data_received_bytes_total"
+  uint64_t multiplier = 1;  ///< 4 for the IB data counters, which count 4-octet words
 };
 
 /// The name of the counter `key` ("hw_counters/rcvd_rnr_err", "counters/port_rcv_data"),

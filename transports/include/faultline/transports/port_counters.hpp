@@ -19,9 +19,8 @@ struct PortCounters {
 
 /// Reads the port's counters, or nullopt where the port has no sysfs directory (a libfabric
 /// device, a machine without /sys/class/infiniband). Unreadable files are left out.
-std::optional<PortCounters> read_port_counters(
-    const std::string& device, uint32_t port,
-    const std::string& root = "/sys/class/infiniband");
+std::optional<PortCounters> read_port_counters(const std::string& device, uint32_t port,
+                                               const std::string& root = "/sys/class/infiniband");
 
 /// after - before for every counter that grew; counters that shrank (a reset) or vanished
 /// are left out, as are those that did not change.

@@ -28,7 +28,7 @@ struct LatencyHistogram {
 /// What went over the endpoints of one metered device. Not thread-safe, like the endpoints.
 struct TrafficCounts {
   std::map<std::string, uint64_t> completions;  ///< by status name ("SUCCESS", "REM_ACCESS_ERR")
-  uint64_t bytes_sent = 0;      ///< sends and writes that completed successfully
+  uint64_t bytes_sent = 0;                      ///< sends and writes that completed successfully
   uint64_t bytes_received = 0;  ///< receives (their byte_len) and reads that completed
   std::map<std::string, LatencyHistogram> latency;  ///< by opcode name ("SEND", "RDMA_WRITE")
 
