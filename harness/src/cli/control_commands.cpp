@@ -14,6 +14,7 @@
 #include "faultline/harness/coordinator.hpp"
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/local_run.hpp"
 #include "faultline/harness/scenario_child.hpp"
 #include "faultline/harness/suite_runner.hpp"
 #include "faultline/reports/metrics.hpp"
@@ -26,12 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 using harness::kExitHarnessError;
 using harness::kExitUsage;
-
-std::string own_executable() {
-  std::error_code error;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string("faultline") : path.string();
-}
+using harness::own_executable;
 
 int usage_error(const std::string& command, const std::string& text) {
   std::cerr << "faultline " << command << ": " << text << "\n";
@@ -201,66 +197,12 @@ struct RunCommand {
 
     auto metrics = metrics_options.start();
     if (!metrics.ok()) return usage_error("run", metrics.error().describe_with_hint());
-    options.listen = "127.0.0.1:0";
-    options.token = harness::control::make_token();
-    options.agents = agents;
-    harness::Coordinator coordinator(options);
-    if (auto listening = coordinator.listen(); !listening.ok()) {
-      std::cerr << "faultline run: " << listening.error().describe_with_hint() << "\n";
-      return kExitHarnessError;
-    }
-    // The agents are this binary again; the token travels in their environment, never on a
-    // command line that `ps` shows.
-    const std::string executable = own_executable();
-    const std::string address = "127.0.0.1:" + std::to_string(coordinator.port());
-    std::vector<pid_t> children;
-    for (size_t i = 0; i < agents; ++i) {
-      const pid_t pid = fork();
-      if (pid == 0) {
-        setenv("FAULTLINE_TOKEN", options.token.c_str(), 1);
-        std::vector<std::string> args = {"faultline", "agent",       "--coordinator",
-                                         address,     "--transport", target.target.transport};
-        if (!target.target.provider.empty())
-          args.insert(args.end(), {"--provider", target.target.provider});
-        if (!target.target.device.empty())
-          args.insert(args.end(), {"--device", target.target.device});
-        std::vector<char*> argv;
-        argv.reserve(args.size() + 1);
-        for (auto& arg : args) argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        execv(executable.c_str(), argv.data());
-        _exit(127);
-      }
-      if (pid > 0) children.push_back(pid);
-    }
-    int code = kExitHarnessError;
-    if (auto joined = coordinator.wait_for_agents(30s); !joined.ok()) {
-      std::cerr << "faultline run: " << joined.error().describe_with_hint() << "\n";
-    } else {
-      const uint64_t seed = selection.seed_or_random();
-      harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "", target.target,
-                                    seed, selection.strict};
-      code = harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout,
-                                metrics->get());
-    }
-    coordinator.shutdown_agents();
-    reap(children);
+    harness::LocalRun local{options, agents, report_dir, &std::cout, metrics->get()};
+    const harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "",
+                                        target.target, selection.seed_or_random(),
+                                        selection.strict};
+    const int code = harness::run_locally("run", local, *resolved, metadata);
     return metrics_options.finish("run", metrics->get(), code);
-  }
-
-  // Agents exit on shutdown; any that does not within 5 s is killed.
-  static void reap(const std::vector<pid_t>& children) {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    for (pid_t pid : children) {
-      while (waitpid(pid, nullptr, WNOHANG) == 0) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          kill(pid, SIGKILL);
-          waitpid(pid, nullptr, 0);
-          break;
-        }
-        std::this_thread::sleep_for(20ms);
-      }
-    }
   }
 };
 

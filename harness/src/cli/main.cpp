@@ -23,6 +23,7 @@ int run_cli(int argc, char** argv) {
   cli::add_devices_command(app, run);
   cli::add_scenario_commands(app, run);
   cli::add_report_command(app, run);
+  cli::add_diagnose_command(app, run);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,83 @@
+// faultline diagnose: which layer breaks (environment, limits, data path, error semantics,
+// protocol contract), the evidence, and the likely cause.
+#include <iostream>
+
+#include "commands.hpp"
+#include "faultline/harness/device_listing.hpp"
+#include "faultline/harness/diagnose/diagnosis.hpp"
+#include "faultline/harness/exit_codes.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+struct DiagnoseCommand {
+  harness::diagnose::DiagnoseOptions options;
+  bool json = false;
+
+  int run() {
+    auto& target = options.target;
+    if (target.transport == "ofi" && target.provider.empty()) target.provider = "tcp";
+    if (auto present = harness::list_devices({target.transport, target.provider, target.device});
+        !present.ok()) {
+      std::cerr << "faultline diagnose: " << present.error().describe_with_hint() << "\n";
+      return harness::kExitUsage;
+    }
+    std::ostream& progress = json ? std::cerr : std::cout;
+    auto diagnosis = harness::diagnose::run_diagnosis(options, progress);
+    if (!diagnosis.ok()) {
+      std::cerr << "faultline diagnose: " << diagnosis.error().describe_with_hint() << "\n";
+      return harness::kExitUsage;
+    }
+    if (json) {
+      std::cout << diagnosis->to_json().dump(2) << "\n";
+    } else {
+      std::cout << "\n" << diagnosis->conclusion() << "\n";
+      if (const auto* layer = diagnosis->first_failing_layer()) {
+        const auto& probe = *layer->first_failure();
+        if (!probe.evidence.empty()) std::cout << "  evidence: " << probe.evidence << "\n";
+        if (!probe.hint.empty()) std::cout << "  hint: " << probe.hint << "\n";
+      }
+      std::cout << "diagnosis: " << options.report_dir << "/diagnose.md\n";
+    }
+    return diagnosis->first_failing_layer() == nullptr ? harness::kExitPass
+                                                       : harness::kExitConformanceFailure;
+  }
+};
+
+}  // namespace
+
+void add_diagnose_command(CLI::App& app, CommandAction& run) {
+  auto command = std::make_shared<DiagnoseCommand>();
+  command->options.report_dir = "faultline-diagnose";
+  std::string kinds;
+  for (const auto& [name, what] : harness::diagnose::inject_kinds())
+    kinds += "\n  " + name + ": " + what;
+  CLI::App* d = app.add_subcommand(
+      "diagnose", "Find which layer breaks: environment, limits, data path, error semantics, "
+                  "protocol contract");
+  auto& options = command->options;
+  d->add_option("--transport", options.target.transport, "Transport (ofi, verbs)")
+      ->capture_default_str();
+  d->add_option("--provider", options.target.provider, "ofi provider (tcp, shm, ...)");
+  d->add_option("--device", options.target.device, "Device (lo, shm, rxe0, ...)");
+  d->add_option("--limits", options.limits_file,
+                "A workload's endpoint configuration (JSON, formulas over inputs) to check "
+                "against the device in L1")
+      ->check(CLI::ExistingFile);
+  d->add_option("--inject", options.inject,
+                "Run with this fault of the decorator active (repeatable):" + kinds);
+  d->add_flag("--all", options.all, "Run every layer, not only up to the first that fails");
+  d->add_option("--report-dir", options.report_dir, "Where diagnose.json and diagnose.md go")
+      ->capture_default_str();
+  d->add_option("--scenario-dir", options.scenario_dir, "Scenario catalog of L3 and L4");
+  d->add_flag("--json", command->json, "Print diagnose.json instead of the summary");
+  d->footer(
+      "Examples:\n  faultline diagnose\n  faultline diagnose --transport verbs --device rxe0\n"
+      "  faultline diagnose --limits deepep.json\n"
+      "  faultline diagnose --inject inline-above-limit --inject kv-missing-lens\n"
+      "Exit codes: 0 every layer passed, 1 a layer failed, 2 a usage error.");
+  d->callback([command, &run] { run = [command] { return command->run(); }; });
+}
+
+}  // namespace faultline::cli

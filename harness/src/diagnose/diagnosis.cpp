@@ -1,0 +1,137 @@
+#include "faultline/harness/diagnose/diagnosis.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "faultline/reports/atomic_file.hpp"
+#include "layers.hpp"
+
+namespace faultline::harness::diagnose {
+
+namespace {
+
+// --inject KIND: one fault of the decorator, as a scenario `faults` entry (without a role).
+const std::map<std::string, nlohmann::json>& inject_faults_by_kind() {
+  static const std::map<std::string, nlohmann::json> faults = {
+      {"inline-above-limit", {{"kind", "inline"}, {"mode", "above_limit"}}},
+      {"inline-off", {{"kind", "inline"}, {"mode", "off"}}},
+      {"write-status",
+       {{"kind", "rewrite_status"}, {"opcode", "RDMA_WRITE"}, {"every", 1},
+        {"status", "REM_ACCESS_ERR"}}},
+      {"kv-missing-lens", {{"kind", "drop_segment"}, {"message", "PushRequest"}, {"segment", "lens"}}},
+      {"clamp-max-qp-wr", {{"kind", "limits"}, {"max_qp_wr", 64}, {"max_recv_wr", 64}}},
+  };
+  return faults;
+}
+
+const std::vector<std::string> kErrorScenarios = {"natural.*"};
+const std::vector<std::string> kProtocolScenarios = {"kv.push-pull", "kv.push-pull-inline-off",
+                                                     "collective.allreduce",
+                                                     "tagged.per-tag-order"};
+
+void write_reports(const Diagnosis& diagnosis) {
+  const std::string& dir = diagnosis.options.report_dir;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  (void)reports::write_file_atomically(dir + "/diagnose.json", diagnosis.to_json().dump(2) + "\n");
+  (void)reports::write_file_atomically(dir + "/diagnose.md", diagnosis.to_markdown());
+}
+
+}  // namespace
+
+const char* to_string(ProbeVerdict verdict) {
+  switch (verdict) {
+    case ProbeVerdict::kPass:
+      return "pass";
+    case ProbeVerdict::kFail:
+      return "fail";
+    case ProbeVerdict::kSkip:
+      return "skip";
+  }
+  return "fail";
+}
+
+const std::vector<std::pair<std::string, std::string>>& inject_kinds() {
+  static const std::vector<std::pair<std::string, std::string>> kinds = {
+      {"inline-above-limit", "every send and write is posted inline, above the granted limit too"},
+      {"inline-off", "endpoints get max_inline 0 and posts lose the inline flag (a workaround)"},
+      {"write-status", "every RDMA_WRITE completion is rewritten to REM_ACCESS_ERR"},
+      {"kv-missing-lens", "the kv PushRequest loses its lens segment (StepMesh on Ascend)"},
+      {"clamp-max-qp-wr", "the device advertises max_qp_wr and max_recv_wr 64"},
+  };
+  return kinds;
+}
+
+const ProbeResult* LayerResult::first_failure() const {
+  for (const auto& probe : probes)
+    if (probe.verdict == ProbeVerdict::kFail) return &probe;
+  return nullptr;
+}
+
+const LayerResult* Diagnosis::first_failing_layer() const {
+  for (const auto& layer : layers)
+    if (layer.first_failure() != nullptr) return &layer;
+  return nullptr;
+}
+
+transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
+                                            std::ostream& progress) {
+  Diagnosis diagnosis{options, {}};
+  ProbeContext context{options.target, nlohmann::json::array()};
+  for (const auto& kind : options.inject) {
+    auto fault = inject_faults_by_kind().find(kind);
+    if (fault == inject_faults_by_kind().end()) {
+      std::string known;
+      for (const auto& [name, what] : inject_kinds()) known += (known.empty() ? "" : ", ") + name;
+      return transports::Error{transports::ErrorCode::kInvalidArgument,
+                               "--inject " + kind + ": unknown fault kind; known: " + known};
+    }
+    context.inject_faults.push_back(fault->second);
+  }
+  std::optional<Workload> workload;
+  if (!options.limits_file.empty()) {
+    auto loaded = load_workload(options.limits_file);
+    if (!loaded.ok()) return loaded.error();
+    workload = std::move(loaded).value();
+  }
+  using Runner = std::function<std::vector<ProbeResult>()>;
+  const std::vector<std::tuple<std::string, std::string, Runner>> layers = {
+      {"L0", "environment", [&] { return probe_environment(context); }},
+      {"L1", "limits", [&] { return probe_limits(context, workload); }},
+      {"L2", "data path", [&] { return probe_data_path(context); }},
+      {"L3", "error semantics",
+       [&] { return probe_scenarios(options, context.inject_faults, kErrorScenarios, "L3"); }},
+      {"L4", "protocol contract",
+       [&] { return probe_scenarios(options, context.inject_faults, kProtocolScenarios, "L4"); }},
+  };
+  bool stopped = false;
+  for (const auto& [id, title, runner] : layers) {
+    LayerResult layer{id, title, false, {}, 0};
+    if (!stopped) {
+      const auto started = std::chrono::steady_clock::now();
+      layer.probes = runner();
+      layer.ran = true;
+      layer.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
+    diagnosis.layers.push_back(layer);
+    const ProbeResult* failure = layer.first_failure();
+    progress << id << " " << std::left << std::setw(18) << title << " ";
+    if (!layer.ran) {
+      progress << "not run (an earlier layer failed; --all runs it)\n";
+    } else {
+      size_t passed = 0;
+      for (const auto& probe : layer.probes) passed += probe.verdict == ProbeVerdict::kPass;
+      progress << (failure ? "FAIL" : "pass") << "  " << passed << "/" << layer.probes.size()
+               << " probes passed, " << std::fixed << std::setprecision(1) << layer.seconds
+               << " s" << (failure ? "  first failure: " + failure->name : "") << "\n";
+    }
+    if (failure && !options.all) stopped = true;
+    if (!options.report_dir.empty()) write_reports(diagnosis);
+  }
+  return diagnosis;
+}
+
+}  // namespace faultline::harness::diagnose

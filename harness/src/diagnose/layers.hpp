@@ -1,0 +1,33 @@
+#pragma once
+
+#include <optional>
+
+#include "faultline/harness/diagnose/diagnosis.hpp"
+#include "probe_pair.hpp"
+#include "workload_limits.hpp"
+
+namespace faultline::harness::diagnose {
+
+/// The endpoint configuration of the diagnosis's own traffic (L2): what L1 checks it fits.
+transports::EndpointConfig workload_config(const transports::DeviceLimits& limits);
+
+/// L0: the device and port present and active, GIDs, MTU, locked memory, what the provider
+/// reports, and that the device opens.
+std::vector<ProbeResult> probe_environment(const ProbeContext& context);
+/// L1: the largest working inline size, depths, SGEs, CQ and MR size, by bisection of real
+/// creates and posts, against what the device advertises; the workload's configuration fits.
+std::vector<ProbeResult> probe_limits(const ProbeContext& context,
+                                      const std::optional<Workload>& workload);
+/// L2: send/recv, write, write with immediate and read around the MTU and the inline limit,
+/// inline on and off, every byte checked.
+std::vector<ProbeResult> probe_data_path(const ProbeContext& context);
+/// L3 and L4: scenarios of the catalog on a local pair of agents, with the injected faults.
+std::vector<ProbeResult> probe_scenarios(const DiagnoseOptions& options,
+                                         const nlohmann::json& inject_faults,
+                                         const std::vector<std::string>& scenario_ids,
+                                         const std::string& report_subdir);
+
+/// A failing probe from an error: observed is the error, the hint its hint.
+ProbeResult failed_probe(std::string name, std::string expected, const transports::Error& error);
+
+}  // namespace faultline::harness::diagnose

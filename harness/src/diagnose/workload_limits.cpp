@@ -1,0 +1,184 @@
+#include "workload_limits.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "faultline/transports/fault/fault_plan.hpp"
+
+namespace faultline::harness::diagnose {
+
+using transports::Error;
+using transports::ErrorCode;
+using transports::Result;
+
+namespace {
+
+// A recursive-descent reader of + - * / ( ) over integers and named inputs.
+class FormulaReader {
+ public:
+  FormulaReader(const std::string& text, const std::map<std::string, uint64_t>& inputs)
+      : text_(text), inputs_(inputs) {}
+
+  Result<Evaluated> read() {
+    auto value = sum();
+    if (!value.ok()) return value;
+    skip_spaces();
+    if (at_ < text_.size()) return problem("an operator or the end");
+    return value;
+  }
+
+ private:
+  Result<Evaluated> sum() {
+    auto left = product();
+    for (skip_spaces(); left.ok() && at_ < text_.size() && (peek() == '+' || peek() == '-');
+         skip_spaces()) {
+      const char op = text_[at_++];
+      auto right = product();
+      if (!right.ok()) return right;
+      if (op == '-' && right->value > left->value) return problem("a formula that stays >= 0");
+      left = Evaluated{op == '+' ? left->value + right->value : left->value - right->value,
+                       left->derivation + " " + op + " " + right->derivation};
+    }
+    return left;
+  }
+
+  Result<Evaluated> product() {
+    auto left = factor();
+    for (skip_spaces(); left.ok() && at_ < text_.size() && (peek() == '*' || peek() == '/');
+         skip_spaces()) {
+      const char op = text_[at_++];
+      auto right = factor();
+      if (!right.ok()) return right;
+      if (op == '/' && right->value == 0) return problem("a divisor that is not 0");
+      left = Evaluated{op == '*' ? left->value * right->value : left->value / right->value,
+                       left->derivation + (op == '*' ? " x " : " / ") + right->derivation};
+    }
+    return left;
+  }
+
+  Result<Evaluated> factor() {
+    skip_spaces();
+    if (at_ >= text_.size()) return problem("a number, an input or '('");
+    if (peek() == '(') {
+      ++at_;
+      auto inner = sum();
+      skip_spaces();
+      if (!inner.ok()) return inner;
+      if (at_ >= text_.size() || text_[at_] != ')') return problem("')'");
+      ++at_;
+      return Evaluated{inner->value, "(" + inner->derivation + ")"};
+    }
+    const size_t start = at_;
+    if (std::isdigit(static_cast<unsigned char>(peek())) != 0) {
+      while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_])) != 0) ++at_;
+      const std::string digits = text_.substr(start, at_ - start);
+      return Evaluated{std::stoull(digits), digits};
+    }
+    while (at_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[at_])) != 0 || text_[at_] == '_'))
+      ++at_;
+    const std::string name = text_.substr(start, at_ - start);
+    if (name.empty()) return problem("a number, an input or '('");
+    auto input = inputs_.find(name);
+    if (input == inputs_.end()) {
+      std::string known;
+      for (const auto& [key, value] : inputs_) known += (known.empty() ? "" : ", ") + key;
+      return Error{ErrorCode::kInvalidArgument,
+                   "unknown input '" + name + "' (inputs: " + (known.empty() ? "none" : known) +
+                       ")"};
+    }
+    return Evaluated{input->second, name + " " + std::to_string(input->second)};
+  }
+
+  char peek() const { return text_[at_]; }
+  void skip_spaces() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_])) != 0) ++at_;
+  }
+  Error problem(const std::string& expected) const {
+    return {ErrorCode::kInvalidArgument,
+            "expected " + expected + " at character " + std::to_string(at_ + 1)};
+  }
+
+  const std::string& text_;
+  const std::map<std::string, uint64_t>& inputs_;
+  size_t at_ = 0;
+};
+
+// The EndpointConfig field a workload may set.
+uint32_t* config_field(transports::EndpointConfig& config, const std::string& name) {
+  if (name == "send_depth") return &config.send_depth;
+  if (name == "recv_depth") return &config.recv_depth;
+  if (name == "cq_depth") return &config.cq_depth;
+  if (name == "max_send_sge") return &config.max_send_sge;
+  if (name == "max_recv_sge") return &config.max_recv_sge;
+  if (name == "max_inline") return &config.max_inline;
+  return nullptr;
+}
+
+}  // namespace
+
+Result<Evaluated> evaluate_formula(const std::string& formula,
+                                   const std::map<std::string, uint64_t>& inputs) {
+  return FormulaReader(formula, inputs).read();
+}
+
+Result<Workload> load_workload(const std::string& path) {
+  auto problem = [&path](const std::string& where, const std::string& what) {
+    return Error{ErrorCode::kInvalidArgument, path + ": " + where + ": " + what};
+  };
+  std::ifstream file(path);
+  if (!file) return problem("(file)", "cannot be read");
+  const nlohmann::json document = nlohmann::json::parse(file, nullptr, false);
+  if (document.is_discarded() || !document.is_object())
+    return problem("(file)", "expected a JSON object");
+  Workload workload;
+  workload.source = path;
+  workload.name = document.value("workload", path);
+  std::map<std::string, uint64_t> inputs;
+  const nlohmann::json input_values = document.value("inputs", nlohmann::json::object());
+  for (const auto& [name, value] : input_values.items()) {
+    if (!value.is_number_unsigned()) return problem("/inputs/" + name, "expected a count >= 0");
+    inputs[name] = value.get<uint64_t>();
+  }
+  const nlohmann::json endpoint = document.value("endpoint", nlohmann::json());
+  if (!endpoint.is_object() || endpoint.empty())
+    return problem("/endpoint", "expected an object of send_depth, recv_depth, cq_depth, "
+                                "max_send_sge, max_recv_sge, max_inline");
+  for (const auto& [name, value] : endpoint.items()) {
+    uint32_t* field = config_field(workload.config, name);
+    const std::string where = "/endpoint/" + name;
+    if (field == nullptr)
+      return problem(where, "unknown field; expected send_depth, recv_depth, cq_depth, "
+                            "max_send_sge, max_recv_sge or max_inline");
+    uint64_t number = 0;
+    if (value.is_number_unsigned()) {
+      number = value.get<uint64_t>();
+    } else if (value.is_string()) {
+      auto evaluated = evaluate_formula(value.get<std::string>(), inputs);
+      if (!evaluated.ok()) return problem(where, evaluated.error().message);
+      number = evaluated->value;
+      workload.config.derivations[name] = evaluated->derivation;
+    } else {
+      return problem(where, "expected a count or a formula over the inputs");
+    }
+    if (number > UINT32_MAX) {
+      // A value no device takes: keep it visible rather than wrapping around.
+      number = UINT32_MAX;
+      workload.config.derivations[name] += " (above 2^32, shown as " +
+                                           std::to_string(UINT32_MAX) + ")";
+    }
+    *field = static_cast<uint32_t>(number);
+  }
+  const nlohmann::json device_limits = document.value("device_limits", nlohmann::json::object());
+  for (const auto& [name, value] : device_limits.items()) {
+    const auto& known = transports::fault::overridable_limit_names();
+    if (std::find(known.begin(), known.end(), name) == known.end() || !value.is_number_unsigned())
+      return problem("/device_limits/" + name, "expected a device limit name with a count");
+    workload.device_limits[name] = value.get<uint64_t>();
+  }
+  return workload;
+}
+
+}  // namespace faultline::harness::diagnose

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "faultline/transports/status.hpp"
+#include "faultline/transports/types.hpp"
+
+namespace faultline::harness::diagnose {
+
+/// A workload's endpoint configuration from a `--limits` file, each value a number or a
+/// formula over the file's inputs, checked in L1 against the device (or a profile's limits):
+///   {"workload": "DeepEP hybrid-ep", "inputs": {"max_tokens_per_rank": 65536},
+///    "endpoint": {"send_depth": "3 * max_tokens_per_rank + 1", "recv_depth": 1024},
+///    "device_limits": {"max_qp_wr": 65535}}
+struct Workload {
+  std::string name;
+  std::string source;
+  transports::EndpointConfig config;  ///< derivations name each formula with its inputs
+  std::map<std::string, uint64_t> device_limits;  ///< a profile's limits instead of the device's
+};
+
+/// Reads and evaluates a workload file; a problem names the file, the field and what was
+/// expected.
+transports::Result<Workload> load_workload(const std::string& path);
+
+/// Evaluates "3 * max_tokens_per_rank + 1" over `inputs` (integers, + - * / and parentheses).
+/// The derivation shows it with the inputs' values: "3 x max_tokens_per_rank 65536 + 1".
+struct Evaluated {
+  uint64_t value = 0;
+  std::string derivation;
+};
+transports::Result<Evaluated> evaluate_formula(const std::string& formula,
+                                               const std::map<std::string, uint64_t>& inputs);
+
+}  // namespace faultline::harness::diagnose
