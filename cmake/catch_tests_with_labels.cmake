@@ -1,7 +1,8 @@
 cmake_policy(SET CMP0057 NEW)
 # Script mode: lists the Catch2 test cases of TEST_EXECUTABLE and writes CTEST_FILE, one
 # add_test per test case, with the case's tags from the known set as CTest labels.
-# Every test case must carry [unit] or [integration], and no ';' in its name. Each test runs
+# Every test case must carry [unit] or [integration], no ';' in its name and no '-' at its
+# start (Catch would read the filter as an option). Each test runs
 # with --warn NoTests, so a filter that selects nothing fails instead of passing empty.
 set(known_tags unit integration ofi verbs slow)
 
@@ -16,6 +17,11 @@ function(list_test_names spec out_var)
   if(with_semicolon)
     message(FATAL_ERROR "Test case '${with_semicolon}' in ${TEST_EXECUTABLE} has a ';' in its "
                         "name: CTest cuts the name there and its filter then selects nothing")
+  endif()
+  string(REGEX MATCH "(^|\n)-[^\n]*" with_dash "${output}")
+  if(with_dash)
+    message(FATAL_ERROR "Test case '${with_dash}' in ${TEST_EXECUTABLE} starts with '-': Catch "
+                        "reads its filter as an option and the test cannot run")
   endif()
   string(REPLACE "\n" ";" lines "${output}")
   set(names "")

@@ -60,8 +60,8 @@ std::string own_executable() {
   return error ? std::string("faultline") : path.string();
 }
 
-int run_locally(const std::string& command, LocalRun run, const std::vector<ScenarioSpec>& scenarios,
-                const RunMetadata& metadata) {
+int run_locally(const std::string& command, LocalRun run,
+                const std::vector<ScenarioSpec>& scenarios, const RunMetadata& metadata) {
   run.options.listen = "127.0.0.1:0";
   run.options.token = control::make_token();
   run.options.agents = run.agents;

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "report_schema.hpp"
 #include "scenario/schema_checker.hpp"
+#include "schema_texts.hpp"
 
 namespace faultline::harness {
 
@@ -14,11 +14,7 @@ using transports::ErrorCode;
 
 std::vector<std::string> report_schema_problems(const nlohmann::json& report) {
   static const SchemaChecker checker(report_schema_text());
-  std::vector<std::string> problems;
-  for (const auto& problem : checker.check(report))
-    problems.push_back((problem.pointer.empty() ? "/" : problem.pointer) + ": expected " +
-                       problem.expected);
-  return problems;
+  return checker.problem_lines(report);
 }
 
 transports::Result<nlohmann::json> read_report(const std::string& path) {

@@ -54,8 +54,9 @@ void add_diagnose_command(CLI::App& app, CommandAction& run) {
   for (const auto& [name, what] : harness::diagnose::inject_kinds())
     kinds += "\n  " + name + ": " + what;
   CLI::App* d = app.add_subcommand(
-      "diagnose", "Find which layer breaks: environment, limits, data path, error semantics, "
-                  "protocol contract");
+      "diagnose",
+      "Find which layer breaks: environment, limits, data path, error semantics, "
+      "protocol contract");
   auto& options = command->options;
   d->add_option("--transport", options.target.transport, "Transport (ofi, verbs)")
       ->capture_default_str();

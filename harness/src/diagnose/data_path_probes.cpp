@@ -21,8 +21,8 @@ constexpr unsigned kSeed = 0xd1a9;
 std::vector<size_t> sizes_to_try(const transports::DeviceLimits& limits, uint32_t inline_limit) {
   const size_t mtu = limits.active_mtu.value_or(4096);
   std::set<size_t> sizes = {1, mtu - 1, mtu, mtu + 1, 4 * mtu + 3};
-  if (inline_limit > 0) sizes.insert({inline_limit - 1 + (inline_limit == 1), inline_limit,
-                                      inline_limit + 1});
+  if (inline_limit > 0)
+    sizes.insert({inline_limit - 1 + (inline_limit == 1), inline_limit, inline_limit + 1});
   std::vector<size_t> chosen;
   for (size_t size : sizes)
     if (size > 0 && size <= std::min<uint64_t>(limits.max_msg_size, kLargest))
@@ -42,9 +42,11 @@ Status rdma_checked(ProbePair& pair, Opcode op, size_t length, bool inline_data)
   ProbeBuffer& target = read ? *local.value() : *remote.value();
   transports::fill_pattern(source.bytes.data(), length, kSeed);
   const bool with_imm = op == Opcode::kRdmaWriteWithImm;
-  const bool imm_needs_recv = pair.device(ProbePair::kB).info().capabilities.write_imm_consumes_recv;
+  const bool imm_needs_recv =
+      pair.device(ProbePair::kB).info().capabilities.write_imm_consumes_recv;
   if (with_imm && imm_needs_recv) {
-    if (Status posted = pair.endpoint(ProbePair::kB).post_recv({7, {}}); !posted.ok()) return posted;
+    if (Status posted = pair.endpoint(ProbePair::kB).post_recv({7, {}}); !posted.ok())
+      return posted;
   }
   transports::Segment segment = local.value()->segment(0, length);
   transports::WorkRequest request{.wr_id = 7,
@@ -73,8 +75,9 @@ Status rdma_checked(ProbePair& pair, Opcode op, size_t length, bool inline_data)
     return Error{ErrorCode::kProtocolViolation,
                  std::string(transports::to_string(op)) + " of " + std::to_string(length) +
                      " B completed but the data differs at byte " + std::to_string(wrong)}
-        .with_hint("the completion came before the data was placed, or the wrong key or "
-                   "address was used");
+        .with_hint(
+            "the completion came before the data was placed, or the wrong key or "
+            "address was used");
   }
   return {};
 }
@@ -116,10 +119,13 @@ std::vector<ProbeResult> probe_data_path(const ProbeContext& context) {
       const bool can_inline = path.op != Opcode::kRdmaRead && size <= config.max_inline;
       for (bool inline_data : {false, true}) {
         if (inline_data && !can_inline) continue;
-        ProbeResult probe{std::string(transports::to_string(path.op)) + " " +
-                              std::to_string(size) + " B inline " + (inline_data ? "on" : "off"),
-                          ProbeVerdict::kPass, "completes with SUCCESS and every byte arrives",
-                          "", "", ""};
+        ProbeResult probe{std::string(transports::to_string(path.op)) + " " + std::to_string(size) +
+                              " B inline " + (inline_data ? "on" : "off"),
+                          ProbeVerdict::kPass,
+                          "completes with SUCCESS and every byte arrives",
+                          "",
+                          "",
+                          ""};
         Status moved = path.op == Opcode::kSend
                            ? send_checked(*pair.value(), size, inline_data)
                            : rdma_checked(*pair.value(), path.op, size, inline_data);

@@ -18,18 +18,20 @@ const std::map<std::string, nlohmann::json>& inject_faults_by_kind() {
       {"inline-above-limit", {{"kind", "inline"}, {"mode", "above_limit"}}},
       {"inline-off", {{"kind", "inline"}, {"mode", "off"}}},
       {"write-status",
-       {{"kind", "rewrite_status"}, {"opcode", "RDMA_WRITE"}, {"every", 1},
+       {{"kind", "rewrite_status"},
+        {"opcode", "RDMA_WRITE"},
+        {"every", 1},
         {"status", "REM_ACCESS_ERR"}}},
-      {"kv-missing-lens", {{"kind", "drop_segment"}, {"message", "PushRequest"}, {"segment", "lens"}}},
+      {"kv-missing-lens",
+       {{"kind", "drop_segment"}, {"message", "PushRequest"}, {"segment", "lens"}}},
       {"clamp-max-qp-wr", {{"kind", "limits"}, {"max_qp_wr", 64}, {"max_recv_wr", 64}}},
   };
   return faults;
 }
 
 const std::vector<std::string> kErrorScenarios = {"natural.*"};
-const std::vector<std::string> kProtocolScenarios = {"kv.push-pull", "kv.push-pull-inline-off",
-                                                     "collective.allreduce",
-                                                     "tagged.per-tag-order"};
+const std::vector<std::string> kProtocolScenarios = {
+    "kv.push-pull", "kv.push-pull-inline-off", "collective.allreduce", "tagged.per-tag-order"};
 
 void write_reports(const Diagnosis& diagnosis) {
   const std::string& dir = diagnosis.options.report_dir;
@@ -43,12 +45,9 @@ void write_reports(const Diagnosis& diagnosis) {
 
 const char* to_string(ProbeVerdict verdict) {
   switch (verdict) {
-    case ProbeVerdict::kPass:
-      return "pass";
-    case ProbeVerdict::kFail:
-      return "fail";
-    case ProbeVerdict::kSkip:
-      return "skip";
+    case ProbeVerdict::kPass: return "pass";
+    case ProbeVerdict::kFail: return "fail";
+    case ProbeVerdict::kSkip: return "skip";
   }
   return "fail";
 }
@@ -125,8 +124,8 @@ transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
       size_t passed = 0;
       for (const auto& probe : layer.probes) passed += probe.verdict == ProbeVerdict::kPass;
       progress << (failure ? "FAIL" : "pass") << "  " << passed << "/" << layer.probes.size()
-               << " probes passed, " << std::fixed << std::setprecision(1) << layer.seconds
-               << " s" << (failure ? "  first failure: " + failure->name : "") << "\n";
+               << " probes passed, " << std::fixed << std::setprecision(1) << layer.seconds << " s"
+               << (failure ? "  first failure: " + failure->name : "") << "\n";
     }
     if (failure && !options.all) stopped = true;
     if (!options.report_dir.empty()) write_reports(diagnosis);

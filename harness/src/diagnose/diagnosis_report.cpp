@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "faultline/harness/diagnose/diagnosis.hpp"
+#include "scenario/schema_checker.hpp"
+#include "schema_texts.hpp"
 
 namespace faultline::harness::diagnose {
 
@@ -37,19 +39,23 @@ nlohmann::json probe_json(const ProbeResult& probe) {
 
 }  // namespace
 
+std::vector<std::string> diagnose_schema_problems(const nlohmann::json& diagnosis) {
+  static const SchemaChecker checker(diagnose_schema_text());
+  return checker.problem_lines(diagnosis);
+}
+
 std::string Diagnosis::conclusion() const {
   const LayerResult* layer = first_failing_layer();
   if (layer == nullptr) {
     size_t ran = 0;
     for (const auto& each : layers) ran += each.ran;
-    return "Every layer passed (" + std::to_string(ran) + " of " +
-           std::to_string(layers.size()) +
+    return "Every layer passed (" + std::to_string(ran) + " of " + std::to_string(layers.size()) +
            " run): environment, limits, data path, error semantics and protocol contract "
            "conform.";
   }
   const ProbeResult& probe = *layer->first_failure();
-  std::string text = layer->id + " " + layer->title + " fails first, at '" + probe.name +
-                     "': " + probe.observed;
+  std::string text =
+      layer->id + " " + layer->title + " fails first, at '" + probe.name + "': " + probe.observed;
   if (!probe.expected.empty()) text += " (expected: " + probe.expected + ")";
   text += ".";
   if (layer->id == "L4") text += inline_verdict(*layer);
@@ -64,7 +70,9 @@ nlohmann::json Diagnosis::to_json() const {
     const ProbeResult* failure = layer.first_failure();
     layer_list.push_back({{"id", layer.id},
                           {"title", layer.title},
-                          {"verdict", !layer.ran ? "not_run" : failure ? "fail" : "pass"},
+                          {"verdict", !layer.ran ? "not_run"
+                                      : failure  ? "fail"
+                                                 : "pass"},
                           {"seconds", layer.seconds},
                           {"probes", probes}});
   }
@@ -108,9 +116,11 @@ std::string Diagnosis::to_markdown() const {
     size_t passed = 0;
     for (const auto& probe : layer.probes) passed += probe.verdict == ProbeVerdict::kPass;
     md << "| " << layer.id << " " << layer.title << " | "
-       << (!layer.ran ? "not run" : layer.first_failure() ? "fail" : "pass") << " | " << passed
-       << "/" << layer.probes.size() << " | " << std::fixed << std::setprecision(2)
-       << layer.seconds << " |\n";
+       << (!layer.ran              ? "not run"
+           : layer.first_failure() ? "fail"
+                                   : "pass")
+       << " | " << passed << "/" << layer.probes.size() << " | " << std::fixed
+       << std::setprecision(2) << layer.seconds << " |\n";
   }
   for (const auto& layer : layers) {
     if (!layer.ran) continue;
@@ -118,11 +128,9 @@ std::string Diagnosis::to_markdown() const {
        << "|---|---|---|\n";
     for (const auto& probe : layer.probes) {
       std::string observed = probe.observed;
-      for (size_t at = observed.find('|'); at != std::string::npos;
-           at = observed.find('|', at + 2))
+      for (size_t at = observed.find('|'); at != std::string::npos; at = observed.find('|', at + 2))
         observed.replace(at, 1, "\\|");
-      md << "| " << probe.name << " | " << to_string(probe.verdict) << " | " << observed
-         << " |\n";
+      md << "| " << probe.name << " | " << to_string(probe.verdict) << " | " << observed << " |\n";
     }
   }
   return md.str();

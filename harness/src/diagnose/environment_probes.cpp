@@ -16,8 +16,8 @@ std::string kib(rlim_t bytes) {
 }
 
 ProbeResult locked_memory(const std::string& transport) {
-  ProbeResult probe{"locked memory (ulimit -l)", ProbeVerdict::kPass,
-                    "enough to register buffers", "", "", ""};
+  ProbeResult probe{
+      "locked memory (ulimit -l)", ProbeVerdict::kPass, "enough to register buffers", "", "", ""};
   rlimit limit{};
   getrlimit(RLIMIT_MEMLOCK, &limit);
   probe.observed = "ulimit -l " + kib(limit.rlim_cur);
@@ -67,8 +67,9 @@ std::vector<ProbeResult> probe_environment(const ProbeContext& context) {
                     (info.link_layer.empty() ? "" : ", link layer " + info.link_layer);
     if (info.state != "active") {
       port.verdict = ProbeVerdict::kFail;
-      port.hint = "the link is not up: check the cable, the switch port, or for Soft-RoCE that "
-                  "the rxe device is attached to an interface that is up";
+      port.hint =
+          "the link is not up: check the cable, the switch port, or for Soft-RoCE that "
+          "the rxe device is attached to an interface that is up";
     }
   }
   probes.push_back(port);
@@ -97,9 +98,9 @@ std::vector<ProbeResult> probe_environment(const ProbeContext& context) {
     mtu.verdict = ProbeVerdict::kSkip;
     mtu.observed = info.transport + " reports no MTU";
   } else {
-    mtu.observed = "active " + std::to_string(*info.limits.active_mtu) + " B" +
-                   (info.limits.max_mtu ? ", max " + std::to_string(*info.limits.max_mtu) + " B"
-                                        : "");
+    mtu.observed =
+        "active " + std::to_string(*info.limits.active_mtu) + " B" +
+        (info.limits.max_mtu ? ", max " + std::to_string(*info.limits.max_mtu) + " B" : "");
   }
   probes.push_back(mtu);
   probes.push_back(locked_memory(info.transport));

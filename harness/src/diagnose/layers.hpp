@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "faultline/harness/diagnose/diagnosis.hpp"
+#include "faultline/harness/diagnose/workload_limits.hpp"
 #include "probe_pair.hpp"
-#include "workload_limits.hpp"
 
 namespace faultline::harness::diagnose {
 

@@ -13,8 +13,10 @@ using transports::Status;
 
 namespace {
 
-// Registering more than this is not tried: a probe must not take the machine's memory.
+// Registering more than this, or creating deeper queues, is not tried: a probe must not take
+// the machine's memory (rxe advertises queues of 2^20 entries).
 constexpr uint64_t kLargestRegistration = 64ULL << 20;
+constexpr uint64_t kLargestDepth = 65536;
 
 struct LimitProbe {
   std::string name;        ///< "inline size"
@@ -22,22 +24,26 @@ struct LimitProbe {
   uint64_t advertised = 0;
   std::function<Status(uint64_t)> attempt;  ///< a real create (and post) with this value
   std::string hint;                         ///< what a smaller real limit means
+  uint64_t largest_tried = UINT64_MAX;
 };
 
 // "advertises N, works up to N" or "advertises N, fails above M" (bisection between a value
 // that works and one that fails; the probes are monotone).
 ProbeResult bisect(const LimitProbe& probe) {
-  ProbeResult result{probe.name, ProbeVerdict::kPass,
-                     "works up to the advertised " + probe.limit_name, "", "", ""};
+  ProbeResult result{
+      probe.name, ProbeVerdict::kPass, "works up to the advertised " + probe.limit_name, "", "",
+      ""};
   if (probe.advertised == 0) {
     result.verdict = ProbeVerdict::kSkip;
     result.observed = "advertises " + probe.limit_name + " 0: nothing to try";
     return result;
   }
-  Status at_limit = probe.attempt(probe.advertised);
+  const uint64_t tried = std::min(probe.advertised, probe.largest_tried);
+  Status at_limit = probe.attempt(tried);
   if (at_limit.ok()) {
     result.observed = "advertised " + probe.limit_name + " " + std::to_string(probe.advertised) +
-                      ", works up to " + std::to_string(probe.advertised);
+                      ", works up to " + std::to_string(tried) +
+                      (tried < probe.advertised ? " (larger not tried)" : "");
     return result;
   }
   result.verdict = ProbeVerdict::kFail;
@@ -50,16 +56,16 @@ ProbeResult bisect(const LimitProbe& probe) {
     return result;
   }
   uint64_t works = 1;
-  uint64_t fails = probe.advertised;
+  uint64_t fails = tried;
   std::string failure = at_limit.error().describe();
   while (fails - works > 1) {
     const uint64_t middle = works + (fails - works) / 2;
-    Status tried = probe.attempt(middle);
-    if (tried.ok()) {
+    Status at_middle = probe.attempt(middle);
+    if (at_middle.ok()) {
       works = middle;
     } else {
       fails = middle;
-      failure = tried.error().describe();
+      failure = at_middle.error().describe();
     }
   }
   result.observed = "advertises " + probe.limit_name + " " + std::to_string(probe.advertised) +
@@ -88,6 +94,12 @@ std::vector<LimitProbe> limit_probes(const ProbeContext& context,
   // so it measures its own limit, not the inline path.
   const EndpointConfig base = workload_config(limits);
   const size_t small = std::max<size_t>(1, std::min<size_t>(base.max_inline, 64));
+  // A deep queue still gets a completion queue the device can make.
+  const auto within_cq = [&limits](EndpointConfig config) {
+    if (limits.max_cqe)
+      config.cq_depth = std::min<uint32_t>(config.send_depth + config.recv_depth, *limits.max_cqe);
+    return config;
+  };
   probes.push_back({"inline size", "max_inline_data", limits.max_inline_data,
                     [&context](uint64_t value) {
                       EndpointConfig config;
@@ -97,20 +109,21 @@ std::vector<LimitProbe> limit_probes(const ProbeContext& context,
                     "posting inline payloads above the real limit fails or corrupts data: "
                     "cap max_inline at the value that works"});
   probes.push_back({"send depth", "max_qp_wr", limits.max_qp_wr,
-                    [&context, base, small](uint64_t value) {
+                    [&context, base, small, within_cq](uint64_t value) {
                       EndpointConfig config = base;
                       config.send_depth = static_cast<uint32_t>(value);
-                      return pair_works(context, config, small, false);
+                      return pair_works(context, within_cq(config), small, false);
                     },
                     "queue pairs deeper than the real limit cannot be created: size the send "
-                    "queue from what works, not from the advertised max_qp_wr"});
+                    "queue from what works, not from the advertised max_qp_wr",
+                    kLargestDepth});
   probes.push_back({"receive depth", "max_recv_wr", limits.max_recv_wr,
-                    [&context, base, small](uint64_t value) {
+                    [&context, base, small, within_cq](uint64_t value) {
                       EndpointConfig config = base;
                       config.recv_depth = static_cast<uint32_t>(value);
-                      return pair_works(context, config, small, false);
+                      return pair_works(context, within_cq(config), small, false);
                     },
-                    "size the receive queue from what works"});
+                    "size the receive queue from what works", kLargestDepth});
   probes.push_back({"send segments", "max_send_sge", limits.max_send_sge,
                     [&context, base](uint64_t value) {
                       EndpointConfig config = base;
@@ -127,7 +140,7 @@ std::vector<LimitProbe> limit_probes(const ProbeContext& context,
                         config.cq_depth = static_cast<uint32_t>(value);
                         return pair_works(context, config, small, false);
                       },
-                      "size completion queues from what works"});
+                      "size completion queues from what works", kLargestDepth});
   }
   return probes;
 }
@@ -136,31 +149,40 @@ ProbeResult memory_registration(const ProbeContext& context,
                                 const transports::DeviceLimits& limits) {
   const uint64_t advertised = limits.max_mr_size.value_or(kLargestRegistration);
   const uint64_t tried = std::min(advertised, kLargestRegistration);
-  ProbeResult probe{"memory registration size", ProbeVerdict::kPass,
-                    "a region of " + std::to_string(tried) + " B registers", "", "", ""};
+  ProbeResult probe{"memory registration size",
+                    ProbeVerdict::kPass,
+                    "a region of " + std::to_string(tried) + " B registers",
+                    "",
+                    "",
+                    ""};
   auto device = context.open();
   if (!device.ok()) return failed_probe(probe.name, probe.expected, device.error());
   std::vector<std::byte> memory(tried);
-  auto region = device.value()->register_memory(memory.data(), memory.size(),
-                                                transports::kAccessAll);
+  auto region =
+      device.value()->register_memory(memory.data(), memory.size(), transports::kAccessAll);
   if (!region.ok()) {
     ProbeResult failed = failed_probe(probe.name, probe.expected, region.error());
     if (failed.hint.empty())
       failed.hint = "registration pins memory: check ulimit -l and the device's max_mr_size";
     return failed;
   }
-  probe.observed = "registered " + std::to_string(tried >> 20) + " MiB" +
-                   (limits.max_mr_size ? " (advertised max_mr_size " +
-                                             std::to_string(*limits.max_mr_size) + " B" +
-                                             (tried < advertised ? "; larger not tried)" : ")")
-                                       : " (no max_mr_size advertised)");
+  probe.observed =
+      "registered " + std::to_string(tried >> 20) + " MiB" +
+      (limits.max_mr_size ? " (advertised max_mr_size " + std::to_string(*limits.max_mr_size) +
+                                " B" + (tried < advertised ? "; larger not tried)" : ")")
+                          : " (no max_mr_size advertised)");
   return probe;
 }
 
 ProbeResult fits(const std::string& name, const EndpointConfig& config,
                  const transports::DeviceLimits& limits, const std::string& limits_from) {
-  ProbeResult probe{name, ProbeVerdict::kPass, "every queue depth, SGE count and inline size "
-                                               "within the device limits", "", "", ""};
+  ProbeResult probe{name,
+                    ProbeVerdict::kPass,
+                    "every queue depth, SGE count and inline size "
+                    "within the device limits",
+                    "",
+                    "",
+                    ""};
   const auto violations = transports::find_limit_violations(config, limits);
   if (violations.empty()) {
     probe.observed = "send_depth " + std::to_string(config.send_depth) + ", recv_depth " +
@@ -173,9 +195,10 @@ ProbeResult fits(const std::string& name, const EndpointConfig& config,
   for (const auto& violation : violations)
     probe.observed += (probe.observed.empty() ? "" : "; ") + violation.describe();
   probe.evidence = "limits from " + limits_from;
-  probe.hint = "creating these endpoints fails on this device (ibv_create_qp EINVAL, "
-               "fi_endpoint -FI_EINVAL): derive the depths from the device limits, or lower "
-               "the inputs of the formula";
+  probe.hint =
+      "creating these endpoints fails on this device (ibv_create_qp EINVAL, "
+      "fi_endpoint -FI_EINVAL): derive the depths from the device limits, or lower "
+      "the inputs of the formula";
   return probe;
 }
 
@@ -199,17 +222,17 @@ std::vector<ProbeResult> probe_limits(const ProbeContext& context,
   device.value().reset();
   for (const auto& probe : limit_probes(context, info.limits)) probes.push_back(bisect(probe));
   probes.push_back(memory_registration(context, info.limits));
-  const std::string device_limits = info.name + "'s limits" +
-                                    (context.inject_faults.empty() ? "" : " (with --inject)");
-  probes.push_back(fits("diagnosis workload fits", workload_config(info.limits), info.limits,
-                        device_limits));
+  const std::string device_limits =
+      info.name + "'s limits" + (context.inject_faults.empty() ? "" : " (with --inject)");
+  probes.push_back(
+      fits("diagnosis workload fits", workload_config(info.limits), info.limits, device_limits));
   if (workload) {
     const bool profile = !workload->device_limits.empty();
-    probes.push_back(fits("workload " + workload->name + " fits", workload->config,
-                          profile ? transports::fault::apply_limit_overrides(
-                                        info.limits, workload->device_limits)
-                                  : info.limits,
-                          profile ? "the device_limits of " + workload->source : device_limits));
+    probes.push_back(fits(
+        "workload " + workload->name + " fits", workload->config,
+        profile ? transports::fault::apply_limit_overrides(info.limits, workload->device_limits)
+                : info.limits,
+        profile ? "the device_limits of " + workload->source : device_limits));
   }
   return probes;
 }

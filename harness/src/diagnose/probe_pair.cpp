@@ -83,8 +83,9 @@ Result<Completion> ProbePair::next(Side side, std::chrono::milliseconds timeout,
     if (std::chrono::steady_clock::now() > deadline) {
       return Error{ErrorCode::kTimeout, "no completion for " + waiting_for + " within " +
                                             std::to_string(timeout.count()) + " ms"}
-          .with_hint("the operation never completed: a lost completion, a peer that never "
-                     "received, or a provider that needs progress");
+          .with_hint(
+              "the operation never completed: a lost completion, a peer that never "
+              "received, or a provider that needs progress");
     }
     Completion got[8];
     for (Side polled : {side, other}) {
@@ -132,13 +133,13 @@ Status send_checked(ProbePair& pair, size_t length, bool inline_data,
           "the device rejected the transfer; the status and native code say why");
     }
     if (side == ProbePair::kB && completion->byte_len != length) {
-      return Error{ErrorCode::kProtocolViolation,
-                   "RECV byte_len " + std::to_string(completion->byte_len) + ", sent " +
-                       std::to_string(length)};
+      return Error{ErrorCode::kProtocolViolation, "RECV byte_len " +
+                                                      std::to_string(completion->byte_len) +
+                                                      ", sent " + std::to_string(length)};
     }
   }
-  const size_t wrong = transports::first_pattern_mismatch(rx.value()->bytes.data(), length,
-                                                          kPatternSeed);
+  const size_t wrong =
+      transports::first_pattern_mismatch(rx.value()->bytes.data(), length, kPatternSeed);
   if (wrong != length) {
     return Error{ErrorCode::kProtocolViolation,
                  "received data differs from what was sent at byte " + std::to_string(wrong) +

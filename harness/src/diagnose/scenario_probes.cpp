@@ -14,11 +14,14 @@ namespace {
 const char* const kKnownBehaviour = "/excludes/known-provider-behaviour.json";
 
 ProbeResult catalog_problem(const std::vector<LoadProblem>& problems) {
-  return {"scenario catalog", ProbeVerdict::kFail, "the scenarios load",
-          problems.front().describe() + (problems.size() > 1 ? " (and " +
-                                             std::to_string(problems.size() - 1) + " more)"
-                                                             : ""),
-          "", "fix the scenario files, or point --scenario-dir at a good catalog"};
+  return {
+      "scenario catalog",
+      ProbeVerdict::kFail,
+      "the scenarios load",
+      problems.front().describe() +
+          (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""),
+      "",
+      "fix the scenario files, or point --scenario-dir at a good catalog"};
 }
 
 // Every role of the scenario gets each injected fault.
@@ -37,9 +40,12 @@ void inject_into(ScenarioSpec& spec, const nlohmann::json& faults) {
 
 ProbeResult probe_of(const nlohmann::json& scenario) {
   const std::string verdict = scenario.value("verdict", "error");
-  ProbeResult probe{scenario.value("id", ""), ProbeVerdict::kPass,
+  ProbeResult probe{scenario.value("id", ""),
+                    ProbeVerdict::kPass,
                     scenario.value("title", std::string("the scenario passes")),
-                    verdict, scenario.value("evidence", ""), scenario.value("hint", "")};
+                    verdict,
+                    scenario.value("evidence", ""),
+                    scenario.value("hint", "")};
   if (verdict == "xfail") {
     probe.observed = "known deviation of this provider: " + scenario.value("evidence", "");
   } else if (verdict == "skip") {

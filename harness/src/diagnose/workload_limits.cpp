@@ -1,4 +1,4 @@
-#include "workload_limits.hpp"
+#include "faultline/harness/diagnose/workload_limits.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -85,9 +85,8 @@ class FormulaReader {
     if (input == inputs_.end()) {
       std::string known;
       for (const auto& [key, value] : inputs_) known += (known.empty() ? "" : ", ") + key;
-      return Error{ErrorCode::kInvalidArgument,
-                   "unknown input '" + name + "' (inputs: " + (known.empty() ? "none" : known) +
-                       ")"};
+      return Error{ErrorCode::kInvalidArgument, "unknown input '" + name + "' (inputs: " +
+                                                    (known.empty() ? "none" : known) + ")"};
     }
     return Evaluated{input->second, name + " " + std::to_string(input->second)};
   }
@@ -144,14 +143,16 @@ Result<Workload> load_workload(const std::string& path) {
   }
   const nlohmann::json endpoint = document.value("endpoint", nlohmann::json());
   if (!endpoint.is_object() || endpoint.empty())
-    return problem("/endpoint", "expected an object of send_depth, recv_depth, cq_depth, "
-                                "max_send_sge, max_recv_sge, max_inline");
+    return problem("/endpoint",
+                   "expected an object of send_depth, recv_depth, cq_depth, "
+                   "max_send_sge, max_recv_sge, max_inline");
   for (const auto& [name, value] : endpoint.items()) {
     uint32_t* field = config_field(workload.config, name);
     const std::string where = "/endpoint/" + name;
     if (field == nullptr)
-      return problem(where, "unknown field; expected send_depth, recv_depth, cq_depth, "
-                            "max_send_sge, max_recv_sge or max_inline");
+      return problem(where,
+                     "unknown field; expected send_depth, recv_depth, cq_depth, "
+                     "max_send_sge, max_recv_sge or max_inline");
     uint64_t number = 0;
     if (value.is_number_unsigned()) {
       number = value.get<uint64_t>();
@@ -166,8 +167,8 @@ Result<Workload> load_workload(const std::string& path) {
     if (number > UINT32_MAX) {
       // A value no device takes: keep it visible rather than wrapping around.
       number = UINT32_MAX;
-      workload.config.derivations[name] += " (above 2^32, shown as " +
-                                           std::to_string(UINT32_MAX) + ")";
+      workload.config.derivations[name] +=
+          " (above 2^32, shown as " + std::to_string(UINT32_MAX) + ")";
     }
     *field = static_cast<uint32_t>(number);
   }

@@ -26,4 +26,12 @@ std::vector<ExplainedProblem> SchemaChecker::check(const nlohmann::json& documen
   return explain_schema_errors(document_, document, errors);
 }
 
+std::vector<std::string> SchemaChecker::problem_lines(const nlohmann::json& document) const {
+  std::vector<std::string> lines;
+  for (const auto& problem : check(document))
+    lines.push_back((problem.pointer.empty() ? "/" : problem.pointer) + ": expected " +
+                    problem.expected);
+  return lines;
+}
+
 }  // namespace faultline::harness

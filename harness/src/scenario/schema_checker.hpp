@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "schema_explainer.hpp"
@@ -22,6 +23,8 @@ class SchemaChecker {
   SchemaChecker& operator=(const SchemaChecker&) = delete;
 
   std::vector<ExplainedProblem> check(const nlohmann::json& document) const;
+  /// The same problems as "pointer: expected ..." lines.
+  std::vector<std::string> problem_lines(const nlohmann::json& document) const;
 
  private:
   nlohmann::json document_;

@@ -25,8 +25,8 @@ struct LocalRun {
 /// Runs `scenarios` (run_suite) on local agents, then shuts them down. Returns run_suite's
 /// exit code, or kExitHarnessError when the coordinator cannot listen or the agents do not
 /// join (said on stderr, prefixed with `command`).
-int run_locally(const std::string& command, LocalRun run, const std::vector<ScenarioSpec>& scenarios,
-                const RunMetadata& metadata);
+int run_locally(const std::string& command, LocalRun run,
+                const std::vector<ScenarioSpec>& scenarios, const RunMetadata& metadata);
 
 /// The path of the running binary (/proc/self/exe), or "faultline".
 std::string own_executable();

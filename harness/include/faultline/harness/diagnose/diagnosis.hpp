@@ -51,11 +51,15 @@ struct Diagnosis {
   const LayerResult* first_failing_layer() const;
   /// "L2 data path fails at 'SEND 257 B inline off': ...", or that every layer passed.
   std::string conclusion() const;
-  /// diagnose.json (harness/schema/diagnose.schema.json).
+  /// diagnose.json (reports/schema/diagnose.schema.json).
   nlohmann::json to_json() const;
   /// diagnose.md, for people.
   std::string to_markdown() const;
 };
+
+/// Where a diagnose.json breaks its schema: "pointer: expected ..." lines; empty when it
+/// conforms.
+std::vector<std::string> diagnose_schema_problems(const nlohmann::json& diagnosis);
 
 /// The fault kinds `--inject` knows, with what each does.
 const std::vector<std::pair<std::string, std::string>>& inject_kinds();
@@ -63,7 +67,6 @@ const std::vector<std::pair<std::string, std::string>>& inject_kinds();
 /// Runs the layers in order, printing one line per layer to `progress`, and writes
 /// diagnose.json and diagnose.md to the report directory after each layer. An unknown
 /// --inject kind or a bad --limits file is kInvalidArgument naming it, before any probe.
-transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
-                                            std::ostream& progress);
+transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& progress);
 
 }  // namespace faultline::harness::diagnose

@@ -4,5 +4,7 @@ namespace faultline::harness {
 
 /// reports/schema/report.schema.json, compiled in.
 const char* report_schema_text();
+/// reports/schema/diagnose.schema.json, compiled in.
+const char* diagnose_schema_text();
 
 }  // namespace faultline::harness

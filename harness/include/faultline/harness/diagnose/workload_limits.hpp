@@ -16,7 +16,7 @@ namespace faultline::harness::diagnose {
 struct Workload {
   std::string name;
   std::string source;
-  transports::EndpointConfig config;  ///< derivations name each formula with its inputs
+  transports::EndpointConfig config;              ///< derivations name each formula with its inputs
   std::map<std::string, uint64_t> device_limits;  ///< a profile's limits instead of the device's
 };
 

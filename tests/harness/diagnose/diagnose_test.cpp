@@ -1,0 +1,170 @@
+// faultline diagnose end to end: a healthy target passes every layer in under a minute; each
+// injected fault is named by the right layer and probe; the StepMesh-on-Ascend story; a
+// workload's formula against a device profile; usage errors.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../harness_test_paths.hpp"
+#include "faultline/harness/diagnose/diagnosis.hpp"
+#include "support/background_process.hpp"
+#include "support/run_command.hpp"
+
+using faultline::testing::read_text_file;
+using faultline::testing::run_command;
+using faultline::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+struct Diagnosed {
+  json document;
+  double seconds = 0;
+};
+
+// Runs `faultline diagnose --json ARGS`, requires `exit_code`, and checks that the printed
+// document conforms and is what diagnose.json holds.
+Diagnosed diagnose(const std::string& args, int exit_code) {
+  TempDir dir;
+  const auto started = std::chrono::steady_clock::now();
+  auto run = run_command(kFaultline + " diagnose --json --report-dir " + dir.path() + " " + args);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(args << "\n" << run.out << run.err);
+  REQUIRE(run.exit_code == exit_code);
+  const json document = json::parse(run.out);
+  CHECK(faultline::harness::diagnose::diagnose_schema_problems(document).empty());
+  CHECK(json::parse(read_text_file(dir.path() + "/diagnose.json")) == document);
+  CHECK_THAT(read_text_file(dir.path() + "/diagnose.md"), Catch::Contains("**Diagnosis:**"));
+  return {document, seconds};
+}
+
+const json& probe_named(const json& document, const std::string& layer, const std::string& name) {
+  for (const auto& each : document.at("layers")) {
+    if (each.at("id") != layer) continue;
+    for (const auto& probe : each.at("probes"))
+      if (probe.at("name") == name) return probe;
+  }
+  FAIL("no probe " << name << " in " << layer);
+  static const json none;
+  return none;
+}
+
+void check_every_layer_passes(const std::string& target) {
+  const Diagnosed result = diagnose(target, 0);
+  INFO(result.document.dump(2));
+  for (const auto& layer : result.document.at("layers")) {
+    CAPTURE(layer.at("id"));
+    CHECK(layer.at("verdict") == "pass");
+  }
+  CHECK(result.document.at("layers").size() == 5);
+  CHECK_FALSE(result.document.at("diagnosis").contains("layer"));
+  CHECK(result.seconds < 60);
+}
+
+}  // namespace
+
+TEST_CASE("diagnose passes every layer on a healthy ofi tcp and shm in under 60 s",
+          "[integration][ofi][slow]") {
+  check_every_layer_passes("--transport ofi --provider tcp");
+  check_every_layer_passes("--transport ofi --provider shm");
+}
+
+TEST_CASE("diagnose passes every layer on rxe in under 60 s", "[integration][verbs]") {
+  check_every_layer_passes("--transport verbs");
+}
+
+TEST_CASE("inline forced above the limit is named in the data path, by an inline probe",
+          "[integration][ofi]") {
+  const json diagnosis = diagnose("--inject inline-above-limit", 1).document.at("diagnosis");
+  INFO(diagnosis.dump(2));
+  CHECK(diagnosis.at("layer") == "L2");
+  CHECK_THAT(diagnosis.at("probe").get<std::string>(), Catch::Matches("SEND [0-9]+ B inline off"));
+  CHECK_THAT(diagnosis.at("conclusion").get<std::string>(),
+             Catch::Contains("inline payload of") && Catch::Contains("exceeds the granted"));
+  CHECK_THAT(diagnosis.at("hint").get<std::string>(), Catch::Contains("forces inline"));
+}
+
+TEST_CASE("a completion status rewritten on writes is named in the data path, with the status",
+          "[integration][ofi]") {
+  const json diagnosis = diagnose("--inject write-status", 1).document.at("diagnosis");
+  INFO(diagnosis.dump(2));
+  CHECK(diagnosis.at("layer") == "L2");
+  CHECK_THAT(diagnosis.at("probe").get<std::string>(), Catch::StartsWith("RDMA_WRITE "));
+  CHECK_THAT(diagnosis.at("conclusion").get<std::string>(), Catch::Contains("REM_ACCESS_ERR"));
+}
+
+TEST_CASE("a send depth above a clamped max_qp_wr is named in the limits layer",
+          "[integration][ofi]") {
+  const json document = diagnose("--inject clamp-max-qp-wr", 1).document;
+  const json& diagnosis = document.at("diagnosis");
+  INFO(document.dump(2));
+  CHECK(diagnosis.at("layer") == "L1");
+  CHECK(diagnosis.at("probe") == "diagnosis workload fits");
+  CHECK_THAT(diagnosis.at("conclusion").get<std::string>(),
+             Catch::Contains("send_depth 128 exceeds device max_qp_wr 64"));
+  // The bisection itself still finds what the device takes.
+  CHECK(probe_named(document, "L1", "send depth").at("verdict") == "pass");
+}
+
+TEST_CASE("a PushRequest missing its lens segment is a kv contract violation, inline or not",
+          "[integration][ofi]") {
+  const json document = diagnose("--inject kv-missing-lens", 1).document;
+  const json& diagnosis = document.at("diagnosis");
+  INFO(document.dump(2));
+  CHECK(diagnosis.at("layer") == "L4");
+  CHECK(diagnosis.at("probe") == "kv.push-pull");
+  CHECK(probe_named(document, "L4", "kv.push-pull-inline-off").at("verdict") == "fail");
+  CHECK_THAT(diagnosis.at("conclusion").get<std::string>(),
+             Catch::Contains("segment count expected 3, actual 2") &&
+                 Catch::Contains("inline makes no difference"));
+}
+
+TEST_CASE("the StepMesh story: the inline problem first, then with inline off the contract",
+          "[integration][ofi]") {
+  // Both faults of the Ascend port: inline above what the NIC takes, and a PushRequest
+  // without its lens segment. The lower layer is reported first.
+  const json first =
+      diagnose("--inject inline-above-limit --inject kv-missing-lens", 1).document.at("diagnosis");
+  INFO(first.dump(2));
+  CHECK(first.at("layer") == "L2");
+  CHECK_THAT(first.at("probe").get<std::string>(), Catch::Contains("inline"));
+  // The engineer turns inline off: now the protocol contract violation shows, with expected
+  // 3 and actual 2.
+  const json second =
+      diagnose("--inject inline-off --inject kv-missing-lens", 1).document.at("diagnosis");
+  INFO(second.dump(2));
+  CHECK(second.at("layer") == "L4");
+  CHECK_THAT(second.at("conclusion").get<std::string>(),
+             Catch::Contains("PushRequest: segment count expected 3, actual 2"));
+}
+
+TEST_CASE("a workload formula given with --limits is checked against a device profile",
+          "[integration][ofi]") {
+  const json document =
+      diagnose("--limits " FAULTLINE_TEST_DIAGNOSE_DIR "/deepep-limits.json", 1).document;
+  const json& diagnosis = document.at("diagnosis");
+  INFO(document.dump(2));
+  CHECK(diagnosis.at("layer") == "L1");
+  CHECK(diagnosis.at("probe") == "workload DeepEP hybrid-ep under Megatron-LM fits");
+  CHECK_THAT(diagnosis.at("conclusion").get<std::string>(),
+             Catch::Contains("send_depth 196609 (= 3 x max_tokens_per_rank 65536 + 1) exceeds "
+                             "device max_qp_wr 65535"));
+}
+
+TEST_CASE("diagnose usage errors name what was wrong and exit 2", "[integration][ofi]") {
+  auto unknown_kind = run_command(kFaultline + " diagnose --inject gremlins");
+  CHECK(unknown_kind.exit_code == 2);
+  CHECK_THAT(unknown_kind.err, Catch::Contains("--inject gremlins: unknown fault kind; known: "
+                                               "inline-above-limit"));
+  auto unknown_device = run_command(kFaultline + " diagnose --device nonesuch");
+  CHECK(unknown_device.exit_code == 2);
+  CHECK_THAT(unknown_device.err, Catch::Contains("nonesuch") && Catch::Contains("lo"));
+  TempDir dir;
+  std::ofstream(dir.path() + "/bad.json") << R"({"endpoint": {"send_depth": "2 * nope"}})";
+  auto bad_limits = run_command(kFaultline + " diagnose --limits " + dir.path() + "/bad.json");
+  CHECK(bad_limits.exit_code == 2);
+  CHECK_THAT(bad_limits.err, Catch::Contains(dir.path() + "/bad.json: /endpoint/send_depth: "
+                                                          "unknown input 'nope'"));
+}
