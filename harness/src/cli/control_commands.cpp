@@ -18,6 +18,7 @@
 #include "faultline/harness/scenario_child.hpp"
 #include "faultline/harness/suite_runner.hpp"
 #include "faultline/reports/metrics.hpp"
+#include "metrics_options.hpp"
 #include "scenario_selection.hpp"
 
 namespace faultline::cli {
@@ -64,45 +65,6 @@ void add_step_timeout(CLI::App* command, harness::CoordinatorOptions& options) {
 }
 
 // ---- metrics -----------------------------------------------------------------------------
-
-struct MetricsOptions {
-  std::string listen;
-  std::string pushgateway;
-  int linger_seconds = 0;
-
-  void add_to(CLI::App* app, bool with_push) {
-    app->add_option("--metrics-port", listen,
-                    "Serve Prometheus metrics on PORT (127.0.0.1) or ADDR:PORT");
-    app->add_option("--metrics-linger", linger_seconds,
-                    "Keep serving metrics this many seconds after the work is done")
-        ->check(CLI::NonNegativeNumber);
-    if (with_push) {
-      app->add_option("--pushgateway", pushgateway,
-                      "Push the metrics to this Pushgateway (http://HOST:PORT) at the end");
-    }
-  }
-
-  // The metrics of this process, serving if asked; nullptr when neither flag was given.
-  transports::Result<std::unique_ptr<reports::Metrics>> start() const {
-    if (listen.empty() && pushgateway.empty()) return std::unique_ptr<reports::Metrics>();
-    auto metrics = std::make_unique<reports::Metrics>();
-    if (!listen.empty()) FAULTLINE_RETURN_IF_ERROR(metrics->serve(listen));
-    return metrics;
-  }
-
-  // Pushes (if asked) and lingers; a failed push turns a passing run into a harness error.
-  int finish(const char* command, reports::Metrics* metrics, int code) const {
-    if (metrics == nullptr) return code;
-    if (!pushgateway.empty()) {
-      if (auto pushed = metrics->push(pushgateway, "faultline"); !pushed.ok()) {
-        std::cerr << "faultline " << command << ": " << pushed.error().describe_with_hint() << "\n";
-        if (code == harness::kExitPass) code = kExitHarnessError;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::seconds(linger_seconds));
-    return code;
-  }
-};
 
 // ---- coordinator -------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/diagnose/diagnosis.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "metrics_options.hpp"
 
 namespace faultline::cli {
 
@@ -14,6 +15,7 @@ namespace {
 struct DiagnoseCommand {
   harness::diagnose::DiagnoseOptions options;
   bool json = false;
+  MetricsOptions metrics_options;
 
   int run() {
     auto& target = options.target;
@@ -23,6 +25,12 @@ struct DiagnoseCommand {
       std::cerr << "faultline diagnose: " << present.error().describe_with_hint() << "\n";
       return harness::kExitUsage;
     }
+    auto metrics = metrics_options.start();
+    if (!metrics.ok()) {
+      std::cerr << "faultline diagnose: " << metrics.error().describe_with_hint() << "\n";
+      return harness::kExitUsage;
+    }
+    options.metrics = metrics->get();
     std::ostream& progress = json ? std::cerr : std::cout;
     auto diagnosis = harness::diagnose::run_diagnosis(options, progress);
     if (!diagnosis.ok()) {
@@ -40,8 +48,10 @@ struct DiagnoseCommand {
       }
       std::cout << "diagnosis: " << options.report_dir << "/diagnose.md\n";
     }
-    return diagnosis->first_failing_layer() == nullptr ? harness::kExitPass
-                                                       : harness::kExitConformanceFailure;
+    return metrics_options.finish("diagnose", metrics->get(),
+                                  diagnosis->first_failing_layer() == nullptr
+                                      ? harness::kExitPass
+                                      : harness::kExitConformanceFailure);
   }
 };
 
@@ -73,6 +83,7 @@ void add_diagnose_command(CLI::App& app, CommandAction& run) {
       ->capture_default_str();
   d->add_option("--scenario-dir", options.scenario_dir, "Scenario catalog of L3 and L4");
   d->add_flag("--json", command->json, "Print diagnose.json instead of the summary");
+  command->metrics_options.add_to(d, true);
   d->footer(
       "Examples:\n  faultline diagnose\n  faultline diagnose --transport verbs --device rxe0\n"
       "  faultline diagnose --limits deepep.json\n"

@@ -77,7 +77,7 @@ std::vector<ProbeResult> probe_scenarios(const DiagnoseOptions& options,
 
   const std::string report_dir = options.report_dir + "/" + report_subdir;
   std::ostringstream progress;  // the layer's line says what matters
-  LocalRun run{{}, 2, report_dir, &progress, nullptr};
+  LocalRun run{{}, 2, report_dir, &progress, options.metrics};
   const RunMetadata metadata{"diagnose " + report_subdir, options.target, 1, false};
   const int code = run_locally("diagnose", run, chosen, metadata);
   auto report = read_report(report_dir + "/report.json");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/reports/metrics.hpp"
 #include "faultline/transports/status.hpp"
 
 namespace faultline::harness::diagnose {
@@ -36,11 +37,12 @@ struct LayerResult {
 
 struct DiagnoseOptions {
   ScenarioTarget target;
-  std::vector<std::string> inject;  ///< fault kinds (inject_kinds()), active in every layer
-  std::string limits_file;          ///< a workload's configuration to check in L1
-  bool all = false;                 ///< run every layer even after one failed
-  std::string report_dir;           ///< diagnose.json, diagnose.md and the scenario reports
-  std::string scenario_dir;         ///< where L3 and L4 find their scenarios
+  std::vector<std::string> inject;      ///< fault kinds (inject_kinds()), active in every layer
+  std::string limits_file;              ///< a workload's configuration to check in L1
+  bool all = false;                     ///< run every layer even after one failed
+  std::string report_dir;               ///< diagnose.json, diagnose.md and the scenario reports
+  std::string scenario_dir;             ///< where L3 and L4 find their scenarios
+  reports::Metrics* metrics = nullptr;  ///< L3's and L4's scenario runs are counted here
 };
 
 /// The bisection: each layer's probes, the first failing layer and probe, and a conclusion.
