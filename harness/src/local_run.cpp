@@ -5,11 +5,9 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <iostream>
 #include <thread>
 
 #include "faultline/harness/control/auth.hpp"
-#include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/suite_runner.hpp"
 
 namespace faultline::harness {
@@ -37,10 +35,38 @@ pid_t start_agent(const std::string& executable, const std::string& address,
   _exit(127);
 }
 
-// Agents exit on shutdown; any that does not within 5 s is killed.
-void reap(const std::vector<pid_t>& children) {
+}  // namespace
+
+std::string own_executable() {
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("faultline") : path.string();
+}
+
+transports::Result<std::unique_ptr<LocalAgents>> LocalAgents::start(LocalRun run,
+                                                                    const ScenarioTarget& target) {
+  if (run.options.listen.empty() || run.remote_agents == 0) run.options.listen = "127.0.0.1:0";
+  if (run.options.token.empty()) run.options.token = control::make_token();
+  run.options.agents = run.agents + run.remote_agents;
+  std::unique_ptr<LocalAgents> agents(new LocalAgents(run.options));
+  FAULTLINE_RETURN_IF_ERROR(agents->coordinator_.listen());
+  const std::string executable = own_executable();
+  // Local agents dial the listening address, or loopback when it listens on every address.
+  std::string host = run.options.listen.substr(0, run.options.listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
+  const std::string address = host + ":" + std::to_string(agents->coordinator_.port());
+  for (size_t i = 0; i < run.agents; ++i) {
+    const pid_t pid = start_agent(executable, address, run.options.token, target);
+    if (pid > 0) agents->children_.push_back(pid);
+  }
+  FAULTLINE_RETURN_IF_ERROR(agents->coordinator_.wait_for_agents(run.join_timeout));
+  return agents;
+}
+
+LocalAgents::~LocalAgents() {
+  coordinator_.shutdown_agents();
   const auto deadline = std::chrono::steady_clock::now() + 5s;
-  for (pid_t pid : children) {
+  for (pid_t pid : children_) {
     while (waitpid(pid, nullptr, WNOHANG) == 0) {
       if (std::chrono::steady_clock::now() > deadline) {
         kill(pid, SIGKILL);
@@ -52,41 +78,9 @@ void reap(const std::vector<pid_t>& children) {
   }
 }
 
-}  // namespace
-
-std::string own_executable() {
-  std::error_code error;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string("faultline") : path.string();
-}
-
-int run_locally(const std::string& command, LocalRun run,
-                const std::vector<ScenarioSpec>& scenarios, const RunMetadata& metadata) {
-  run.options.listen = "127.0.0.1:0";
-  run.options.token = control::make_token();
-  run.options.agents = run.agents;
-  Coordinator coordinator(run.options);
-  if (auto listening = coordinator.listen(); !listening.ok()) {
-    std::cerr << "faultline " << command << ": " << listening.error().describe_with_hint() << "\n";
-    return kExitHarnessError;
-  }
-  const std::string executable = own_executable();
-  const std::string address = "127.0.0.1:" + std::to_string(coordinator.port());
-  std::vector<pid_t> children;
-  for (size_t i = 0; i < run.agents; ++i) {
-    const pid_t pid = start_agent(executable, address, run.options.token, metadata.target);
-    if (pid > 0) children.push_back(pid);
-  }
-  int code = kExitHarnessError;
-  if (auto joined = coordinator.wait_for_agents(30s); !joined.ok()) {
-    std::cerr << "faultline " << command << ": " << joined.error().describe_with_hint() << "\n";
-  } else {
-    code = run_suite(coordinator, scenarios, run.report_dir, metadata,
-                     run.out != nullptr ? *run.out : std::cout, run.metrics);
-  }
-  coordinator.shutdown_agents();
-  reap(children);
-  return code;
+int LocalAgents::run(const std::vector<ScenarioSpec>& scenarios, const std::string& report_dir,
+                     const RunMetadata& metadata, std::ostream& out, reports::Metrics* metrics) {
+  return run_suite(coordinator_, scenarios, report_dir, metadata, out, metrics);
 }
 
 }  // namespace faultline::harness

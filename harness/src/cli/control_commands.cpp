@@ -159,11 +159,15 @@ struct RunCommand {
 
     auto metrics = metrics_options.start();
     if (!metrics.ok()) return usage_error("run", metrics.error().describe_with_hint());
-    harness::LocalRun local{options, agents, report_dir, &std::cout, metrics->get()};
     const harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "",
                                         target.target, selection.seed_or_random(),
                                         selection.strict};
-    const int code = harness::run_locally("run", local, *resolved, metadata);
+    int code = kExitHarnessError;
+    if (auto local = harness::LocalAgents::start({options, agents}, target.target); !local.ok()) {
+      std::cerr << "faultline run: " << local.error().describe_with_hint() << "\n";
+    } else {
+      code = local.value()->run(*resolved, report_dir, metadata, std::cout, metrics->get());
+    }  // the agents are gone before the metrics linger
     return metrics_options.finish("run", metrics->get(), code);
   }
 };

@@ -1,5 +1,6 @@
 // faultline diagnose: which layer breaks (environment, limits, data path, error semantics,
 // protocol contract), the evidence, and the likely cause.
+#include <cstdlib>
 #include <iostream>
 
 #include "commands.hpp"
@@ -24,6 +25,15 @@ struct DiagnoseCommand {
         !present.ok()) {
       std::cerr << "faultline diagnose: " << present.error().describe_with_hint() << "\n";
       return harness::kExitUsage;
+    }
+    if (!options.peer.empty()) {
+      const char* token = std::getenv("FAULTLINE_TOKEN");
+      if (token == nullptr || *token == '\0') {
+        std::cerr << "faultline diagnose: --peer " << options.peer
+                  << " needs FAULTLINE_TOKEN, the token the remote agent holds too\n";
+        return harness::kExitUsage;
+      }
+      options.token = token;
     }
     auto metrics = metrics_options.start();
     if (!metrics.ok()) {
@@ -78,6 +88,9 @@ void add_diagnose_command(CLI::App& app, CommandAction& run) {
       ->check(CLI::ExistingFile);
   d->add_option("--inject", options.inject,
                 "Run with this fault of the decorator active (repeatable):" + kinds);
+  d->add_option("--peer", options.peer,
+                "Run L3 and L4 against a remote agent: listen on HOST:PORT for it (it runs "
+                "faultline agent --coordinator HOST:PORT with the same FAULTLINE_TOKEN)");
   d->add_flag("--all", options.all, "Run every layer, not only up to the first that fails");
   d->add_option("--report-dir", options.report_dir, "Where diagnose.json and diagnose.md go")
       ->capture_default_str();
@@ -88,6 +101,7 @@ void add_diagnose_command(CLI::App& app, CommandAction& run) {
       "Examples:\n  faultline diagnose\n  faultline diagnose --transport verbs --device rxe0\n"
       "  faultline diagnose --limits deepep.json\n"
       "  faultline diagnose --inject inline-above-limit --inject kv-missing-lens\n"
+      "  FAULTLINE_TOKEN=... faultline diagnose --transport verbs --peer 0.0.0.0:7400\n"
       "Exit codes: 0 every layer passed, 1 a layer failed, 2 a usage error.");
   d->callback([command, &run] { run = [command] { return command->run(); }; });
 }

@@ -86,13 +86,12 @@ Status rdma_checked(ProbePair& pair, Opcode op, size_t length, bool inline_data)
 
 std::vector<ProbeResult> probe_data_path(const ProbeContext& context) {
   std::vector<ProbeResult> probes;
-  auto device = context.open();
-  if (!device.ok()) {
-    probes.push_back(failed_probe("device opens", "the device opens", device.error()));
+  auto opened = context.device_info();
+  if (!opened.ok()) {
+    probes.push_back(failed_probe("device opens", "the device opens", opened.error()));
     return probes;
   }
-  const transports::DeviceInfo info = device.value()->info();
-  device.value().reset();
+  const transports::DeviceInfo& info = opened.value();
   const transports::EndpointConfig config = workload_config(info.limits);
   auto pair = ProbePair::open(context, config);
   if (!pair.ok()) {

@@ -95,15 +95,40 @@ transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
     if (!loaded.ok()) return loaded.error();
     workload = std::move(loaded).value();
   }
+  // L3 and L4 share one set of agents (a remote one joins once).
+  std::unique_ptr<LocalAgents> agents;
+  const AgentSource agent_source = [&]() -> transports::Result<LocalAgents*> {
+    if (agents) return agents.get();
+    LocalRun run;
+    run.agents = options.peer.empty() ? 2 : 1;
+    run.remote_agents = options.peer.empty() ? 0 : 1;
+    run.options.listen = options.peer;
+    run.options.token = options.token;
+    if (!options.peer.empty()) {
+      run.join_timeout = std::chrono::seconds(120);
+      progress << "   waiting up to 120 s for the remote agent: faultline agent --coordinator "
+               << options.peer << " (same FAULTLINE_TOKEN)\n";
+    }
+    auto started = LocalAgents::start(run, options.target);
+    if (!started.ok()) return started.error();
+    agents = std::move(started).value();
+    return agents.get();
+  };
   using Runner = std::function<std::vector<ProbeResult>()>;
   const std::vector<std::tuple<std::string, std::string, Runner>> layers = {
       {"L0", "environment", [&] { return probe_environment(context); }},
       {"L1", "limits", [&] { return probe_limits(context, workload); }},
       {"L2", "data path", [&] { return probe_data_path(context); }},
       {"L3", "error semantics",
-       [&] { return probe_scenarios(options, context.inject_faults, kErrorScenarios, "L3"); }},
+       [&] {
+         return probe_scenarios(options, context.inject_faults, kErrorScenarios, "L3",
+                                agent_source);
+       }},
       {"L4", "protocol contract",
-       [&] { return probe_scenarios(options, context.inject_faults, kProtocolScenarios, "L4"); }},
+       [&] {
+         return probe_scenarios(options, context.inject_faults, kProtocolScenarios, "L4",
+                                agent_source);
+       }},
   };
   bool stopped = false;
   for (const auto& [id, title, runner] : layers) {

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <functional>
 #include <optional>
+
+#include "faultline/harness/local_run.hpp"
 
 #include "faultline/harness/diagnose/diagnosis.hpp"
 #include "faultline/harness/diagnose/workload_limits.hpp"
@@ -21,11 +24,16 @@ std::vector<ProbeResult> probe_limits(const ProbeContext& context,
 /// L2: send/recv, write, write with immediate and read around the MTU and the inline limit,
 /// inline on and off, every byte checked.
 std::vector<ProbeResult> probe_data_path(const ProbeContext& context);
-/// L3 and L4: scenarios of the catalog on a local pair of agents, with the injected faults.
+/// The agents L3 and L4 run on, started by the first layer that needs them.
+using AgentSource = std::function<transports::Result<LocalAgents*>()>;
+
+/// L3 and L4: scenarios of the catalog on a pair of agents (two local, or one local and the
+/// --peer), with the injected faults.
 std::vector<ProbeResult> probe_scenarios(const DiagnoseOptions& options,
                                          const nlohmann::json& inject_faults,
                                          const std::vector<std::string>& scenario_ids,
-                                         const std::string& report_subdir);
+                                         const std::string& report_subdir,
+                                         const AgentSource& agents);
 
 /// A failing probe from an error: observed is the error, the hint its hint.
 ProbeResult failed_probe(std::string name, std::string expected, const transports::Error& error);

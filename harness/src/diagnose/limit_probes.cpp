@@ -213,13 +213,12 @@ EndpointConfig workload_config(const transports::DeviceLimits& limits) {
 std::vector<ProbeResult> probe_limits(const ProbeContext& context,
                                       const std::optional<Workload>& workload) {
   std::vector<ProbeResult> probes;
-  auto device = context.open();
-  if (!device.ok()) {
-    probes.push_back(failed_probe("device opens", "the device opens", device.error()));
+  auto opened = context.device_info();
+  if (!opened.ok()) {
+    probes.push_back(failed_probe("device opens", "the device opens", opened.error()));
     return probes;
   }
-  const transports::DeviceInfo info = device.value()->info();
-  device.value().reset();
+  const transports::DeviceInfo& info = opened.value();
   for (const auto& probe : limit_probes(context, info.limits)) probes.push_back(bisect(probe));
   probes.push_back(memory_registration(context, info.limits));
   const std::string device_limits =

@@ -37,6 +37,12 @@ Result<std::unique_ptr<transports::Device>> ProbeContext::open() const {
                                         std::make_shared<transports::fault::FaultLog>());
 }
 
+Result<transports::DeviceInfo> ProbeContext::device_info() const {
+  auto device = open();
+  if (!device.ok()) return device.error();
+  return device.value()->info();
+}
+
 Result<std::unique_ptr<ProbePair>> ProbePair::open(const ProbeContext& context,
                                                    const transports::EndpointConfig& config) {
   auto pair = std::make_unique<ProbePair>();

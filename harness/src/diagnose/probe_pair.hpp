@@ -18,6 +18,8 @@ struct ProbeContext {
 
   /// Opens the target's device, behind the fault decorator when a fault is injected.
   transports::Result<std::unique_ptr<transports::Device>> open() const;
+  /// What the opened device says of itself (limits as the injected faults leave them).
+  transports::Result<transports::DeviceInfo> device_info() const;
 };
 
 /// A registered buffer of a probe.

@@ -2,7 +2,6 @@
 // conformant protocol give), on a local pair of agents, with the injected faults in every role.
 #include <sstream>
 
-#include "faultline/harness/local_run.hpp"
 #include "faultline/harness/report_reader.hpp"
 #include "faultline/harness/scenario/scenario_catalog.hpp"
 #include "layers.hpp"
@@ -64,7 +63,8 @@ ProbeResult probe_of(const nlohmann::json& scenario) {
 std::vector<ProbeResult> probe_scenarios(const DiagnoseOptions& options,
                                          const nlohmann::json& inject_faults,
                                          const std::vector<std::string>& scenario_ids,
-                                         const std::string& report_subdir) {
+                                         const std::string& report_subdir,
+                                         const AgentSource& agents) {
   std::vector<LoadProblem> problems;
   const auto catalog = ScenarioCatalog::load(
       options.scenario_dir.empty() ? default_scenario_dir() : options.scenario_dir, problems);
@@ -75,11 +75,15 @@ std::vector<ProbeResult> probe_scenarios(const DiagnoseOptions& options,
   apply_excludes(chosen, known, options.target);
   for (auto& spec : chosen) inject_into(spec, inject_faults);
 
+  auto pair = agents();
+  if (!pair.ok()) {
+    return {{"agents", ProbeVerdict::kFail, "two agents join to run the scenarios",
+             pair.error().describe(), "", pair.error().hint}};
+  }
   const std::string report_dir = options.report_dir + "/" + report_subdir;
   std::ostringstream progress;  // the layer's line says what matters
-  LocalRun run{{}, 2, report_dir, &progress, options.metrics};
   const RunMetadata metadata{"diagnose " + report_subdir, options.target, 1, false};
-  const int code = run_locally("diagnose", run, chosen, metadata);
+  const int code = pair.value()->run(chosen, report_dir, metadata, progress, options.metrics);
   auto report = read_report(report_dir + "/report.json");
   if (!report.ok()) {
     return {{"local agents", ProbeVerdict::kFail, "two local agents run the scenarios",

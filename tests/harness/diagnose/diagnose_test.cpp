@@ -1,6 +1,7 @@
 // faultline diagnose end to end: a healthy target passes every layer in under a minute; each
 // injected fault is named by the right layer and probe; the StepMesh-on-Ascend story; a
 // workload's formula against a device profile; usage errors.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
@@ -9,8 +10,11 @@
 #include "../harness_test_paths.hpp"
 #include "faultline/harness/diagnose/diagnosis.hpp"
 #include "support/background_process.hpp"
+#include "support/local_port.hpp"
 #include "support/run_command.hpp"
 
+using faultline::testing::BackgroundProcess;
+using faultline::testing::free_port;
 using faultline::testing::read_text_file;
 using faultline::testing::run_command;
 using faultline::testing::TempDir;
@@ -151,6 +155,32 @@ TEST_CASE("a workload formula given with --limits is checked against a device pr
   CHECK_THAT(diagnosis.at("conclusion").get<std::string>(),
              Catch::Contains("send_depth 196609 (= 3 x max_tokens_per_rank 65536 + 1) exceeds "
                              "device max_qp_wr 65535"));
+}
+
+TEST_CASE("with --peer, L3 and L4 run against an agent that joins from elsewhere",
+          "[integration][ofi]") {
+  TempDir dir;
+  const int port = free_port();
+  // The "remote" agent: started on its own, retrying until diagnose listens.
+  BackgroundProcess remote("FAULTLINE_TOKEN=shared exec " + kFaultline +
+                           " agent --coordinator 127.0.0.1:" + std::to_string(port) +
+                           " --transport ofi --provider tcp --connect-timeout 60");
+  auto run = run_command("FAULTLINE_TOKEN=shared " + kFaultline +
+                         " diagnose --json --peer 127.0.0.1:" + std::to_string(port) +
+                         " --report-dir " + dir.path());
+  INFO(run.out << run.err << remote.err());
+  REQUIRE(run.exit_code == 0);
+  const json l4 = json::parse(read_text_file(dir.path() + "/L4/report.json"));
+  std::vector<uint64_t> pids;
+  for (const auto& agent : l4.at("run").at("agents")) pids.push_back(agent.at("pid"));
+  CHECK(std::count(pids.begin(), pids.end(), static_cast<uint64_t>(remote.pid())) == 1);
+  // The remote agent served L3 and L4 in one session, then was let go.
+  CHECK(remote.wait(std::chrono::seconds(10)) == 0);
+
+  auto no_token = run_command("env -u FAULTLINE_TOKEN " + kFaultline +
+                              " diagnose --peer 127.0.0.1:" + std::to_string(port));
+  CHECK(no_token.exit_code == 2);
+  CHECK_THAT(no_token.err, Catch::Contains("needs FAULTLINE_TOKEN"));
 }
 
 TEST_CASE("diagnose usage errors name what was wrong and exit 2", "[integration][ofi]") {

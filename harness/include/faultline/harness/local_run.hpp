@@ -1,6 +1,9 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,22 +14,39 @@
 
 namespace faultline::harness {
 
-/// A run on this machine: a coordinator on 127.0.0.1 and `agents` agent processes (this
-/// binary again) on `metadata.target`, as `faultline run` and `faultline diagnose` do it.
+/// How to gather agents on this machine: a coordinator and agent processes (this binary
+/// again) on a target, as `faultline run` and `faultline diagnose` do it.
 struct LocalRun {
-  CoordinatorOptions options;  ///< listen, token and agents are set by run_locally
-  size_t agents = 2;
-  std::string report_dir;
-  /// Where progress and the summary table go.
-  std::ostream* out = nullptr;
-  reports::Metrics* metrics = nullptr;
+  CoordinatorOptions options;  ///< agents and (unless set) listen and token are filled in
+  size_t agents = 2;           ///< local agent processes
+  /// Agents that join from elsewhere (`diagnose --peer`): the coordinator listens on
+  /// `options.listen` and waits for them too; they need `options.token`.
+  size_t remote_agents = 0;
+  std::chrono::seconds join_timeout{30};
 };
 
-/// Runs `scenarios` (run_suite) on local agents, then shuts them down. Returns run_suite's
-/// exit code, or kExitHarnessError when the coordinator cannot listen or the agents do not
-/// join (said on stderr, prefixed with `command`).
-int run_locally(const std::string& command, LocalRun run,
-                const std::vector<ScenarioSpec>& scenarios, const RunMetadata& metadata);
+/// A coordinator with its agents joined, serving suite runs until destroyed (then the agents
+/// are told to shut down, and any that does not exit within 5 s is killed).
+class LocalAgents {
+ public:
+  /// Listens, starts the local agents and waits for every agent to join; an error names what
+  /// failed (the address, how many joined).
+  static transports::Result<std::unique_ptr<LocalAgents>> start(LocalRun run,
+                                                                const ScenarioTarget& target);
+  ~LocalAgents();
+  LocalAgents(const LocalAgents&) = delete;
+  LocalAgents& operator=(const LocalAgents&) = delete;
+
+  /// run_suite on these agents: progress and the summary table to `out`, the report files to
+  /// `report_dir`, every finished run counted in `metrics` when given. Returns its exit code.
+  int run(const std::vector<ScenarioSpec>& scenarios, const std::string& report_dir,
+          const RunMetadata& metadata, std::ostream& out, reports::Metrics* metrics);
+
+ private:
+  explicit LocalAgents(const CoordinatorOptions& options) : coordinator_(options) {}
+  Coordinator coordinator_;
+  std::vector<pid_t> children_;
+};
 
 /// The path of the running binary (/proc/self/exe), or "faultline".
 std::string own_executable();

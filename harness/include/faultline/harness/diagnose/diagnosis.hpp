@@ -43,6 +43,10 @@ struct DiagnoseOptions {
   std::string report_dir;               ///< diagnose.json, diagnose.md and the scenario reports
   std::string scenario_dir;             ///< where L3 and L4 find their scenarios
   reports::Metrics* metrics = nullptr;  ///< L3's and L4's scenario runs are counted here
+  /// L3 and L4 against a remote agent: listen here (HOST:PORT) for it, beside one local
+  /// agent; `token` is what both hold (FAULTLINE_TOKEN). Empty: two local agents.
+  std::string peer;
+  std::string token;
 };
 
 /// The bisection: each layer's probes, the first failing layer and probe, and a conclusion.
