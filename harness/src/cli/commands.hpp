@@ -15,5 +15,6 @@ void add_control_commands(CLI::App& app, CommandAction& run);
 void add_scenario_commands(CLI::App& app, CommandAction& run);
 void add_report_command(CLI::App& app, CommandAction& run);
 void add_diagnose_command(CLI::App& app, CommandAction& run);
+void add_bench_command(CLI::App& app, CommandAction& run);
 
 }  // namespace faultline::cli

@@ -24,6 +24,7 @@ int run_cli(int argc, char** argv) {
   cli::add_scenario_commands(app, run);
   cli::add_report_command(app, run);
   cli::add_diagnose_command(app, run);
+  cli::add_bench_command(app, run);
 
   try {
     app.parse(argc, argv);

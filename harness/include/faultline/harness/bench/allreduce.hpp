@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/transports/status.hpp"
+
+namespace faultline::harness::bench {
+
+/// One (ranks, size) of ring allreduce, float32 sum; bandwidths as nccl-tests define them.
+struct AllreduceRow {
+  size_t ranks = 0;
+  size_t bytes = 0;
+  uint64_t iterations = 0;
+  double median_us = 0;   ///< slowest rank, median over iterations
+  double algbw_gb_s = 0;  ///< bytes / time, 10^9 bytes per second
+  double busbw_gb_s = 0;  ///< algbw x 2(n-1)/n: what each link carried
+};
+
+struct AllreduceOptions {
+  ScenarioTarget target;
+  std::vector<size_t> ranks = {2, 3, 4};
+  std::vector<size_t> sizes = {size_t{1} << 20, size_t{16} << 20};
+  uint64_t iterations = 20;
+  uint64_t warmup = 2;
+  size_t chunk_bytes = size_t{256} * 1024;
+};
+
+/// The protocols' ring allreduce with each rank on its own device and thread, as the agents
+/// of a collective scenario hold them; every iteration's sum is checked.
+transports::Result<std::vector<AllreduceRow>> run_allreduce(const AllreduceOptions& options);
+
+}  // namespace faultline::harness::bench

@@ -1,0 +1,161 @@
+#include "faultline/harness/bench/allreduce.hpp"
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "faultline/protocols/collective/ring.hpp"
+#include "faultline/transports/registry.hpp"
+
+namespace faultline::harness::bench {
+
+using protocols::collective::DataType;
+using protocols::collective::Ring;
+using transports::Error;
+using transports::ErrorCode;
+using transports::Result;
+using transports::Status;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The ranks of one ring: rank i's to_next is connected to rank i+1's from_prev.
+struct RingRanks {
+  std::vector<std::unique_ptr<transports::Device>> devices;
+  std::vector<std::unique_ptr<transports::Endpoint>> to_next;
+  std::vector<std::unique_ptr<transports::Endpoint>> from_prev;
+  std::vector<std::unique_ptr<Ring>> rings;
+
+  RingRanks() = default;
+  RingRanks(RingRanks&&) = default;
+  RingRanks& operator=(RingRanks&&) = default;
+  ~RingRanks() {  // rings use the endpoints' memory: they go first
+    rings.clear();
+    to_next.clear();
+    from_prev.clear();
+  }
+};
+
+Result<RingRanks> open_ring(const AllreduceOptions& options, size_t ranks, size_t bytes) {
+  auto transport = transports::find_transport(options.target.transport);
+  if (!transport.ok()) return transport.error();
+  RingRanks ring;
+  transports::EndpointConfig config;
+  config.send_depth = 64;
+  config.recv_depth = 64;
+  for (size_t i = 0; i < ranks; ++i) {
+    auto device = transport.value()->open({options.target.provider, options.target.device});
+    if (!device.ok()) return device.error();
+    ring.devices.push_back(std::move(device).value());
+    auto next = ring.devices.back()->create_endpoint(config);
+    if (!next.ok()) return next.error();
+    auto prev = ring.devices.back()->create_endpoint(config);
+    if (!prev.ok()) return prev.error();
+    ring.to_next.push_back(std::move(next).value());
+    ring.from_prev.push_back(std::move(prev).value());
+  }
+  for (size_t i = 0; i < ranks; ++i) {
+    auto& next_prev = *ring.from_prev[(i + 1) % ranks];
+    FAULTLINE_RETURN_IF_ERROR(ring.to_next[i]->connect(next_prev.address()));
+    FAULTLINE_RETURN_IF_ERROR(next_prev.connect(ring.to_next[i]->address()));
+  }
+  for (size_t i = 0; i < ranks; ++i) {
+    auto created =
+        Ring::create({*ring.devices[i], *ring.to_next[i], *ring.from_prev[i], i, ranks},
+                     {.chunk_bytes = options.chunk_bytes, .capacity = std::max<size_t>(bytes, 1)});
+    if (!created.ok()) return created.error();
+    ring.rings.push_back(std::move(created).value());
+  }
+  return ring;
+}
+
+// Rank r's element e is r + (e % 7): small integers, so every sum is exact in float32.
+void fill(std::vector<float>& data, size_t rank) {
+  for (size_t e = 0; e < data.size(); ++e) data[e] = static_cast<float>(rank + e % 7);
+}
+
+Status check_sum(const std::vector<float>& data, size_t ranks) {
+  const float base = static_cast<float>(ranks * (ranks - 1) / 2);
+  for (size_t e = 0; e < data.size(); ++e) {
+    const float expected = base + static_cast<float>(ranks * (e % 7));
+    if (data[e] != expected)
+      return Error{ErrorCode::kProtocolViolation, "allreduce element " + std::to_string(e) +
+                                                      ": expected " + std::to_string(expected) +
+                                                      ", got " + std::to_string(data[e])};
+  }
+  return {};
+}
+
+Result<AllreduceRow> measure(const AllreduceOptions& options, size_t ranks, size_t bytes) {
+  auto opened = open_ring(options, ranks, bytes);
+  if (!opened.ok()) return opened.error();
+  RingRanks ring = std::move(opened).value();
+  const uint64_t total = options.warmup + options.iterations;
+  std::vector<std::vector<double>> seconds(ranks);
+  std::vector<Status> statuses(ranks);
+  std::barrier start_together(static_cast<ptrdiff_t>(ranks));
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<float> data(bytes / sizeof(float));
+      for (uint64_t i = 0; i < total; ++i) {
+        fill(data, r);
+        start_together.arrive_and_wait();
+        const auto started = Clock::now();
+        if (statuses[r].ok())
+          statuses[r] =
+              ring.rings[r]->allreduce(std::as_writable_bytes(std::span(data)), DataType::kFloat32);
+        const double took = std::chrono::duration<double>(Clock::now() - started).count();
+        if (i >= options.warmup) seconds[r].push_back(took);
+        if (statuses[r].ok()) statuses[r] = check_sum(data, ranks);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (size_t r = 0; r < ranks; ++r) {
+    if (!statuses[r].ok()) {
+      Error error = statuses[r].error();
+      error.message =
+          "rank " + std::to_string(r) + " of " + std::to_string(ranks) + ": " + error.message;
+      return error;
+    }
+  }
+  std::vector<double> slowest(options.iterations, 0);
+  for (size_t r = 0; r < ranks; ++r)
+    for (size_t i = 0; i < slowest.size(); ++i) slowest[i] = std::max(slowest[i], seconds[r][i]);
+  std::sort(slowest.begin(), slowest.end());
+  const double median = slowest[slowest.size() / 2];
+  const double algbw = static_cast<double>(bytes) / median / 1e9;
+  const double n = static_cast<double>(ranks);
+  return AllreduceRow{ranks,        bytes, options.iterations,
+                      median * 1e6, algbw, algbw * 2 * (n - 1) / n};
+}
+
+}  // namespace
+
+Result<std::vector<AllreduceRow>> run_allreduce(const AllreduceOptions& options) {
+  if (options.ranks.empty() || options.sizes.empty() || options.iterations == 0)
+    return Error{ErrorCode::kInvalidArgument, "nothing to measure: no ranks, sizes or iterations"};
+  for (size_t ranks : options.ranks)
+    if (ranks < 2)
+      return Error{ErrorCode::kInvalidArgument,
+                   "ranks " + std::to_string(ranks) + ": a ring needs at least 2"};
+  for (size_t bytes : options.sizes)
+    if (bytes == 0 || bytes % sizeof(float) != 0)
+      return Error{
+          ErrorCode::kInvalidArgument,
+          "size " + std::to_string(bytes) + ": expected a positive multiple of 4 (float32)"};
+  std::vector<AllreduceRow> rows;
+  for (size_t ranks : options.ranks) {
+    for (size_t bytes : options.sizes) {
+      auto row = measure(options, ranks, bytes);
+      if (!row.ok()) return row.error();
+      rows.push_back(row.value());
+    }
+  }
+  return rows;
+}
+
+}  // namespace faultline::harness::bench

@@ -1,0 +1,127 @@
+#include "bench_pair.hpp"
+
+#include <chrono>
+
+#include "faultline/transports/fault/fault_device.hpp"
+#include "faultline/transports/registry.hpp"
+
+namespace faultline::harness::bench {
+
+using transports::Completion;
+using transports::Error;
+using transports::ErrorCode;
+using transports::Opcode;
+using transports::Result;
+using transports::Status;
+
+namespace {
+
+Result<std::unique_ptr<transports::Device>> open_device(const BenchPairOptions& options) {
+  auto transport = transports::find_transport(options.target.transport);
+  if (!transport.ok()) return transport.error();
+  auto device = transport.value()->open({options.target.provider, options.target.device});
+  if (!device.ok() || !options.idle_decorator) return device;
+  // A rewrite of the first RDMA read completion: the benchmarks post none, so it never
+  // fires, but every post and poll goes through the decorator.
+  transports::fault::FaultPlan plan;
+  plan.completions.push_back({transports::fault::CompletionFaultKind::kRewriteStatus,
+                              Opcode::kRdmaRead,
+                              {.nth = 1},
+                              transports::CompletionStatus::kGeneralErr});
+  return transports::fault::wrap_device(std::move(device).value(), std::move(plan),
+                                        std::make_shared<transports::fault::FaultLog>());
+}
+
+Result<std::unique_ptr<BenchSide>> open_side(const BenchPairOptions& options) {
+  auto side = std::make_unique<BenchSide>();
+  auto device = open_device(options);
+  if (!device.ok()) return device.error();
+  side->device = std::move(device).value();
+  transports::EndpointConfig config;
+  config.send_depth = options.send_depth;
+  config.recv_depth = options.recv_depth;
+  config.max_inline = side->device->info().limits.max_inline_data;
+  auto endpoint = side->device->create_endpoint(config);
+  if (!endpoint.ok()) return endpoint.error();
+  side->endpoint = std::move(endpoint).value();
+  side->tx.resize(options.buffer_bytes);
+  side->rx.resize(options.buffer_bytes);
+  for (auto [bytes, region] :
+       {std::pair{&side->tx, &side->tx_region}, std::pair{&side->rx, &side->rx_region}}) {
+    auto registered =
+        side->device->register_memory(bytes->data(), bytes->size(), transports::kAccessAll);
+    if (!registered.ok()) return registered.error();
+    *region = std::move(registered).value();
+  }
+  return side;
+}
+
+}  // namespace
+
+BenchSide::~BenchSide() {
+  endpoint.reset();
+  tx_region.reset();
+  rx_region.reset();
+}
+
+Status BenchSide::post_receive() {
+  transports::Segment into{rx.data(), static_cast<uint32_t>(rx.size()), rx_region.get()};
+  FAULTLINE_RETURN_IF_ERROR(endpoint->post_recv({receives_posted++, {&into, 1}}));
+  return {};
+}
+
+Status BenchSide::post_message(const BenchSide& peer, Opcode op, size_t length, bool inline_data,
+                               bool signaled) {
+  transports::Segment from{tx.data(), static_cast<uint32_t>(length), tx_region.get()};
+  transports::WorkRequest request{.wr_id = 1,
+                                  .op = op,
+                                  .segments = {&from, 1},
+                                  .inline_data = inline_data,
+                                  .signaled = signaled};
+  if (op == Opcode::kSendWithImm || op == Opcode::kRdmaWriteWithImm) request.imm = 1;
+  if (op == Opcode::kRdmaWrite || op == Opcode::kRdmaWriteWithImm)
+    request.remote = peer.rx_region->remote(0, length);
+  FAULTLINE_RETURN_IF_ERROR(endpoint->post_send(request));
+  if (signaled) ++signaled_sends_outstanding;
+  return {};
+}
+
+Status BenchSide::poll_once() {
+  Completion got[16];
+  auto polled = endpoint->poll(got, std::chrono::milliseconds(0));
+  if (!polled.ok()) return polled.error();
+  for (size_t i = 0; i < polled.value(); ++i) {
+    if (!got[i].ok())
+      return Error{ErrorCode::kNativeError, "benchmark completion " + got[i].describe()};
+    if (got[i].op == Opcode::kRecv || got[i].op == Opcode::kRecvRdmaWithImm) {
+      ++receives_completed;
+    } else {
+      --signaled_sends_outstanding;
+    }
+  }
+  return {};
+}
+
+Status BenchSide::finish_sends() {
+  const auto stall = std::chrono::steady_clock::now() + kBenchStall;
+  while (signaled_sends_outstanding > 0) {
+    FAULTLINE_RETURN_IF_ERROR(poll_once());
+    if (std::chrono::steady_clock::now() > stall)
+      return Error{ErrorCode::kTimeout, std::to_string(signaled_sends_outstanding) +
+                                            " benchmark sends did not complete within 10 s"};
+  }
+  return {};
+}
+
+Result<BenchPair> open_bench_pair(const BenchPairOptions& options) {
+  auto client = open_side(options);
+  if (!client.ok()) return client.error();
+  auto server = open_side(options);
+  if (!server.ok()) return server.error();
+  BenchPair pair{std::move(client).value(), std::move(server).value()};
+  FAULTLINE_RETURN_IF_ERROR(pair.client->endpoint->connect(pair.server->endpoint->address()));
+  FAULTLINE_RETURN_IF_ERROR(pair.server->endpoint->connect(pair.client->endpoint->address()));
+  return pair;
+}
+
+}  // namespace faultline::harness::bench

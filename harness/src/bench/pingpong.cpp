@@ -1,0 +1,138 @@
+#include "faultline/harness/bench/pingpong.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <thread>
+
+#include "bench_pair.hpp"
+
+namespace faultline::harness::bench {
+
+using transports::Error;
+using transports::ErrorCode;
+using transports::Opcode;
+using transports::Result;
+using transports::Status;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr uint32_t kReceivesAhead = 16;
+constexpr uint64_t kSignalEvery = 16;
+
+struct Exchange {
+  Opcode op = Opcode::kSend;
+  size_t bytes = 0;
+  bool inline_data = false;
+  bool repost = true;  ///< the message consumed a posted receive
+};
+
+// One message to the peer; an inline one is signaled only every kSignalEvery-th time.
+Status send_one(BenchSide& side, const BenchSide& peer, const Exchange& exchange, uint64_t i) {
+  const bool signaled = !exchange.inline_data || i % kSignalEvery == kSignalEvery - 1;
+  return side.post_message(peer, exchange.op, exchange.bytes, exchange.inline_data, signaled);
+}
+
+// Spins until the peer's next message arrived, then gives back the receive it used.
+Status wait_for_message(BenchSide& side, const Exchange& exchange) {
+  const uint64_t expected = side.receives_completed + 1;
+  const auto stall = Clock::now() + kBenchStall;
+  while (side.receives_completed < expected) {
+    FAULTLINE_RETURN_IF_ERROR(side.poll_once());
+    if (Clock::now() > stall) return Error{ErrorCode::kTimeout, "no ping-pong message within 10 s"};
+  }
+  return exchange.repost ? side.post_receive() : Status{};
+}
+
+double percentile(std::vector<double>& values, double fraction) {
+  const size_t at = std::min(values.size() - 1,
+                             static_cast<size_t>(fraction * static_cast<double>(values.size())));
+  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(at), values.end());
+  return values[at];
+}
+
+LatencyRow summarize(size_t bytes, std::vector<double> round_trips) {
+  LatencyRow row;
+  row.bytes = bytes;
+  row.iterations = round_trips.size();
+  row.min_us = *std::min_element(round_trips.begin(), round_trips.end()) / 2;
+  row.mean_us = std::accumulate(round_trips.begin(), round_trips.end(), 0.0) /
+                static_cast<double>(round_trips.size()) / 2;
+  row.median_us = percentile(round_trips, 0.5) / 2;
+  row.p99_us = percentile(round_trips, 0.99) / 2;
+  return row;
+}
+
+Result<LatencyRow> measure_size(BenchPair& pair, const Exchange& exchange,
+                                const PingpongOptions& options) {
+  BenchSide& client = *pair.client;
+  BenchSide& server = *pair.server;
+  const uint64_t total = options.warmup + options.iterations;
+  Status server_status;
+  std::thread responder([&] {
+    for (uint64_t i = 0; i < total && server_status.ok(); ++i) {
+      server_status = wait_for_message(server, exchange);
+      if (server_status.ok()) server_status = send_one(server, client, exchange, i);
+    }
+    if (server_status.ok()) server_status = server.finish_sends();
+  });
+  std::vector<double> round_trips;
+  round_trips.reserve(options.iterations);
+  Status client_status;
+  for (uint64_t i = 0; i < total && client_status.ok(); ++i) {
+    const auto started = Clock::now();
+    client_status = send_one(client, server, exchange, i);
+    if (client_status.ok()) client_status = wait_for_message(client, exchange);
+    const auto finished = Clock::now();
+    if (i >= options.warmup)
+      round_trips.push_back(std::chrono::duration<double, std::micro>(finished - started).count());
+  }
+  if (client_status.ok()) client_status = client.finish_sends();
+  responder.join();
+  FAULTLINE_RETURN_IF_ERROR(std::move(client_status));
+  FAULTLINE_RETURN_IF_ERROR(std::move(server_status));
+  return summarize(exchange.bytes, std::move(round_trips));
+}
+
+}  // namespace
+
+Result<std::vector<LatencyRow>> run_pingpong(const PingpongOptions& options) {
+  if (options.op != "send" && options.op != "write")
+    return Error{ErrorCode::kInvalidArgument, "op " + options.op + ": expected send or write"};
+  if (options.sizes.empty() || options.iterations == 0)
+    return Error{ErrorCode::kInvalidArgument, "nothing to measure: no sizes or iterations"};
+  const size_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
+  auto opened = open_bench_pair({.target = options.target,
+                                 .buffer_bytes = std::max<size_t>(largest, 1),
+                                 .send_depth = 64,
+                                 .recv_depth = kReceivesAhead * 2,
+                                 .idle_decorator = options.idle_decorator});
+  if (!opened.ok()) return opened.error();
+  BenchPair pair = std::move(opened).value();
+  const auto& info = pair.info();
+  const bool write = options.op == "write";
+  if (write && !info.capabilities.write_with_imm)
+    return Error{ErrorCode::kUnsupported,
+                 info.transport + "/" + info.provider + " has no RDMA write with immediate"};
+  for (BenchSide* side : {pair.client.get(), pair.server.get()})
+    for (uint32_t i = 0; i < kReceivesAhead; ++i) FAULTLINE_RETURN_IF_ERROR(side->post_receive());
+
+  std::vector<LatencyRow> rows;
+  for (size_t size : options.sizes) {
+    if (size > info.limits.max_msg_size)
+      return Error{ErrorCode::kLimitExceeded, "size " + std::to_string(size) +
+                                                  " exceeds max_msg_size " +
+                                                  std::to_string(info.limits.max_msg_size)};
+    const Exchange exchange{.op = write ? Opcode::kRdmaWriteWithImm : Opcode::kSend,
+                            .bytes = size,
+                            .inline_data = size <= info.limits.max_inline_data,
+                            .repost = !write || info.capabilities.write_imm_consumes_recv};
+    auto row = measure_size(pair, exchange, options);
+    if (!row.ok()) return row.error();
+    rows.push_back(row.value());
+  }
+  return rows;
+}
+
+}  // namespace faultline::harness::bench

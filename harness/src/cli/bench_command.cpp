@@ -1,0 +1,310 @@
+// faultline bench: faultline's own data path and control plane, measured the way the reference
+// tools measure theirs (ci/bench puts them side by side).
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "faultline/harness/bench/allreduce.hpp"
+#include "faultline/harness/bench/bandwidth.hpp"
+#include "faultline/harness/bench/control_plane.hpp"
+#include "faultline/harness/bench/pingpong.hpp"
+#include "faultline/harness/device_listing.hpp"
+#include "faultline/harness/exit_codes.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct BenchCommand {
+  harness::ScenarioTarget target;
+  bool json_output = false;
+  harness::bench::PingpongOptions pingpong;
+  harness::bench::BandwidthOptions bandwidth;
+  harness::bench::AllreduceOptions allreduce;
+  harness::bench::ControlPlaneOptions control;
+
+  // The header every JSON result starts with.
+  json header(const std::string& benchmark) const {
+    return {{"benchmark", benchmark},
+            {"transport", target.transport},
+            {"provider", target.provider},
+            {"device", target.device}};
+  }
+
+  // Checks the target, runs `measure`, prints its error or its result.
+  template <typename Measure, typename Print>
+  int run(const std::string& name, Measure measure, Print print) {
+    if (target.transport == "ofi" && target.provider.empty()) target.provider = "tcp";
+    if (auto present = harness::list_devices({target.transport, target.provider, target.device});
+        !present.ok()) {
+      std::cerr << "faultline bench " << name << ": " << present.error().describe_with_hint()
+                << "\n";
+      return harness::kExitUsage;
+    }
+    auto result = measure();
+    if (!result.ok()) {
+      std::cerr << "faultline bench " << name << ": " << result.error().describe_with_hint()
+                << "\n";
+      return result.error().code == transports::ErrorCode::kInvalidArgument
+                 ? harness::kExitUsage
+                 : harness::kExitHarnessError;
+    }
+    print(result.value());
+    return harness::kExitPass;
+  }
+
+  std::string target_label() const {
+    return target.transport + (target.provider.empty() ? "" : "/" + target.provider) +
+           (target.device.empty() ? "" : " " + target.device);
+  }
+
+  int run_pingpong() {
+    return run(
+        "pingpong",
+        [&] {
+          pingpong.target = target;
+          return harness::bench::run_pingpong(pingpong);
+        },
+        [&](const std::vector<harness::bench::LatencyRow>& rows) {
+          if (json_output) {
+            json out = header("pingpong");
+            out["op"] = pingpong.op;
+            out["idle_decorator"] = pingpong.idle_decorator;
+            for (const auto& row : rows)
+              out["rows"].push_back({{"bytes", row.bytes},
+                                     {"iterations", row.iterations},
+                                     {"min_us", row.min_us},
+                                     {"median_us", row.median_us},
+                                     {"mean_us", row.mean_us},
+                                     {"p99_us", row.p99_us}});
+            std::cout << out.dump(2) << "\n";
+            return;
+          }
+          std::cout << "# faultline bench pingpong: " << target_label() << ", "
+                    << (pingpong.op == "write" ? "RDMA write with immediate" : "send/recv")
+                    << (pingpong.idle_decorator ? ", idle fault decorator in the path" : "")
+                    << "\n# one-way latency = half the round trip\n"
+                    << std::setw(10) << "#bytes" << std::setw(13) << "#iterations" << std::setw(14)
+                    << "t_min[usec]" << std::setw(17) << "t_median[usec]" << std::setw(15)
+                    << "t_mean[usec]" << std::setw(14) << "t_p99[usec]"
+                    << "\n"
+                    << std::fixed << std::setprecision(2);
+          for (const auto& row : rows)
+            std::cout << std::setw(10) << row.bytes << std::setw(13) << row.iterations
+                      << std::setw(14) << row.min_us << std::setw(17) << row.median_us
+                      << std::setw(15) << row.mean_us << std::setw(14) << row.p99_us << "\n";
+        });
+  }
+
+  int run_bandwidth() {
+    return run(
+        "bandwidth",
+        [&] {
+          bandwidth.target = target;
+          return harness::bench::run_bandwidth(bandwidth);
+        },
+        [&](const std::vector<harness::bench::BandwidthRow>& rows) {
+          if (json_output) {
+            json out = header("bandwidth");
+            out["op"] = bandwidth.op;
+            out["window"] = bandwidth.window;
+            out["idle_decorator"] = bandwidth.idle_decorator;
+            for (const auto& row : rows)
+              out["rows"].push_back({{"bytes", row.bytes},
+                                     {"iterations", row.iterations},
+                                     {"mib_per_second", row.mib_per_second},
+                                     {"messages_per_second", row.messages_per_second}});
+            std::cout << out.dump(2) << "\n";
+            return;
+          }
+          std::cout << "# faultline bench bandwidth: " << target_label() << ", "
+                    << (bandwidth.op == "write" ? "RDMA write" : "send/recv") << ", window "
+                    << bandwidth.window
+                    << (bandwidth.idle_decorator ? ", idle fault decorator in the path" : "")
+                    << "\n"
+                    << std::setw(10) << "#bytes" << std::setw(13) << "#iterations" << std::setw(20)
+                    << "BW average[MB/sec]" << std::setw(16) << "MsgRate[Mpps]"
+                    << "\n"
+                    << std::fixed << std::setprecision(2);
+          for (const auto& row : rows)
+            std::cout << std::setw(10) << row.bytes << std::setw(13) << row.iterations
+                      << std::setw(20) << row.mib_per_second << std::setw(16)
+                      << std::setprecision(6) << row.messages_per_second / 1e6
+                      << std::setprecision(2) << "\n";
+        });
+  }
+
+  int run_allreduce() {
+    return run(
+        "allreduce",
+        [&] {
+          allreduce.target = target;
+          return harness::bench::run_allreduce(allreduce);
+        },
+        [&](const std::vector<harness::bench::AllreduceRow>& rows) {
+          if (json_output) {
+            json out = header("allreduce");
+            for (const auto& row : rows)
+              out["rows"].push_back({{"ranks", row.ranks},
+                                     {"bytes", row.bytes},
+                                     {"iterations", row.iterations},
+                                     {"median_us", row.median_us},
+                                     {"algbw_gb_s", row.algbw_gb_s},
+                                     {"busbw_gb_s", row.busbw_gb_s}});
+            std::cout << out.dump(2) << "\n";
+            return;
+          }
+          std::cout << "# faultline bench allreduce: " << target_label()
+                    << ", ring, float32 sum, every result checked\n"
+                    << std::setw(7) << "ranks" << std::setw(12) << "size(B)" << std::setw(13)
+                    << "#iterations" << std::setw(13) << "time(us)" << std::setw(16)
+                    << "algbw(GB/s)" << std::setw(16) << "busbw(GB/s)"
+                    << "\n"
+                    << std::fixed;
+          for (const auto& row : rows)
+            std::cout << std::setw(7) << row.ranks << std::setw(12) << row.bytes << std::setw(13)
+                      << row.iterations << std::setprecision(1) << std::setw(13) << row.median_us
+                      << std::setprecision(3) << std::setw(16) << row.algbw_gb_s << std::setw(16)
+                      << row.busbw_gb_s << "\n";
+        });
+  }
+
+  int run_control() {
+    return run(
+        "control",
+        [&] {
+          control.target = target;
+          return harness::bench::run_control_plane(control);
+        },
+        [&](const harness::bench::ControlPlaneResult& result) {
+          if (json_output) {
+            json out = header("control");
+            out["barriers"] = control.barriers;
+            out["repetitions"] = control.repetitions;
+            out["step_round_trip_ms"] = result.step_round_trip_ms;
+            out["run_without_steps_ms"] = result.run_without_steps_ms;
+            out["agents"] = result.agents;
+            out["join_seconds"] = result.join_seconds;
+            out["pair_runs"] = result.pair_runs;
+            out["all_pairs_seconds"] = result.all_pairs_seconds;
+            std::cout << out.dump(2) << "\n";
+            return;
+          }
+          std::cout << "# faultline bench control: coordinator on 127.0.0.1, agents on "
+                    << target_label() << ", scenarios without traffic\n"
+                    << std::fixed << std::setprecision(3) << "step round trip (median of "
+                    << control.repetitions << ", child -> agent -> coordinator -> agent -> child): "
+                    << result.step_round_trip_ms << " ms\n"
+                    << "a run of one barrier, start to verdict: " << result.run_without_steps_ms
+                    << " ms\n"
+                    << result.agents << " agents joined in " << result.join_seconds << " s; "
+                    << result.pair_runs << " pair runs scheduled over all pairs in "
+                    << result.all_pairs_seconds << " s\n";
+        });
+  }
+};
+
+void add_target_options(CLI::App* command, harness::ScenarioTarget& target, bool& json_output) {
+  command->add_option("--transport", target.transport, "Transport (ofi, verbs)")
+      ->capture_default_str();
+  command->add_option("--provider", target.provider, "ofi provider (tcp, shm, ...)");
+  command->add_option("--device", target.device, "Device (lo, shm, rxe0, ...)");
+  command->add_flag("--json", json_output, "Print JSON instead of the table");
+}
+
+template <typename Options>
+void add_measure_options(CLI::App* command, Options& options) {
+  command->add_option("--sizes", options.sizes, "Message sizes in bytes")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--iterations", options.iterations, "Measured operations per size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--warmup", options.warmup, "Operations before measuring, per size")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, CommandAction& run) {
+  auto command = std::make_shared<BenchCommand>();
+  CLI::App* bench = app.add_subcommand("bench",
+                                       "Measure faultline's data path and control plane (ci/bench "
+                                       "compares them with fi_pingpong and perftest)");
+  bench->require_subcommand(1);
+  const auto bind = [&run, command](CLI::App* sub, int (BenchCommand::*measure)()) {
+    add_target_options(sub, command->target, command->json_output);
+    sub->callback(
+        [&run, command, measure] { run = [command, measure] { return ((*command).*measure)(); }; });
+  };
+
+  CLI::App* p = bench->add_subcommand(
+      "pingpong", "One-way latency (half the round trip): min, median, mean, p99 per size");
+  auto& pingpong = command->pingpong;
+  add_measure_options(p, pingpong);
+  p->add_option("--op", pingpong.op, "send (send/recv) or write (RDMA write with immediate)")
+      ->check(CLI::IsMember({"send", "write"}))
+      ->capture_default_str();
+  p->add_flag("--idle-decorator", pingpong.idle_decorator,
+              "Put the fault decorator in the path with a fault that never fires");
+  p->footer(
+      "Examples:\n  faultline bench pingpong\n"
+      "  faultline bench pingpong --provider shm --sizes 8,64,4096 --iterations 10000\n"
+      "  faultline bench pingpong --transport verbs --device rxe0 --op write --json\n"
+      "Exit codes: 0 measured, 2 a usage error, 3 the transfer failed.");
+  bind(p, &BenchCommand::run_pingpong);
+
+  CLI::App* b = bench->add_subcommand(
+      "bandwidth", "Streaming bandwidth with a window of outstanding operations");
+  auto& bandwidth = command->bandwidth;
+  add_measure_options(b, bandwidth);
+  b->add_option("--op", bandwidth.op, "write (RDMA write) or send (send/recv)")
+      ->check(CLI::IsMember({"send", "write"}))
+      ->capture_default_str();
+  b->add_option("--window", bandwidth.window, "Operations outstanding at once")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  b->add_flag("--idle-decorator", bandwidth.idle_decorator,
+              "Put the fault decorator in the path with a fault that never fires");
+  b->footer(
+      "Examples:\n  faultline bench bandwidth --provider shm\n"
+      "  faultline bench bandwidth --transport verbs --device rxe0 --sizes 65536 --window 128\n"
+      "Exit codes: 0 measured, 2 a usage error, 3 the transfer failed.");
+  bind(b, &BenchCommand::run_bandwidth);
+
+  CLI::App* a = bench->add_subcommand(
+      "allreduce", "Ring allreduce bus bandwidth over 2 to 4 ranks (nccl-tests' busbw)");
+  auto& allreduce = command->allreduce;
+  add_measure_options(a, allreduce);
+  a->add_option("--ranks", allreduce.ranks, "Ring sizes")->delimiter(',')->capture_default_str();
+  a->add_option("--chunk-bytes", allreduce.chunk_bytes, "Ring chunk size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  a->footer(
+      "Examples:\n  faultline bench allreduce --provider shm --ranks 2,4 --sizes 16777216\n"
+      "Exit codes: 0 measured, 2 a usage error, 3 the collective failed.");
+  bind(a, &BenchCommand::run_allreduce);
+
+  CLI::App* c = bench->add_subcommand(
+      "control", "Coordinator round trip per step, and all-pairs scheduling of local agents");
+  auto& control = command->control;
+  c->add_option("--agents", control.agents, "Agents for the all-pairs schedule")
+      ->check(CLI::Range(2, 64))
+      ->capture_default_str();
+  c->add_option("--barriers", control.barriers, "Steps of the timed scenario")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--repetitions", control.repetitions, "Repetitions of the step measurement")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->footer(
+      "Examples:\n  faultline bench control\n  faultline bench control --agents 4 --json\n"
+      "Exit codes: 0 measured, 2 a usage error, 3 a run failed.");
+  bind(c, &BenchCommand::run_control);
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,120 @@
+// faultline bench with tiny sizes: every benchmark still runs and prints what ci/bench reads.
+// (The numbers are measured by ci/bench, not judged here: these are not timed tests.)
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "../harness_test_paths.hpp"
+#include "support/run_command.hpp"
+
+using faultline::testing::run_command;
+using nlohmann::json;
+
+namespace {
+
+json bench(const std::string& args) {
+  auto run = run_command(kFaultline + " bench " + args + " --json");
+  INFO(args << "\n" << run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  return json::parse(run.out);
+}
+
+void check_latency_rows(const json& result, std::vector<size_t> sizes) {
+  REQUIRE(result.at("rows").size() == sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const json& row = result["rows"][i];
+    CAPTURE(row.dump());
+    CHECK(row.at("bytes") == sizes[i]);
+    CHECK(row.at("iterations") == 20);
+    CHECK(row.at("min_us").get<double>() > 0);
+    CHECK(row.at("min_us").get<double>() <= row.at("median_us").get<double>());
+    CHECK(row.at("median_us").get<double>() <= row.at("p99_us").get<double>());
+    CHECK(row.at("min_us").get<double>() <= row.at("mean_us").get<double>());
+  }
+}
+
+void check_bandwidth_rows(const json& result, std::vector<size_t> sizes) {
+  REQUIRE(result.at("rows").size() == sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    CHECK(result["rows"][i].at("bytes") == sizes[i]);
+    CHECK(result["rows"][i].at("mib_per_second").get<double>() > 0);
+    CHECK(result["rows"][i].at("messages_per_second").get<double>() > 0);
+  }
+}
+
+}  // namespace
+
+// 20000 B is above rxm's 16 KiB eager size: the responder has to drive its last send to
+// completion, or the client waits forever for it.
+TEST_CASE("bench pingpong measures send and write on tcp and shm, above the eager size",
+          "[integration][ofi]") {
+  for (const std::string provider : {"tcp", "shm"}) {
+    for (const std::string op : {"send", "write"}) {
+      CAPTURE(provider, op);
+      const json result = bench("pingpong --provider " + provider + " --op " + op +
+                                " --sizes 8,20000 --iterations 20 --warmup 2");
+      CHECK(result.at("benchmark") == "pingpong");
+      CHECK(result.at("provider") == provider);
+      check_latency_rows(result, {8, 20000});
+    }
+  }
+  const json idle = bench("pingpong --provider shm --sizes 64 --iterations 20 --idle-decorator");
+  CHECK(idle.at("idle_decorator") == true);
+  check_latency_rows(idle, {64});
+}
+
+TEST_CASE("bench bandwidth streams writes and sends with a window", "[integration][ofi]") {
+  for (const std::string op : {"write", "send"}) {
+    CAPTURE(op);
+    const json result = bench("bandwidth --provider tcp --op " + op +
+                              " --sizes 4096,65536 --iterations 20 --warmup 4 --window 4");
+    CHECK(result.at("window") == 4);
+    check_bandwidth_rows(result, {4096, 65536});
+  }
+}
+
+TEST_CASE("bench allreduce sums on a ring of 2 and 3 and reports bus bandwidth",
+          "[integration][ofi]") {
+  const json result =
+      bench("allreduce --provider shm --ranks 2,3 --sizes 4096 --iterations 2 --warmup 0");
+  REQUIRE(result.at("rows").size() == 2);
+  for (const json& row : result["rows"]) {
+    CAPTURE(row.dump());
+    CHECK(row.at("busbw_gb_s").get<double>() > 0);
+    const double n = row.at("ranks").get<double>();
+    CHECK(row.at("busbw_gb_s").get<double>() ==
+          Approx(row.at("algbw_gb_s").get<double>() * 2 * (n - 1) / n));
+  }
+}
+
+TEST_CASE("bench control times a step round trip and an all-pairs schedule", "[integration][ofi]") {
+  const json result = bench("control --agents 3 --barriers 5 --repetitions 1");
+  CHECK(result.at("pair_runs") == 3);
+  CHECK(result.at("agents") == 3);
+  CHECK(result.at("run_without_steps_ms").get<double>() > 0);
+  CHECK(result.at("all_pairs_seconds").get<double>() > 0);
+}
+
+TEST_CASE("bench on rxe: ping-pong and bandwidth over verbs", "[integration][verbs]") {
+  for (const std::string op : {"send", "write"}) {
+    CAPTURE(op);
+    check_latency_rows(bench("pingpong --transport verbs --device rxe0 --op " + op +
+                             " --sizes 8,4096 --iterations 20 --warmup 2"),
+                       {8, 4096});
+  }
+  check_bandwidth_rows(bench("bandwidth --transport verbs --device rxe0 --sizes 65536 "
+                             "--iterations 20 --warmup 4 --window 8"),
+                       {65536});
+}
+
+TEST_CASE("bench refuses what it cannot measure, naming it", "[integration]") {
+  auto unknown = run_command(kFaultline + " bench pingpong --provider no-such-provider");
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("no-such-provider") != std::string::npos);
+  auto bad_op = run_command(kFaultline + " bench bandwidth --op read");
+  CHECK(bad_op.exit_code == 2);
+  auto odd_size = run_command(kFaultline + " bench allreduce --sizes 6");
+  CHECK(odd_size.exit_code == 2);
+  CHECK(odd_size.err.find("multiple of 4") != std::string::npos);
+  auto no_ring = run_command(kFaultline + " bench allreduce --ranks 1");
+  CHECK(no_ring.exit_code == 2);
+}
