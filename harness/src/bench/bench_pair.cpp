@@ -87,10 +87,10 @@ Status BenchSide::post_message(const BenchSide& peer, Opcode op, size_t length, 
 }
 
 Status BenchSide::poll_once() {
-  Completion got[16];
-  auto polled = endpoint->poll(got, std::chrono::milliseconds(0));
-  if (!polled.ok()) return polled.error();
-  for (size_t i = 0; i < polled.value(); ++i) {
+  auto count = endpoint->poll(polled, std::chrono::milliseconds(0));
+  if (!count.ok()) return count.error();
+  std::span<const Completion> got(polled.data(), count.value());
+  for (size_t i = 0; i < got.size(); ++i) {
     if (!got[i].ok())
       return Error{ErrorCode::kNativeError, "benchmark completion " + got[i].describe()};
     if (got[i].op == Opcode::kRecv || got[i].op == Opcode::kRecvRdmaWithImm) {

@@ -21,6 +21,7 @@ struct BenchSide {
   uint64_t receives_posted = 0;
   uint64_t receives_completed = 0;
   uint64_t signaled_sends_outstanding = 0;
+  std::vector<transports::Completion> polled = std::vector<transports::Completion>(16);
 
   BenchSide() = default;
   BenchSide(const BenchSide&) = delete;

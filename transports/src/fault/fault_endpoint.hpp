@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -38,8 +39,10 @@ class FaultEndpoint : public Endpoint {
   };
 
   Status check_post_fault(PostKind kind, uint64_t wr_id);
+  bool any_fault_for(Opcode op) const;
   bool fires(size_t fault_index, uint64_t match);
   void apply(Completion completion);
+  size_t take_ready(std::span<Completion> out);
   void scribble(const Completion& completion, std::string& detail);
   void record(std::string kind, std::string detail);
 
@@ -48,8 +51,11 @@ class FaultEndpoint : public Endpoint {
   std::shared_ptr<FaultLog> log_;
   std::vector<std::mt19937_64> random_;  // one per completion fault, seeded from the plan
   std::vector<uint64_t> matches_;        // per completion fault
-  std::map<PostKind, uint64_t> posts_;
-  std::map<uint64_t, std::vector<Segment>> local_buffers_;  // wr_id -> receive/read targets
+  std::array<uint64_t, 2> posts_{};      // by PostKind
+  // wr_id -> receive/read targets, kept only when a fault may scribble over them
+  bool keeps_local_buffers_ = false;
+  std::map<uint64_t, std::vector<Segment>> local_buffers_;
+  std::vector<Completion> batch_;  // what one poll of the inner endpoint returned
   std::deque<Completion> ready_;
   std::vector<Delayed> delayed_;
   std::shared_ptr<std::vector<Completion>> replay_after_connect_;

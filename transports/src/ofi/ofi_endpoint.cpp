@@ -490,15 +490,25 @@ Status OfiEndpoint::progress() {
 }
 
 Result<size_t> OfiEndpoint::poll(std::span<Completion> out, std::chrono::milliseconds timeout) {
-  const auto start = Clock::now();
-  const auto deadline = start + timeout;
   size_t filled = 0;
-  for (;;) {
+  const auto take_backlog = [&] {
     while (filled < out.size() && !backlog_.empty()) {
-      out[filled++] = backlog_.front();
+      out[filled++] = std::move(backlog_.front());
       backlog_.pop_front();
     }
-    if (filled > 0 || out.empty()) return filled;
+  };
+  take_backlog();
+  if (filled > 0 || out.empty()) return filled;
+  if (timeout.count() == 0) {  // a spinning caller: one progress, no clock
+    FAULTLINE_RETURN_IF_ERROR(progress());
+    take_backlog();
+    return filled;
+  }
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
+  for (;;) {
+    take_backlog();
+    if (filled > 0) return filled;
     FAULTLINE_RETURN_IF_ERROR(progress());
     if (!backlog_.empty()) continue;
     const auto now = Clock::now();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -382,9 +383,8 @@ Completion VerbsEndpoint::convert(const ibv_wc& wc) {
 }
 
 Result<size_t> VerbsEndpoint::poll(std::span<Completion> out, std::chrono::milliseconds timeout) {
-  const auto start = Clock::now();
-  const auto deadline = start + timeout;
-  std::array<ibv_wc, 16> wcs{};
+  std::optional<Clock::time_point> start;  // read only once a poll came back empty
+  std::array<ibv_wc, 16> wcs;              // NOLINT(cppcoreguidelines-pro-type-member-init)
   for (;;) {
     const int batch = static_cast<int>(std::min(out.size(), wcs.size()));
     if (batch == 0) return size_t{0};
@@ -398,9 +398,11 @@ Result<size_t> VerbsEndpoint::poll(std::span<Completion> out, std::chrono::milli
     for (int i = 0; i < polled; ++i)
       out[static_cast<size_t>(i)] = convert(wcs[static_cast<size_t>(i)]);
     if (polled > 0) return static_cast<size_t>(polled);
+    if (timeout.count() == 0) return size_t{0};  // a spinning caller: no clock
     const auto now = Clock::now();
-    if (now >= deadline) return size_t{0};
-    if (now - start > kSpinBeforeSleep) std::this_thread::sleep_for(kIdleSleep);
+    if (!start) start = now;
+    if (now >= *start + timeout) return size_t{0};
+    if (now - *start > kSpinBeforeSleep) std::this_thread::sleep_for(kIdleSleep);
   }
 }
 

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Turns measure.py's samples into ratios against their targets.
+
+  compare.py HOST.json [RXE.json] [--markdown FILE]
+
+For each comparison: the median over the repetitions of each side, their ratio, the target,
+and whether it is met. Prints a table; with --markdown also writes it for BENCHMARKS.md.
+"""
+import argparse
+import json
+import statistics
+
+
+def median_of(repetitions, side, field):
+    return statistics.median(r[side][field] for r in repetitions)
+
+
+def size_label(size):
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+        self.notes = []
+
+    def ratio(self, group, what, ours, theirs, bound, at_most, unit):
+        ratio = ours / theirs
+        met = ratio <= bound if at_most else ratio >= bound
+        target = f"{'<=' if at_most else '>='} {bound:.2f}"
+        self.rows.append([group, what, f"{theirs:.2f} {unit}", f"{ours:.2f} {unit}",
+                          f"{ratio:.3f}", target, "met" if met else "MISSED"])
+
+    def value(self, group, what, ours, bound, unit):
+        met = ours < bound
+        self.rows.append([group, what, "-", f"{ours:.3f} {unit}", "-", f"< {bound} {unit}",
+                          "met" if met else "MISSED"])
+
+    def render(self, markdown):
+        header = ["comparison", "size", "reference", "faultline", "ratio", "target", "result"]
+        if markdown:
+            lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        else:
+            widths = [max(len(str(x)) for x in col) for col in zip(header, *self.rows)]
+            lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths))
+                     for row in [header] + self.rows]
+        met = sum(1 for row in self.rows if row[-1] == "met")
+        lines.append("")
+        lines.append(f"{met} of {len(self.rows)} targets met")
+        lines += self.notes
+        return "\n".join(lines)
+
+
+def host_rows(table, host):
+    for provider, measured in host["ofi"].items():
+        group = f"ofi {provider} vs fi_pingpong"
+        for sample in measured["latency"]:
+            reps = sample["repetitions"]
+            table.ratio(f"{group}: latency (mean one-way)", size_label(sample["size"]),
+                        median_of(reps, "faultline", "mean_us"),
+                        median_of(reps, "reference", "mean_us"), 1.05, True, "us")
+        for sample in measured["throughput"]:
+            reps = sample["repetitions"]
+            table.ratio(f"{group}: ping-pong bandwidth", size_label(sample["size"]),
+                        median_of(reps, "faultline", "mb_per_second"),
+                        median_of(reps, "reference", "mb_per_second"), 0.95, False, "MB/s")
+        for sample in measured["decorator"]:
+            reps = sample["repetitions"]
+            table.ratio(f"ofi {provider}: idle fault decorator vs none (median one-way)",
+                        size_label(sample["size"]), median_of(reps, "decorated", "median_us"),
+                        median_of(reps, "plain", "median_us"), 1.02, True, "us")
+        windowed = measured["bandwidth"]
+        for i, row in enumerate(windowed[0]["rows"]):
+            value = statistics.median(run["rows"][i]["mib_per_second"] for run in windowed)
+            table.notes.append(f"ofi {provider} windowed RDMA write bandwidth, "
+                               f"{size_label(row['bytes'])}, window 64: {value:.0f} MiB/s "
+                               "(no libfabric bandwidth tool in Debian: not compared)")
+        for row in measured["allreduce"]["rows"]:
+            table.notes.append(f"ofi {provider} ring allreduce, {row['ranks']} ranks, "
+                               f"{size_label(row['bytes'])}: busbw {row['busbw_gb_s']:.3f} GB/s "
+                               f"({row['median_us']:.0f} us)")
+    control = host["control"]
+    table.value("control plane", "step round trip (median)", control["step_round_trip_ms"], 1,
+                "ms")
+    table.notes.append(f"control plane: {control['agents']} agents joined in "
+                       f"{control['join_seconds']:.2f} s; {control['pair_runs']} no-traffic pair "
+                       f"runs over all pairs in {control['all_pairs_seconds']:.2f} s; one run "
+                       f"start to verdict {control['run_without_steps_ms']:.0f} ms")
+
+
+def rxe_rows(table, rxe):
+    device = rxe["device"]
+    for sample in rxe["latency"]:
+        reps = sample["repetitions"]
+        table.ratio(f"verbs {device} vs ib_send_lat: latency (median one-way)",
+                    size_label(sample["size"]), median_of(reps, "faultline", "median_us"),
+                    median_of(reps, "reference", "median_us"), 1.05, True, "us")
+    for sample in rxe["bandwidth"]:
+        reps = sample["repetitions"]
+        ours = median_of(reps, "faultline", "mib_per_second")
+        theirs = median_of(reps, "reference", "mib_per_second")
+        if sample["size"] >= 65536:
+            table.ratio(f"verbs {device} vs ib_write_bw: bandwidth, window 128",
+                        size_label(sample["size"]), ours, theirs, 0.95, False, "MiB/s")
+        else:
+            table.notes.append(f"verbs {device} write bandwidth {size_label(sample['size'])}: "
+                               f"faultline {ours:.1f} MiB/s, ib_write_bw {theirs:.1f} MiB/s, "
+                               f"ratio {ours / theirs:.3f} (no target below 64 KiB)")
+    for sample in rxe["decorator"]:
+        reps = sample["repetitions"]
+        table.ratio(f"verbs {device}: idle fault decorator vs none (median one-way)",
+                    size_label(sample["size"]), median_of(reps, "decorated", "median_us"),
+                    median_of(reps, "plain", "median_us"), 1.02, True, "us")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("host")
+    parser.add_argument("rxe", nargs="?")
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    table = Table()
+    host = json.load(open(args.host))
+    host_rows(table, host)
+    machine = host["machine"]
+    table.notes.append(f"machine: {machine['cpu']}, {machine['cores']} cores, kernel "
+                       f"{machine['kernel']}, libfabric {machine['libfabric']}; medians of "
+                       f"{host['repetitions']} interleaved repetitions"
+                       + (" (quick run)" if host.get("quick") else ""))
+    if args.rxe:
+        rxe = json.load(open(args.rxe))
+        rxe_rows(table, rxe)
+        table.notes.append(f"rxe: Soft-RoCE in a QEMU TCG guest (2 vCPUs), "
+                           f"{rxe['repetitions']} repetitions" + (" (quick run)" if rxe.get("quick") else ""))
+    print(table.render(markdown=False))
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write(table.render(markdown=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

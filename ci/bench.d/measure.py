@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Measures faultline against the reference tools, interleaved, in one run on one machine.
+
+  measure.py host --faultline BIN --out FILE [--repetitions N] [--quick]
+      ofi tcp and shm against fi_pingpong; the idle fault decorator; the control plane;
+      ring allreduce (no reference tool: reported, not compared)
+  measure.py rxe --faultline BIN --out FILE [--repetitions N] [--quick]
+      verbs on rxe0 against perftest's ib_send_lat and ib_write_bw (inside the Soft-RoCE guest)
+
+Every sample of every repetition goes to FILE (JSON); compare.py turns them into ratios.
+Each comparison alternates which tool runs first from one repetition to the next.
+"""
+import argparse
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+PORTS = iter(range(19300, 19900))
+
+
+def run(command, timeout=300):
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        sys.exit(f"measure.py: {' '.join(command)} exited {done.returncode}:\n"
+                 f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return done.stdout
+
+
+def run_pair(server, client, timeout=300):
+    """A reference tool's server and client: the client's output."""
+    serving = subprocess.Popen(server, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(0.3)  # the server listens before the client dials
+        for attempt in range(10):
+            done = subprocess.run(client, capture_output=True, text=True, timeout=timeout)
+            if done.returncode == 0:
+                break
+            if "refused" not in done.stdout + done.stderr or attempt == 9:
+                sys.exit(f"measure.py: {' '.join(client)} exited {done.returncode}:\n"
+                         f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+            time.sleep(0.3)
+        serving.wait(timeout=30)
+        return done.stdout
+    finally:
+        if serving.poll() is None:
+            serving.kill()
+            serving.wait()
+
+
+def faultline(binary, *args):
+    return json.loads(run([binary, "bench", *args, "--json"]))
+
+
+def interleaved(repetitions, pair):
+    """pair(first_is_reference) -> samples; alternates which goes first."""
+    return [pair(r % 2 == 0) for r in range(repetitions)]
+
+
+# --- fi_pingpong ---------------------------------------------------------------------------
+
+def fi_pingpong(provider, size, iterations):
+    """One-way mean (usec/xfer) and ping-pong throughput (MB/sec, 10^6 B/s)."""
+    port = str(next(PORTS))
+    common = ["fi_pingpong", "-p", provider, "-e", "rdm", "-S", str(size), "-I", str(iterations)]
+    out = run_pair(common + ["-B", port], common + ["-P", port, "127.0.0.1"])
+    fields = out.strip().splitlines()[-1].split()
+    return {"mean_us": float(fields[6]), "mb_per_second": float(fields[5])}
+
+
+def faultline_pingpong(binary, target, size, iterations, idle=False):
+    args = ["pingpong", *target, "--sizes", str(size), "--iterations", str(iterations),
+            "--warmup", "0"] + (["--idle-decorator"] if idle else [])
+    row = faultline(binary, *args)["rows"][0]
+    row["mb_per_second"] = size / row["mean_us"]
+    return row
+
+
+def ofi_latency(binary, provider, sizes, repetitions, iterations_of):
+    target = ["--transport", "ofi", "--provider", provider]
+    samples = []
+    for size in sizes:
+        iterations = iterations_of(size)
+
+        def pair(reference_first):
+            runs = [lambda: ("reference", fi_pingpong(provider, size, iterations)),
+                    lambda: ("faultline", faultline_pingpong(binary, target, size, iterations))]
+            return dict(f() for f in (runs if reference_first else reversed(runs)))
+
+        samples.append({"size": size, "iterations": iterations,
+                        "repetitions": interleaved(repetitions, pair)})
+    return samples
+
+
+def decorator_cost(binary, provider, sizes, repetitions, iterations):
+    target = ["--transport", "ofi", "--provider", provider]
+    samples = []
+    for size in sizes:
+        def pair(plain_first):
+            runs = [lambda: ("plain", faultline_pingpong(binary, target, size, iterations)),
+                    lambda: ("decorated",
+                             faultline_pingpong(binary, target, size, iterations, idle=True))]
+            return dict(f() for f in (runs if plain_first else reversed(runs)))
+
+        samples.append({"size": size, "iterations": iterations,
+                        "repetitions": interleaved(repetitions, pair)})
+    return samples
+
+
+def host(args):
+    quick = args.quick
+    latency_sizes = [8, 64, 512, 4096, 65536]
+    bandwidth_sizes = [65536, 1 << 20, 4 << 20]
+    lat_iterations = (lambda size: 1000) if quick else (lambda size: 10000)
+    bw_iterations = (lambda size: 50) if quick else (lambda size: {65536: 2000, 1 << 20: 400}.get(size, 100))
+    result = {"machine": machine(), "ofi": {}}
+    for provider in ("tcp", "shm"):
+        print(f"== ofi {provider}: latency and ping-pong throughput against fi_pingpong", flush=True)
+        result["ofi"][provider] = {
+            "latency": ofi_latency(args.faultline, provider, latency_sizes, args.repetitions,
+                                   lat_iterations),
+            "throughput": ofi_latency(args.faultline, provider, bandwidth_sizes,
+                                      args.repetitions, bw_iterations),
+        }
+        print(f"== ofi {provider}: windowed bandwidth (no reference tool) and allreduce", flush=True)
+        result["ofi"][provider]["bandwidth"] = [
+            faultline(args.faultline, "bandwidth", "--provider", provider, "--sizes",
+                      ",".join(map(str, [4096] + bandwidth_sizes)),
+                      "--iterations", "100" if quick else "1000")
+            for _ in range(args.repetitions)]
+        result["ofi"][provider]["allreduce"] = faultline(
+            args.faultline, "allreduce", "--provider", provider, "--ranks", "2,3,4",
+            "--sizes", f"{1 << 20},{16 << 20}", "--iterations", "3" if quick else "10")
+        print(f"== ofi {provider}: the idle fault decorator", flush=True)
+        result["ofi"][provider]["decorator"] = decorator_cost(
+            args.faultline, provider, [8, 4096], args.repetitions, 2000 if quick else 20000)
+    print("== control plane", flush=True)
+    result["control"] = faultline(args.faultline, "control", "--agents", "4" if quick else "16",
+                                  "--barriers", "200", "--repetitions", str(args.repetitions))
+    return result
+
+
+# --- perftest on rxe -----------------------------------------------------------------------
+
+def roce_v2_ipv4_gid_index(device):
+    """perftest's -x: the GID table entry of the IPv4 address (::ffff:a.b.c.d)."""
+    gids = pathlib.Path(f"/sys/class/infiniband/{device}/ports/1/gids")
+    for entry in sorted(gids.iterdir(), key=lambda p: int(p.name)):
+        if entry.read_text().strip().startswith("0000:0000:0000:0000:0000:ffff:"):
+            return entry.name
+    sys.exit(f"measure.py: {device} has no IPv4 GID in {gids}")
+
+
+def perftest(tool, device, gid, size, iterations, extra=()):
+    port = str(next(PORTS))
+    common = [tool, "-d", device, "-x", gid, "-s", str(size), "-n", str(iterations), "-F",
+              "-p", port, *extra]
+    out = run_pair(common, common + ["127.0.0.1"], timeout=600)
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[0] == str(size) and re.match(r"^\d+$", fields[1]):
+            return [float(f) for f in fields[2:]]
+    sys.exit(f"measure.py: no result line for {size} bytes in {tool}'s output:\n{out}")
+
+
+def rxe(args):
+    device = args.device
+    gid = roce_v2_ipv4_gid_index(device)
+    target = ["--transport", "verbs", "--device", device]
+    result = {"machine": machine(), "device": device, "gid_index": gid}
+    iterations = 300 if args.quick else 1000
+    latency = []
+    print(f"== verbs {device}: ib_send_lat against faultline bench pingpong --op send", flush=True)
+    for size in [8, 64, 512, 4096, 65536]:
+        def pair(reference_first):
+            def reference():
+                t_min, t_max, typical, avg, stdev, p99 = perftest(
+                    "ib_send_lat", device, gid, size, iterations)[:6]
+                return "reference", {"min_us": t_min, "median_us": typical, "mean_us": avg,
+                                     "p99_us": p99}
+            ours = lambda: ("faultline", faultline(
+                args.faultline, "pingpong", *target, "--sizes", str(size), "--iterations",
+                str(iterations), "--warmup", "0")["rows"][0])
+            runs = [reference, ours]
+            return dict(f() for f in (runs if reference_first else reversed(runs)))
+        latency.append({"size": size, "iterations": iterations,
+                        "repetitions": interleaved(args.repetitions, pair)})
+    result["latency"] = latency
+    bandwidth = []
+    print(f"== verbs {device}: ib_write_bw against faultline bench bandwidth --op write",
+          flush=True)
+    for size in [4096, 65536, 1 << 20, 4 << 20]:
+        count = {4096: 2000, 65536: 1000, 1 << 20: 200}.get(size, 50)
+        if args.quick:
+            count = max(20, count // 5)
+
+        def pair(reference_first):
+            def reference():
+                peak, average, rate = perftest("ib_write_bw", device, gid, size, count,
+                                               ["-t", "128"])[:3]
+                return "reference", {"mib_per_second": average}
+            ours = lambda: ("faultline", faultline(
+                args.faultline, "bandwidth", *target, "--op", "write", "--window", "128",
+                "--sizes", str(size), "--iterations", str(count), "--warmup", "16")["rows"][0])
+            runs = [reference, ours]
+            return dict(f() for f in (runs if reference_first else reversed(runs)))
+        bandwidth.append({"size": size, "iterations": count,
+                          "repetitions": interleaved(args.repetitions, pair)})
+    result["bandwidth"] = bandwidth
+    print(f"== verbs {device}: the idle fault decorator", flush=True)
+    result["decorator"] = []
+    for size in [8, 4096]:
+        def pair(plain_first):
+            runs = [lambda: ("plain", faultline(args.faultline, "pingpong", *target, "--sizes",
+                                                str(size), "--iterations", str(iterations))["rows"][0]),
+                    lambda: ("decorated", faultline(args.faultline, "pingpong", *target,
+                                                    "--sizes", str(size), "--iterations",
+                                                    str(iterations), "--idle-decorator")["rows"][0])]
+            return dict(f() for f in (runs if plain_first else reversed(runs)))
+        result["decorator"].append({"size": size, "iterations": iterations,
+                                    "repetitions": interleaved(args.repetitions, pair)})
+    return result
+
+
+def machine():
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")), "unknown")
+    cores = sum(1 for line in open("/proc/cpuinfo") if line.startswith("processor"))
+    return {"cpu": cpu, "cores": cores, "kernel": run(["uname", "-r"]).strip(),
+            "libfabric": run(["fi_info", "--version"]).splitlines()[0].split(":")[-1].strip()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("where", choices=["host", "rxe"])
+    parser.add_argument("--faultline", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--device", default="rxe0")
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    args = parser.parse_args()
+    result = host(args) if args.where == "host" else rxe(args)
+    result["repetitions"] = args.repetitions
+    result["quick"] = args.quick
+    pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
+    print(f"measure.py: samples in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
