@@ -12,7 +12,15 @@ import statistics
 
 
 def median_of(repetitions, side, field):
-    return statistics.median(r[side][field] for r in repetitions)
+    """The median of the repetitions that measured something: perftest now and then prints
+    0.00 for a run it could not time (its own limitation); such a sample is left out and
+    counted in DROPPED."""
+    values = [r[side][field] for r in repetitions if r[side][field] > 0]
+    DROPPED[side] = DROPPED.get(side, 0) + len(repetitions) - len(values)
+    return statistics.median(values)
+
+
+DROPPED = {}
 
 
 def size_label(size):
@@ -51,7 +59,8 @@ class Table:
         met = sum(1 for row in self.rows if row[-1] == "met")
         lines.append("")
         lines.append(f"{met} of {len(self.rows)} targets met")
-        lines += self.notes
+        lines.append("")
+        lines += [("- " if markdown else "") + note for note in self.notes]
         return "\n".join(lines)
 
 
@@ -136,6 +145,9 @@ def main():
         rxe_rows(table, rxe)
         table.notes.append(f"rxe: Soft-RoCE in a QEMU TCG guest (2 vCPUs), "
                            f"{rxe['repetitions']} repetitions" + (" (quick run)" if rxe.get("quick") else ""))
+    if any(DROPPED.values()):
+        table.notes.append("samples left out for measuring nothing (0.00): " + ", ".join(
+            f"{side} {count}" for side, count in DROPPED.items() if count))
     print(table.render(markdown=False))
     if args.markdown:
         with open(args.markdown, "w") as out:

@@ -77,7 +77,8 @@ void fill(std::vector<float>& data, size_t rank) {
 }
 
 Status check_sum(const std::vector<float>& data, size_t ranks) {
-  const float base = static_cast<float>(ranks * (ranks - 1) / 2);
+  const size_t rank_sum = ranks * (ranks - 1) / 2;  // 0 + 1 + ... + (ranks - 1)
+  const float base = static_cast<float>(rank_sum);
   for (size_t e = 0; e < data.size(); ++e) {
     const float expected = base + static_cast<float>(ranks * (e % 7));
     if (data[e] != expected)

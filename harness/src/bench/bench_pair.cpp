@@ -119,6 +119,10 @@ Result<BenchPair> open_bench_pair(const BenchPairOptions& options) {
   auto server = open_side(options);
   if (!server.ok()) return server.error();
   BenchPair pair{std::move(client).value(), std::move(server).value()};
+  // Every message of a run fits the buffers, so the largest is what the device must take.
+  if (const uint64_t most = pair.info().limits.max_msg_size; options.buffer_bytes > most)
+    return Error{ErrorCode::kLimitExceeded, "size " + std::to_string(options.buffer_bytes) +
+                                                " exceeds max_msg_size " + std::to_string(most)};
   FAULTLINE_RETURN_IF_ERROR(pair.client->endpoint->connect(pair.server->endpoint->address()));
   FAULTLINE_RETURN_IF_ERROR(pair.server->endpoint->connect(pair.client->endpoint->address()));
   return pair;

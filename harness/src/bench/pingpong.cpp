@@ -121,10 +121,6 @@ Result<std::vector<LatencyRow>> run_pingpong(const PingpongOptions& options) {
 
   std::vector<LatencyRow> rows;
   for (size_t size : options.sizes) {
-    if (size > info.limits.max_msg_size)
-      return Error{ErrorCode::kLimitExceeded, "size " + std::to_string(size) +
-                                                  " exceeds max_msg_size " +
-                                                  std::to_string(info.limits.max_msg_size)};
     const Exchange exchange{.op = write ? Opcode::kRdmaWriteWithImm : Opcode::kSend,
                             .bytes = size,
                             .inline_data = size <= info.limits.max_inline_data,
