@@ -62,6 +62,15 @@ TEST_CASE("bench pingpong measures send and write on tcp and shm, above the eage
   check_latency_rows(idle, {64});
 }
 
+// A process killed with SIGKILL leaves its shm regions in /dev/shm, named after its pid; a
+// later process given that pid found them and failed fi_enable (EBUSY) or died of SIGBUS.
+TEST_CASE("shm regions left behind under this process's pid do not stop it", "[integration][ofi]") {
+  auto run = run_command("bash -c 'touch /dev/shm/$$:0:0 /dev/shm/$$:0:1; exec " + kFaultline +
+                         " bench pingpong --provider shm --sizes 8 --iterations 5 --json'");
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+}
+
 TEST_CASE("bench bandwidth streams writes and sends with a window", "[integration][ofi]") {
   for (const std::string op : {"write", "send"}) {
     CAPTURE(op);

@@ -1,5 +1,7 @@
 #include "ofi_endpoint.hpp"
 
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -127,6 +129,13 @@ Result<std::unique_ptr<OfiEndpoint>> OfiEndpoint::create(OfiDevice& device,
       error.hint =
           "the shm provider keeps its regions in /dev/shm: check that /dev/shm exists "
           "and is a writable tmpfs (mount -t tmpfs tmpfs /dev/shm)";
+    }
+    if (rc == -FI_EBUSY && info.provider == "shm") {
+      error.hint =
+          "a region of the same name (PID:DOMAIN:EP) is in /dev/shm and its pid is alive: "
+          "another process of this pid left it (killed with SIGKILL) or another container "
+          "shares the pid; remove /dev/shm/" +
+          std::to_string(::getpid()) + ":* if no process of yours uses them";
     }
     return error;
   }

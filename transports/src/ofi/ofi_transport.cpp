@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "faultline/transports/ofi/shm_stale_regions.hpp"
 #include "ofi_common.hpp"
 #include "ofi_device.hpp"
 
@@ -86,6 +87,8 @@ class OfiTransport final : public Transport {
               "an ofi device is a libfabric domain: a network interface for tcp and "
               "sockets, 'shm' for shm");
     }
+    if (short_provider_name(chosen->fabric_attr->prov_name) == "shm")
+      remove_own_stale_shm_regions_once();
     InfoPtr single{fi_dupinfo(chosen)};
     auto device = OfiDevice::open(std::move(single));
     if (!device.ok()) return std::move(device).take_error();
