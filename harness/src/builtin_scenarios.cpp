@@ -71,9 +71,7 @@ constexpr size_t kLargest = 1 << 20;
 constexpr std::array<size_t, 5> kSizes{1, 64, 4096, 65536, kLargest};
 
 ScenarioOutcome pingpong(ScenarioContext& context) {
-  auto transport = find_transport(context.target.transport);
-  if (!transport.ok()) return harness_error(transport.error());
-  auto device = transport.value()->open({context.target.provider, context.target.device});
+  auto device = open_target_device(context.target);
   if (!device.ok()) return harness_error(device.error());
   EndpointConfig config;
   config.send_depth = 16;
@@ -230,6 +228,13 @@ bool test_scenarios_enabled() {
 }
 
 }  // namespace
+
+transports::Result<std::unique_ptr<transports::Device>> open_target_device(
+    const ScenarioTarget& target) {
+  auto transport = transports::find_transport(target.transport);
+  if (!transport.ok()) return transport.error();
+  return transport.value()->open({target.provider, target.device});
+}
 
 std::vector<BuiltinScenario> builtin_scenarios() {
   std::vector<BuiltinScenario> scenarios = {

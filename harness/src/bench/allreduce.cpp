@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "faultline/protocols/collective/ring.hpp"
-#include "faultline/transports/registry.hpp"
+#include "statistics.hpp"
 
 namespace faultline::harness::bench {
 
@@ -21,32 +21,22 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// The ranks of one ring: rank i's to_next is connected to rank i+1's from_prev.
+// The ranks of one ring: rank i's to_next is connected to rank i+1's from_prev. Destroyed in
+// reverse order: the rings (which use the endpoints' memory) first, the devices last.
 struct RingRanks {
   std::vector<std::unique_ptr<transports::Device>> devices;
   std::vector<std::unique_ptr<transports::Endpoint>> to_next;
   std::vector<std::unique_ptr<transports::Endpoint>> from_prev;
   std::vector<std::unique_ptr<Ring>> rings;
-
-  RingRanks() = default;
-  RingRanks(RingRanks&&) = default;
-  RingRanks& operator=(RingRanks&&) = default;
-  ~RingRanks() {  // rings use the endpoints' memory: they go first
-    rings.clear();
-    to_next.clear();
-    from_prev.clear();
-  }
 };
 
 Result<RingRanks> open_ring(const AllreduceOptions& options, size_t ranks, size_t bytes) {
-  auto transport = transports::find_transport(options.target.transport);
-  if (!transport.ok()) return transport.error();
   RingRanks ring;
   transports::EndpointConfig config;
   config.send_depth = 64;
   config.recv_depth = 64;
   for (size_t i = 0; i < ranks; ++i) {
-    auto device = transport.value()->open({options.target.provider, options.target.device});
+    auto device = open_target_device(options.target);
     if (!device.ok()) return device.error();
     ring.devices.push_back(std::move(device).value());
     auto next = ring.devices.back()->create_endpoint(config);
@@ -126,8 +116,7 @@ Result<AllreduceRow> measure(const AllreduceOptions& options, size_t ranks, size
   std::vector<double> slowest(options.iterations, 0);
   for (size_t r = 0; r < ranks; ++r)
     for (size_t i = 0; i < slowest.size(); ++i) slowest[i] = std::max(slowest[i], seconds[r][i]);
-  std::sort(slowest.begin(), slowest.end());
-  const double median = slowest[slowest.size() / 2];
+  const double median = percentile(slowest, 0.5);
   const double algbw = static_cast<double>(bytes) / median / 1e9;
   const double n = static_cast<double>(ranks);
   return AllreduceRow{ranks,        bytes, options.iterations,

@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "faultline/transports/fault/fault_device.hpp"
-#include "faultline/transports/registry.hpp"
 
 namespace faultline::harness::bench {
 
@@ -17,9 +16,7 @@ using transports::Status;
 namespace {
 
 Result<std::unique_ptr<transports::Device>> open_device(const BenchPairOptions& options) {
-  auto transport = transports::find_transport(options.target.transport);
-  if (!transport.ok()) return transport.error();
-  auto device = transport.value()->open({options.target.provider, options.target.device});
+  auto device = open_target_device(options.target);
   if (!device.ok() || !options.idle_decorator) return device;
   // A rewrite of the first RDMA read completion: the benchmarks post none, so it never
   // fires, but every post and poll goes through the decorator.
@@ -57,12 +54,6 @@ Result<std::unique_ptr<BenchSide>> open_side(const BenchPairOptions& options) {
 }
 
 }  // namespace
-
-BenchSide::~BenchSide() {
-  endpoint.reset();
-  tx_region.reset();
-  rx_region.reset();
-}
 
 Status BenchSide::post_receive() {
   transports::Segment into{rx.data(), static_cast<uint32_t>(rx.size()), rx_region.get()};

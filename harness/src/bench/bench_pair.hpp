@@ -2,6 +2,7 @@
 
 // Two endpoints of one target for the data-path benchmarks: each on its own device (as two
 // processes would hold them), each with one registered buffer per direction, connected.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -11,22 +12,19 @@
 
 namespace faultline::harness::bench {
 
+// Members are destroyed in reverse order: the endpoint first, then the regions, their
+// buffers and last the device.
 struct BenchSide {
   std::unique_ptr<transports::Device> device;
-  std::unique_ptr<transports::Endpoint> endpoint;
   std::vector<std::byte> tx;
   std::vector<std::byte> rx;
   std::unique_ptr<transports::MemoryRegion> tx_region;
   std::unique_ptr<transports::MemoryRegion> rx_region;
+  std::unique_ptr<transports::Endpoint> endpoint;
   uint64_t receives_posted = 0;
   uint64_t receives_completed = 0;
   uint64_t signaled_sends_outstanding = 0;
   std::vector<transports::Completion> polled = std::vector<transports::Completion>(16);
-
-  BenchSide() = default;
-  BenchSide(const BenchSide&) = delete;
-  BenchSide& operator=(const BenchSide&) = delete;
-  ~BenchSide();
 
   /// One receive of the whole rx buffer (every message of a run fits it).
   transports::Status post_receive();

@@ -1,6 +1,5 @@
 #include "faultline/harness/bench/control_plane.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +8,7 @@
 
 #include "faultline/harness/local_run.hpp"
 #include "faultline/harness/scenario/scenario_loader.hpp"
+#include "statistics.hpp"
 
 namespace faultline::harness::bench {
 
@@ -58,11 +58,6 @@ Result<std::map<std::string, std::vector<double>>> run_and_time(
   return durations;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 }  // namespace
 
 Result<ControlPlaneResult> run_control_plane(const ControlPlaneOptions& options) {
@@ -98,8 +93,8 @@ Result<ControlPlaneResult> run_control_plane(const ControlPlaneOptions& options)
       fixed.push_back(base);
       per_step.push_back((with_steps - base) / static_cast<double>(options.barriers));
     }
-    result.step_round_trip_ms = median(per_step);
-    result.run_without_steps_ms = median(fixed);
+    result.step_round_trip_ms = percentile(per_step, 0.5);
+    result.run_without_steps_ms = percentile(fixed, 0.5);
   }
   const auto joining = Clock::now();
   auto all = LocalAgents::start({.agents = options.agents}, options.target);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "bench_pair.hpp"
+#include "statistics.hpp"
 
 namespace faultline::harness::bench {
 
@@ -44,13 +45,6 @@ Status wait_for_message(BenchSide& side, const Exchange& exchange) {
       return Error{ErrorCode::kTimeout, "no ping-pong message within 10 s"};
   }
   return exchange.repost ? side.post_receive() : Status{};
-}
-
-double percentile(std::vector<double>& values, double fraction) {
-  const size_t at = std::min(values.size() - 1,
-                             static_cast<size_t>(fraction * static_cast<double>(values.size())));
-  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(at), values.end());
-  return values[at];
 }
 
 LatencyRow summarize(size_t bytes, std::vector<double> round_trips) {

@@ -3,7 +3,6 @@
 #include "faultline/harness/scenario/scenario_runner.hpp"
 #include "faultline/transports/data_pattern.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
-#include "faultline/transports/registry.hpp"
 
 namespace faultline::harness::diagnose {
 
@@ -21,9 +20,7 @@ constexpr auto kCompletionTimeout = std::chrono::seconds(5);
 }  // namespace
 
 Result<std::unique_ptr<transports::Device>> ProbeContext::open() const {
-  auto transport = transports::find_transport(target.transport);
-  if (!transport.ok()) return transport.error();
-  auto device = transport.value()->open({target.provider, target.device});
+  auto device = open_target_device(target);
   if (!device.ok() || inject_faults.empty()) return device;
   nlohmann::json faults = nlohmann::json::array();
   for (auto fault : inject_faults) {

@@ -8,7 +8,6 @@
 #include "faultline/transports/json.hpp"
 #include "faultline/transports/meter/traffic_meter.hpp"
 #include "faultline/transports/port_counters.hpp"
-#include "faultline/transports/registry.hpp"
 
 namespace faultline::harness {
 
@@ -73,9 +72,7 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
       run_seed, id,
       document.value("topology", "pair") == "ring" ? role + "#" + std::to_string(rank) : role);
   ScenarioOutcome outcome;
-  auto transport = transports::find_transport(target.transport);
-  if (!transport.ok()) return {Verdict::kError, "", transport.error().describe(), "", ""};
-  auto device = transport.value()->open({target.provider, target.device});
+  auto device = open_target_device(target);
   if (!device.ok()) {
     return {Verdict::kError, "", device.error().describe(), "", device.error().hint};
   }

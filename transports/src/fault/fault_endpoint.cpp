@@ -190,7 +190,6 @@ size_t FaultEndpoint::take_ready(std::span<Completion> out) {
 
 Result<size_t> FaultEndpoint::poll(std::span<Completion> out, std::chrono::milliseconds timeout) {
   using std::chrono::milliseconds;
-  batch_.resize(std::max<size_t>(out.size(), 1));
   // The hot path, a spinning caller with nothing held back: one inner poll straight into
   // `out`, no clock, and completions no fault applies to are handed over untouched.
   if (timeout.count() == 0 && delayed_.empty() && ready_.empty()) {
@@ -206,6 +205,7 @@ Result<size_t> FaultEndpoint::poll(std::span<Completion> out, std::chrono::milli
     for (size_t i = 0; i < n; ++i) apply(std::move(out[i]));
     return take_ready(out);
   }
+  batch_.resize(std::max<size_t>(out.size(), 1));
   const auto deadline = Clock::now() + timeout;
   for (bool polled_once = false;; polled_once = true) {
     const auto now = Clock::now();

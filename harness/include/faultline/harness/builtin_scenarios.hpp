@@ -7,6 +7,7 @@
 
 #include "faultline/harness/scenario_link.hpp"
 #include "faultline/harness/verdict.hpp"
+#include "faultline/transports/transport.hpp"
 
 namespace faultline::harness {
 
@@ -16,6 +17,11 @@ struct ScenarioTarget {
   std::string provider;
   std::string device;
 };
+
+/// Opens the target's device through the transport registry (an unknown transport, provider
+/// or device is an error naming what is present).
+transports::Result<std::unique_ptr<transports::Device>> open_target_device(
+    const ScenarioTarget& target);
 
 /// What one side of a scenario reports.
 struct ScenarioOutcome {
