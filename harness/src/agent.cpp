@@ -103,8 +103,11 @@ Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& opti
                                                     ", this agent " +
                                                     std::to_string(control::kProtocolVersion)};
   }
+  const std::string own_nonce = control::make_nonce();
   FAULTLINE_RETURN_IF_ERROR(channel.send_message(
-      "auth", {{"answer", control::answer_challenge(options.token, challenge->at("nonce"))},
+      "auth", {{"answer", control::answer_challenge(options.token, challenge->at("nonce"),
+                                                    control::Prover::kAgent)},
+               {"nonce", own_nonce},
                {"version", control::kProtocolVersion},
                {"hello", hello(options)}}));
   auto answer = channel.receive(kHandshakeTimeout);
@@ -120,6 +123,14 @@ Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& opti
     }
     return std::move(refused).with_hint(
         "the coordinator expects fewer agents (--agents); is another agent already using it?");
+  }
+  if (!control::answer_is_valid(options.token, own_nonce, control::Prover::kCoordinator,
+                                answer->at("answer"))) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "the " + channel.peer_name() +
+                     " welcomed this agent but did not prove it knows the token; not trusting it"}
+        .with_hint("is something else listening on the coordinator's address, or does the "
+                   "coordinator have another token?");
   }
   channel.set_session(answer->at("session"));
   const std::string agent_id = answer->at("agent_id");

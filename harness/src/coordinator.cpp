@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -28,6 +29,9 @@ using Clock = std::chrono::steady_clock;
 
 // After one side reports a failure, how long the other side gets to report its own view.
 constexpr auto kGraceAfterFirstFailure = 2s;
+// Connections between accept and the end of their handshake (each holds a thread for up to
+// the handshake timeout); more are closed at once, so a flood cannot exhaust threads.
+constexpr int kMaxHandshakesUnderWay = 64;
 
 void log(const std::string& text) { std::cerr << "faultline coordinator: " << text << std::endl; }
 
@@ -123,6 +127,19 @@ void Coordinator::accept_loop() {
     if (fd < 0) continue;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // A peer that stops reading cannot block whoever sends to it for longer than an agent may
+    // be silent: the send fails and the agent is lost (send_to).
+    const auto send_timeout = std::chrono::duration_cast<std::chrono::microseconds>(
+        options_.agent_lost_after);
+    const timeval timeout{static_cast<time_t>(send_timeout.count() / 1000000),
+                          static_cast<suseconds_t>(send_timeout.count() % 1000000)};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    if (handshakes_under_way_ >= kMaxHandshakesUnderWay) {
+      log("closing connection from " + peer_address(fd) + " at once: " +
+          std::to_string(kMaxHandshakesUnderWay) + " connections are already authenticating");
+      ::close(fd);
+      continue;
+    }
     std::lock_guard lock(connections_mutex_);
     // Finished connection threads are collected here, so thousands of refused peers do not
     // accumulate threads.
@@ -134,6 +151,7 @@ void Coordinator::accept_loop() {
         ++it;
       }
     }
+    ++handshakes_under_way_;  // until serve_connection's handshake ends
     auto& connection = connections_.emplace_back();
     connection.remote = peer_address(fd);
     connection.channel = std::make_unique<control::Channel>(fd, connection.remote);
@@ -152,7 +170,8 @@ transports::Result<std::string> Coordinator::handshake(Connection& connection) {
   if (auth->at("seq") != 0) {
     return Error{ErrorCode::kProtocolViolation, "auth must be the first message (seq 0)"};
   }
-  if (!control::answer_is_valid(options_.token, nonce, auth->at("answer"))) {
+  if (!control::answer_is_valid(options_.token, nonce, control::Prover::kAgent,
+                                auth->at("answer"))) {
     (void)channel.send_message("reject", {{"reason", "authentication failed: wrong token"}});
     return Error{ErrorCode::kInvalidArgument, "authentication failed: wrong token"};
   }
@@ -175,10 +194,13 @@ transports::Result<std::string> Coordinator::handshake(Connection& connection) {
   }
   const std::string session = control::make_nonce().substr(0, 16);
   channel.set_session(session);
-  (void)channel.send_message("welcome",
-                             {{"agent_id", agent_id},
-                              {"heartbeat_ms", static_cast<uint64_t>(options_.heartbeat.count())},
-                              {"session", session}});
+  (void)channel.send_message(
+      "welcome",
+      {{"agent_id", agent_id},
+       {"heartbeat_ms", static_cast<uint64_t>(options_.heartbeat.count())},
+       {"session", session},
+       {"answer", control::answer_challenge(options_.token, auth->at("nonce"),
+                                            control::Prover::kCoordinator)}});
   nlohmann::json joined = hello;
   joined["remote"] = connection.remote;
   joined["session"] = session;
@@ -189,6 +211,7 @@ transports::Result<std::string> Coordinator::handshake(Connection& connection) {
 void Coordinator::serve_connection(Connection& connection) {
   control::Channel& channel = *connection.channel;
   auto agent_id = handshake(connection);
+  --handshakes_under_way_;
   if (!agent_id.ok()) {
     log("closing connection from " + connection.remote + ": " + agent_id.error().describe());
     std::lock_guard lock(connections_mutex_);
@@ -240,8 +263,14 @@ control::Channel* Coordinator::channel_of(const std::string& agent_id) {
 void Coordinator::send_to(const std::string& agent_id, std::string_view type, nlohmann::json body) {
   const AgentRecord* record = agent(agent_id);
   if (record == nullptr || record->lost) return;
-  if (control::Channel* channel = channel_of(agent_id))
-    (void)channel->send_message(type, std::move(body));
+  control::Channel* channel = channel_of(agent_id);
+  if (channel == nullptr) return;
+  if (auto sent = channel->send_message(type, std::move(body)); !sent.ok()) {
+    // Part of a frame may have gone: the stream is unusable. The agent is lost with this
+    // reason (its reader's end-of-stream comes after and is ignored).
+    events_.push({EventKind::kLost, agent_id, nullptr, sent.error().describe()});
+    channel->shutdown();
+  }
 }
 
 transports::Status Coordinator::wait_for_agents(std::chrono::milliseconds timeout) {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "faultline/harness/json_depth.hpp"
 #include "scenario/schema_checker.hpp"
 #include "schema_texts.hpp"
 
@@ -22,12 +23,22 @@ transports::Result<nlohmann::json> read_report(const std::string& path) {
   if (!file) return transports::errno_error("open", errno, "cannot read the report " + path);
   std::ostringstream text;
   text << file.rdbuf();
+  return parse_report(path, text.str());
+}
+
+transports::Result<nlohmann::json> parse_report(const std::string& name, const std::string& text) {
+  if (const size_t depth = json_nesting_depth(text); depth > kMaxJsonDepth) {
+    return Error{ErrorCode::kInvalidArgument, name + ": nests " + std::to_string(depth) +
+                                                  " levels deep; no faultline report nests more "
+                                                  "than " +
+                                                  std::to_string(kMaxJsonDepth)};
+  }
   nlohmann::json report;
   try {
-    report = nlohmann::json::parse(text.str());
+    report = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return Error{ErrorCode::kInvalidArgument,
-                 path + ": not a JSON document (" + std::string(e.what()) + ")"};
+                 name + ": not a JSON document (" + std::string(e.what()) + ")"};
   }
   const auto problems = report_schema_problems(report);
   if (!problems.empty()) {
@@ -38,7 +49,7 @@ transports::Result<nlohmann::json> read_report(const std::string& path) {
       text_of_problems += "\n  ... and " + std::to_string(problems.size() - shown) + " more";
     return Error{
         ErrorCode::kInvalidArgument,
-        path + ": not a faultline report (reports/schema/report.schema.json):" + text_of_problems};
+        name + ": not a faultline report (reports/schema/report.schema.json):" + text_of_problems};
   }
   return report;
 }

@@ -1,10 +1,12 @@
 #include "faultline/harness/scenario_child.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/messages.hpp"
+#include "faultline/harness/scenario/scenario_loader.hpp"
 #include "faultline/harness/scenario/scenario_runner.hpp"
 
 namespace faultline::harness {
@@ -32,9 +34,21 @@ int run_scenario_child(int fd) {
   ScenarioOutcome outcome;
   try {
     if (params.contains("document")) {
-      outcome = run_scenario_document(
-          link, params.at("document"), params.at("role_name"), params.value("seed", uint64_t{0}),
-          where, params.value("rank", size_t{0}), params.value("size", size_t{2}));
+      const auto problems = scenario_schema_problems(params.at("document"));
+      if (!problems.empty()) {
+        std::string lines;
+        for (size_t i = 0; i < std::min<size_t>(problems.size(), 5); ++i)
+          lines += (i == 0 ? "" : "; ") + problems[i];
+        outcome = {Verdict::kError, "",
+                   "the scenario from the coordinator breaks the scenario schema, so none of it "
+                   "ran: " + lines,
+                   "", "the coordinator runs another faultline version, or is not faultline"};
+      } else {
+        outcome = run_scenario_document(
+            link, params.at("document"), params.at("role_name"),
+            params.value("seed", uint64_t{0}), where, params.value("rank", size_t{0}),
+            params.value("size", size_t{2}));
+      }
     } else if (const BuiltinScenario* scenario = find_builtin_scenario(message.at("scenario"))) {
       ScenarioContext context{link, message.at("role"), params, where};
       outcome = scenario->run(context);

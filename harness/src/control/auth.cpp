@@ -30,17 +30,22 @@ std::string random_hex(size_t bytes) {
 std::string make_nonce() { return random_hex(32); }
 std::string make_token() { return random_hex(32); }
 
-std::string answer_challenge(const std::string& token, const std::string& nonce) {
+std::string hmac_sha256_hex(const std::string& key, const std::string& data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
-       reinterpret_cast<const unsigned char*>(nonce.data()), nonce.size(), digest, &length);
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest, &length);
   return to_hex(std::as_bytes(std::span(digest, length)));
 }
 
-bool answer_is_valid(const std::string& token, const std::string& nonce,
+std::string answer_challenge(const std::string& token, const std::string& nonce, Prover prover) {
+  return hmac_sha256_hex(
+      token, (prover == Prover::kAgent ? "faultline-agent:" : "faultline-coordinator:") + nonce);
+}
+
+bool answer_is_valid(const std::string& token, const std::string& nonce, Prover prover,
                      const std::string& answer) {
-  const std::string expected = answer_challenge(token, nonce);
+  const std::string expected = answer_challenge(token, nonce, prover);
   return answer.size() == expected.size() &&
          CRYPTO_memcmp(answer.data(), expected.data(), expected.size()) == 0;
 }

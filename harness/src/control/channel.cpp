@@ -42,7 +42,14 @@ transports::Status Channel::send_locked(const nlohmann::json& message) {
     const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return transports::errno_error("send", errno, "control frame to " + peer_name_);
+      Error failed = transports::errno_error("send", errno, "control frame to " + peer_name_);
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        failed.code = ErrorCode::kTimeout;
+        failed.message = peer_name_ + " stopped reading: a control frame could not be sent "
+                                      "within the send timeout (" + std::to_string(sent) + " of " +
+                                      std::to_string(frame.size()) + " bytes went)";
+      }
+      return failed;
     }
     sent += static_cast<size_t>(n);
   }

@@ -1,6 +1,9 @@
 #include "faultline/harness/control/frame.hpp"
 
 #include <cstring>
+#include <string_view>
+
+#include "faultline/harness/json_depth.hpp"
 
 namespace faultline::harness::control {
 
@@ -36,6 +39,12 @@ transports::Result<std::optional<nlohmann::json>> FrameDecoder::next() {
   }
   if (buffer_.size() < 4 + static_cast<size_t>(length)) return std::optional<nlohmann::json>{};
   const auto* begin = reinterpret_cast<const char*>(buffer_.data()) + 4;
+  if (const size_t depth = json_nesting_depth(std::string_view(begin, length));
+      depth > kMaxJsonDepth) {
+    return Error{ErrorCode::kProtocolViolation, "frame nests " + std::to_string(depth) +
+                                                    " levels deep; at most " +
+                                                    std::to_string(kMaxJsonDepth) + " are read"};
+  }
   nlohmann::json message = nlohmann::json::parse(begin, begin + length, nullptr, false);
   buffer_.erase(buffer_.begin(), buffer_.begin() + 4 + length);
   if (message.is_discarded()) {

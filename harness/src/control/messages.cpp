@@ -23,8 +23,13 @@ struct MessageSchema {
 
 const std::array kSchemas{
     MessageSchema{"challenge", {{"nonce", "string"}, {"version", "unsigned"}}},
-    MessageSchema{"auth", {{"answer", "string"}, {"version", "unsigned"}, {"hello", "object"}}},
-    MessageSchema{"welcome", {{"agent_id", "string"}, {"heartbeat_ms", "unsigned"}}},
+    MessageSchema{"auth",
+                  {{"answer", "string"},
+                   {"nonce", "string"},
+                   {"version", "unsigned"},
+                   {"hello", "object"}}},
+    MessageSchema{"welcome",
+                  {{"agent_id", "string"}, {"heartbeat_ms", "unsigned"}, {"answer", "string"}}},
     MessageSchema{"reject", {{"reason", "string"}}},
     MessageSchema{"heartbeat", {}},
     MessageSchema{"shutdown", {}},

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "faultline/harness/hex.hpp"
+#include "faultline/harness/json_depth.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/fault/fault_plan.hpp"
 #include "scenario_schema.hpp"
@@ -195,6 +196,12 @@ std::string LoadProblem::describe() const {
 std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const std::string& text,
                                                const LoaderOptions& options,
                                                std::vector<LoadProblem>& problems) {
+  if (const size_t depth = json_nesting_depth(text); depth > kMaxJsonDepth) {
+    problems.push_back({name, "",
+                        "a scenario nesting at most " + std::to_string(kMaxJsonDepth) +
+                            " levels; it nests " + std::to_string(depth)});
+    return std::nullopt;
+  }
   json document;
   try {
     document = json::parse(text);
@@ -226,6 +233,10 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
   spec.topology = document.value("topology", "pair");
   spec.document = std::move(document);
   return spec;
+}
+
+std::vector<std::string> scenario_schema_problems(const nlohmann::json& document) {
+  return scenario_schema().problem_lines(document);
 }
 
 std::optional<ScenarioSpec> load_scenario_file(const std::string& path,

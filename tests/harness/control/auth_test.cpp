@@ -10,21 +10,26 @@
 
 using namespace faultline::harness::control;
 
-TEST_CASE("the challenge answer is HMAC-SHA256 (RFC 4231 test case 2)", "[unit]") {
-  CHECK(answer_challenge("Jefe", "what do ya want for nothing?") ==
+TEST_CASE("the answers are HMAC-SHA256 (RFC 4231 test case 2) over the prover and nonce",
+          "[unit]") {
+  CHECK(hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  CHECK(answer_challenge("Jefe", "n", Prover::kAgent) == hmac_sha256_hex("Jefe", "faultline-agent:n"));
+  CHECK(answer_challenge("Jefe", "n", Prover::kCoordinator) ==
+        hmac_sha256_hex("Jefe", "faultline-coordinator:n"));
 }
 
-TEST_CASE("only the answer made with the same token and nonce is valid", "[unit]") {
+TEST_CASE("only the answer made with the same token, nonce and prover is valid", "[unit]") {
   const auto nonce = make_nonce();
   CHECK(nonce.size() == 64);
   CHECK(nonce != make_nonce());
-  const auto answer = answer_challenge("token", nonce);
-  CHECK(answer_is_valid("token", nonce, answer));
-  CHECK_FALSE(answer_is_valid("other", nonce, answer));
-  CHECK_FALSE(answer_is_valid("token", make_nonce(), answer));
-  CHECK_FALSE(answer_is_valid("token", nonce, answer.substr(1)));
-  CHECK_FALSE(answer_is_valid("token", nonce, ""));
+  const auto answer = answer_challenge("token", nonce, Prover::kAgent);
+  CHECK(answer_is_valid("token", nonce, Prover::kAgent, answer));
+  CHECK_FALSE(answer_is_valid("token", nonce, Prover::kCoordinator, answer));  // no reflection
+  CHECK_FALSE(answer_is_valid("other", nonce, Prover::kAgent, answer));
+  CHECK_FALSE(answer_is_valid("token", make_nonce(), Prover::kAgent, answer));
+  CHECK_FALSE(answer_is_valid("token", nonce, Prover::kAgent, answer.substr(1)));
+  CHECK_FALSE(answer_is_valid("token", nonce, Prover::kAgent, ""));
 }
 
 TEST_CASE("the token comes from the file, else the environment, else it is an error", "[unit]") {

@@ -73,3 +73,26 @@ TEST_CASE("a frame that is not JSON, or JSON that is not an object, is a violati
     CHECK(next.error().code == ErrorCode::kProtocolViolation);
   }
 }
+
+TEST_CASE("a frame nested deeper than 64 levels is refused before it is parsed", "[unit]") {
+  // 400000 levels fit in one frame; copying or dumping such a document would overflow the
+  // stack of the thread that does it.
+  const std::string deep = std::string(400000, '[') + std::string(400000, ']');
+  FrameDecoder decoder;
+  const auto bytes = raw_frame(static_cast<uint32_t>(deep.size()), deep);
+  decoder.feed(bytes.data(), bytes.size());
+  auto next = decoder.next();
+  REQUIRE_FALSE(next.ok());
+  CHECK(next.error().code == ErrorCode::kProtocolViolation);
+  CHECK_THAT(next.error().message, Catch::Contains("nests 400000 levels deep; at most 64"));
+
+  std::string nested_64 = R"({"type":"heartbeat","text":"[[[[{{{{","deep":)";
+  for (int i = 0; i < 63; ++i) nested_64 += "[";
+  nested_64 += std::string(63, ']') + "}";
+  FrameDecoder accepting;
+  const auto fine = raw_frame(static_cast<uint32_t>(nested_64.size()), nested_64);
+  accepting.feed(fine.data(), fine.size());
+  auto accepted = accepting.next();
+  REQUIRE(accepted.ok());
+  CHECK(accepted.value().has_value());
+}

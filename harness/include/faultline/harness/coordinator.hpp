@@ -156,7 +156,8 @@ class Coordinator {
   uint16_t port_ = 0;
   int listen_fd_ = -1;
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> released_{false};  // agents told to shut down: their goodbyes are not news
+  std::atomic<bool> released_{false};
+  std::atomic<int> handshakes_under_way_{0};  // agents told to shut down: their goodbyes are not news
   std::thread acceptor_;
   std::mutex connections_mutex_;
   std::list<Connection> connections_;

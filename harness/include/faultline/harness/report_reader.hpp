@@ -16,4 +16,7 @@ std::vector<std::string> report_schema_problems(const nlohmann::json& report);
 /// An error names the file, and the line and column or the pointer and what was expected.
 transports::Result<nlohmann::json> read_report(const std::string& path);
 
+/// The same for a document already in memory (fuzzing); `name` stands for the file.
+transports::Result<nlohmann::json> parse_report(const std::string& name, const std::string& text);
+
 }  // namespace faultline::harness

@@ -9,11 +9,21 @@ namespace faultline::harness::control {
 /// 32 random bytes from OpenSSL's RAND_bytes, as 64 hex digits. A fresh one per connection.
 std::string make_nonce();
 
-/// HMAC-SHA256(token, nonce) as 64 hex digits: what an agent answers a challenge with.
-std::string answer_challenge(const std::string& token, const std::string& nonce);
+/// HMAC-SHA256(key, data) as 64 hex digits.
+std::string hmac_sha256_hex(const std::string& key, const std::string& data);
 
-/// Constant-time check of an agent's answer.
-bool answer_is_valid(const std::string& token, const std::string& nonce, const std::string& answer);
+/// Who proves that it knows the token. Each side proves it on the other side's nonce: the agent
+/// answers the coordinator's challenge, the coordinator answers the nonce in the agent's auth.
+enum class Prover { kAgent, kCoordinator };
+
+/// HMAC-SHA256(token, "faultline-agent:" or "faultline-coordinator:" + nonce) as hex. The
+/// prover's name in the input means one side's answer never serves as the other side's (a
+/// rogue coordinator cannot have an agent answer the nonce of another agent's auth for it).
+std::string answer_challenge(const std::string& token, const std::string& nonce, Prover prover);
+
+/// Constant-time check of an answer.
+bool answer_is_valid(const std::string& token, const std::string& nonce, Prover prover,
+                     const std::string& answer);
 
 /// A fresh random token for a run that starts its own agents.
 std::string make_token();

@@ -21,7 +21,9 @@ class Channel {
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
-  /// Sends one frame as it is. Fails (kIoError) when the peer is gone.
+  /// Sends one frame as it is. Fails (kIoError) when the peer is gone, and (kTimeout) when the
+  /// socket has a send timeout (SO_SNDTIMEO) and the peer read nothing for that long; after a
+  /// failure the stream may hold part of a frame and the channel must be shut down.
   transports::Status send(const nlohmann::json& message);
   /// Sends a message of `type`: `body` with this channel's next "seq" and its "session".
   transports::Status send_message(std::string_view type,

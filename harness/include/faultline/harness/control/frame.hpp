@@ -24,7 +24,8 @@ class FrameDecoder {
   /// Appends received bytes.
   void feed(const std::byte* data, size_t length);
   /// The next complete frame as a JSON object; nullopt when more bytes are needed; an error
-  /// (kProtocolViolation) for an oversized length, bad JSON, or JSON that is not an object.
+  /// (kProtocolViolation) for an oversized length, bad JSON, JSON nested deeper than
+  /// kMaxJsonDepth, or JSON that is not an object.
   /// After an error the stream is unusable and the connection should be closed.
   transports::Result<std::optional<nlohmann::json>> next();
   /// Bytes received but not yet part of a returned frame (a truncated frame at EOF).

@@ -8,8 +8,9 @@
 
 namespace faultline::harness::control {
 
-/// The control protocol version carried in the challenge and the auth answer.
-inline constexpr int kProtocolVersion = 1;
+/// The control protocol version carried in the challenge and the auth answer. Version 2: the
+/// coordinator proves the token too (the auth carries the agent's nonce, the welcome the answer).
+inline constexpr int kProtocolVersion = 2;
 
 /// Every message type and who sends it:
 ///   coordinator -> agent: challenge, welcome, reject, run_scenario, abort_scenario, peer_info,

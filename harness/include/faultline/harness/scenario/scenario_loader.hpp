@@ -35,4 +35,8 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
                                                const LoaderOptions& options,
                                                std::vector<LoadProblem>& problems);
 
+/// Where a scenario document breaks the schema, one "pointer: expected ..." line per field:
+/// a scenario child checks the document its coordinator sent before running any of it.
+std::vector<std::string> scenario_schema_problems(const nlohmann::json& document);
+
 }  // namespace faultline::harness
