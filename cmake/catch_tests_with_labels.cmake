@@ -4,7 +4,7 @@ cmake_policy(SET CMP0057 NEW)
 # Every test case must carry [unit] or [integration], no ';' in its name and no '-' at its
 # start (Catch would read the filter as an option). Each test runs
 # with --warn NoTests, so a filter that selects nothing fails instead of passing empty.
-set(known_tags unit integration ofi verbs slow)
+set(known_tags unit integration ofi verbs slow control)
 
 function(list_test_names spec out_var)
   execute_process(COMMAND "${TEST_EXECUTABLE}" ${spec} --list-test-names-only

@@ -1,6 +1,7 @@
 #include "faultline/harness/coordinator.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -266,9 +267,9 @@ void Coordinator::send_to(const std::string& agent_id, std::string_view type, nl
   control::Channel* channel = channel_of(agent_id);
   if (channel == nullptr) return;
   if (auto sent = channel->send_message(type, std::move(body)); !sent.ok()) {
-    // Part of a frame may have gone: the stream is unusable. The agent is lost with this
-    // reason (its reader's end-of-stream comes after and is ignored).
-    events_.push({EventKind::kLost, agent_id, nullptr, sent.error().describe()});
+    // Part of a frame may have gone: the stream is unusable. The next deadline check loses
+    // the agent for this reason, before the silence the blocked send caused can count.
+    send_failures_.emplace(agent_id, sent.error().describe());
     channel->shutdown();
   }
 }
@@ -471,6 +472,8 @@ void Coordinator::mark_lost(const std::string& agent_id, const std::string& reas
 }
 
 void Coordinator::check_deadlines(RunObserver& observer) {
+  for (const auto& [agent_id, reason] : std::exchange(send_failures_, {}))
+    mark_lost(agent_id, reason, observer);
   const auto now = Clock::now();
   for (auto& record : agents_) {
     if (!record.lost && now - record.last_seen > options_.agent_lost_after) {

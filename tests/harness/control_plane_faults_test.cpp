@@ -1,11 +1,6 @@
 // The coordinator and agents as separate processes on 127.0.0.1, and what happens when a peer
 // misbehaves: a wrong token, a killed agent, a client sending garbage, no coordinator at all.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -15,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "control_peers.hpp"
 #include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 
@@ -22,112 +18,13 @@ using namespace std::chrono_literals;
 using faultline::testing::BackgroundProcess;
 using faultline::testing::read_text_file;
 using faultline::testing::TempDir;
+using faultline::testing::RawClient;
+using faultline::testing::start_coordinator;
+using faultline::testing::start_agent;
+using faultline::testing::has_child_process;
+using faultline::testing::closed_port;
 
-namespace {
-
-struct Coordinator {
-  std::unique_ptr<BackgroundProcess> process;
-  uint16_t port = 0;
-};
-
-// A coordinator on an ephemeral port of 127.0.0.1, writing its report into `dir`.
-Coordinator start_coordinator(const TempDir& dir, const std::string& token, int agents,
-                              const std::string& scenarios) {
-  const std::string port_file = dir.path() + "/port";
-  Coordinator coordinator;
-  coordinator.process = std::make_unique<BackgroundProcess>(
-      "FAULTLINE_ENABLE_TEST_SCENARIOS=1 FAULTLINE_TOKEN=" + token + " exec " + kFaultline +
-      " coordinator --listen 127.0.0.1:0 --agents " + std::to_string(agents) + " --port-file " +
-      port_file + " --report-dir " + dir.path() + "/report " + scenarios);
-  for (int i = 0; i < 500 && coordinator.port == 0; ++i) {
-    const std::string text = read_text_file(port_file);
-    if (!text.empty() && text.back() == '\n')
-      coordinator.port = static_cast<uint16_t>(std::stoi(text));
-    std::this_thread::sleep_for(10ms);
-  }
-  INFO(coordinator.process->err());
-  REQUIRE(coordinator.port != 0);
-  return coordinator;
-}
-
-std::unique_ptr<BackgroundProcess> start_agent(uint16_t port, const std::string& token) {
-  return std::make_unique<BackgroundProcess>(
-      "FAULTLINE_ENABLE_TEST_SCENARIOS=1 FAULTLINE_TOKEN=" + token + " exec " + kFaultline +
-      " agent --coordinator 127.0.0.1:" + std::to_string(port));
-}
-
-bool has_child_process(pid_t parent) {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string stat = read_text_file(entry.path().string() + "/stat");
-    const auto close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    // After "pid (comm) " come the state and then the parent pid.
-    std::istringstream fields(stat.substr(close_paren + 2));
-    std::string state;
-    pid_t ppid = 0;
-    fields >> state >> ppid;
-    if (ppid == parent) return true;
-  }
-  return false;
-}
-
-uint16_t closed_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
-
-// A raw TCP client that speaks whatever bytes the test gives it.
-class RawClient {
- public:
-  explicit RawClient(uint16_t port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  }
-  ~RawClient() { close(fd_); }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
-  void send_bytes(const std::string& bytes) const {
-    REQUIRE(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-            static_cast<ssize_t>(bytes.size()));
-  }
-  void send_frame(const std::string& body) const {
-    const auto length = static_cast<uint32_t>(body.size());
-    const char header[4] = {char(length >> 24), char(length >> 16), char(length >> 8),
-                            char(length)};
-    send_bytes(std::string(header, 4) + body);
-  }
-  void finish_sending() const { ::shutdown(fd_, SHUT_WR); }
-  // Reads until the coordinator closes the connection; false if it is still open after 8 s.
-  bool closed_by_peer() const {
-    const auto deadline = std::chrono::steady_clock::now() + 8s;
-    char buffer[4096];
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd waiting{fd_, POLLIN, 0};
-      if (poll(&waiting, 1, 100) <= 0) continue;
-      const ssize_t got = recv(fd_, buffer, sizeof buffer, 0);
-      if (got <= 0) return true;  // EOF or reset
-    }
-    return false;
-  }
-
- private:
-  int fd_;
-};
-
-}  // namespace
-
-TEST_CASE("an agent with the wrong token is refused and says so", "[integration][ofi]") {
+TEST_CASE("an agent with the wrong token is refused and says so", "[integration][ofi][control]") {
   TempDir dir;
   auto coordinator = start_coordinator(dir, "right-token", 2, "pingpong");
   const std::string token_file = dir.path() + "/wrong";
@@ -147,7 +44,7 @@ TEST_CASE("an agent with the wrong token is refused and says so", "[integration]
 }
 
 TEST_CASE("an agent pointed at a closed port gives up within its budget, saying what it tried",
-          "[integration]") {
+          "[integration][control]") {
   const std::string address = "127.0.0.1:" + std::to_string(closed_port());
   BackgroundProcess agent("FAULTLINE_TOKEN=t exec " + kFaultline + " agent --coordinator " +
                           address + " --connect-timeout 2");
@@ -164,7 +61,7 @@ TEST_CASE("an agent pointed at a closed port gives up within its budget, saying 
 }
 
 TEST_CASE("garbage, oversized, truncated and mistyped frames close only their connection",
-          "[integration][ofi]") {
+          "[integration][ofi][control]") {
   TempDir dir;
   auto coordinator = start_coordinator(dir, "token", 2, "pingpong");
   const auto port = coordinator.port;
@@ -219,7 +116,7 @@ TEST_CASE("garbage, oversized, truncated and mistyped frames close only their co
 }
 
 TEST_CASE("an agent killed mid-scenario is lost at once, and the next scenario runs",
-          "[integration][ofi][slow]") {
+          "[integration][ofi][slow][control]") {
   TempDir dir;
   auto coordinator = start_coordinator(dir, "token", 3, "test.sleep pingpong");
   std::vector<std::unique_ptr<BackgroundProcess>> agents;

@@ -192,3 +192,41 @@ TEST_CASE("an unreachable Pushgateway is named, and a passing run becomes a harn
   CHECK(run.exit_code == 3);
   CHECK_THAT(run.err, Catch::Contains("http://127.0.0.1:"));
 }
+
+TEST_CASE("the metrics endpoint is read-only: it answers GET /metrics and nothing else",
+          "[integration][control]") {
+  // An agent serves its metrics while it is still trying to reach a coordinator.
+  const int port = free_port();
+  BackgroundProcess agent("FAULTLINE_TOKEN=t exec " + kFaultline +
+                          " agent --coordinator 127.0.0.1:" + std::to_string(free_port()) +
+                          " --connect-timeout 30 --metrics-port " + std::to_string(port));
+  const std::string request =
+      "/usr/bin/python3 -c 'import http.client, sys\n"
+      "c = http.client.HTTPConnection(\"127.0.0.1\", int(sys.argv[1]), timeout=5)\n"
+      "c.request(sys.argv[2], sys.argv[3], body=sys.argv[4] or None)\n"
+      "r = c.getresponse(); print(r.status); print(r.read().decode(errors=\"replace\"))' " +
+      std::to_string(port) + " ";
+  auto status_of = [&](const std::string& method, const std::string& path,
+                       const std::string& body = "") {
+    const auto answer = run_command(request + method + " '" + path + "' '" + body + "'");
+    return answer.exit_code == 0 ? std::stoi(answer.out) : -1;
+  };
+  int ready = -1;
+  for (int i = 0; i < 50 && ready != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ready = status_of("GET", "/metrics");
+  }
+  REQUIRE(ready == 200);
+  for (const std::string method : {"POST", "PUT", "DELETE", "PATCH"}) {
+    CAPTURE(method);
+    const int status = status_of(method, "/metrics", "faultline_agent_up 5");
+    CHECK(status >= 400);
+  }
+  for (const std::string path : {"/", "/etc/passwd", "/../../../../etc/passwd", "/metrics/../x"}) {
+    CAPTURE(path);
+    CHECK(status_of("GET", path) == 404);
+  }
+  const std::string after = run_command(request + "GET /metrics ''").out;
+  CHECK_THAT(after, Catch::Contains("exposer_transferred_bytes_total"));  // still serving
+  CHECK(after.find("faultline_agent_up 5") == std::string::npos);
+}

@@ -16,7 +16,7 @@ std::vector<std::byte> raw_frame(uint32_t length, const std::string& body) {
 }
 }  // namespace
 
-TEST_CASE("frames survive any split of the byte stream", "[unit]") {
+TEST_CASE("frames survive any split of the byte stream", "[unit][control]") {
   const nlohmann::json first = {{"type", "heartbeat"}, {"seq", 1}};
   const nlohmann::json second = {{"type", "step"}, {"name", std::string(300, 'x')}};
   auto bytes = encode_frame(first);
@@ -42,7 +42,7 @@ TEST_CASE("frames survive any split of the byte stream", "[unit]") {
   }
 }
 
-TEST_CASE("a truncated frame waits for more and stays pending", "[unit]") {
+TEST_CASE("a truncated frame waits for more and stays pending", "[unit][control]") {
   const auto bytes = encode_frame({{"type", "heartbeat"}});
   FrameDecoder decoder;
   decoder.feed(bytes.data(), bytes.size() - 1);
@@ -52,7 +52,7 @@ TEST_CASE("a truncated frame waits for more and stays pending", "[unit]") {
   CHECK(decoder.pending() == bytes.size() - 1);
 }
 
-TEST_CASE("an oversized length is refused before its body arrives", "[unit]") {
+TEST_CASE("an oversized length is refused before its body arrives", "[unit][control]") {
   FrameDecoder decoder;
   const auto bytes = raw_frame(kMaxFrameSize + 1, "");
   decoder.feed(bytes.data(), bytes.size());
@@ -62,7 +62,7 @@ TEST_CASE("an oversized length is refused before its body arrives", "[unit]") {
   CHECK_THAT(next.error().message, Catch::Contains("exceeds the maximum 1048576"));
 }
 
-TEST_CASE("a frame that is not JSON, or JSON that is not an object, is a violation", "[unit]") {
+TEST_CASE("a frame that is not JSON, or JSON that is not an object, is a violation", "[unit][control]") {
   for (const std::string body : {"{not json", "[1,2,3]", "42", "\"text\""}) {
     CAPTURE(body);
     FrameDecoder decoder;
@@ -74,7 +74,7 @@ TEST_CASE("a frame that is not JSON, or JSON that is not an object, is a violati
   }
 }
 
-TEST_CASE("a frame nested deeper than 64 levels is refused before it is parsed", "[unit]") {
+TEST_CASE("a frame nested deeper than 64 levels is refused before it is parsed", "[unit][control]") {
   // 400000 levels fit in one frame; copying or dumping such a document would overflow the
   // stack of the thread that does it.
   const std::string deep = std::string(400000, '[') + std::string(400000, ']');

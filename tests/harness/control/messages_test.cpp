@@ -14,12 +14,12 @@ nlohmann::json message(const std::string& type, nlohmann::json body = nlohmann::
 }
 }  // namespace
 
-TEST_CASE("a well-formed message of an expected type is valid", "[unit]") {
+TEST_CASE("a well-formed message of an expected type is valid", "[unit][control]") {
   CHECK(validate_message(message("heartbeat"), {"heartbeat"}).ok());
   CHECK(validate_message(message("step", {{"run_id", 3U}, {"name", "post"}}), {"step"}).ok());
 }
 
-TEST_CASE("messages lacking envelope fields, or of unknown types, are violations", "[unit]") {
+TEST_CASE("messages lacking envelope fields, or of unknown types, are violations", "[unit][control]") {
   auto no_seq = message("heartbeat");
   no_seq.erase("seq");
   auto negative_seq = message("heartbeat");
@@ -32,14 +32,14 @@ TEST_CASE("messages lacking envelope fields, or of unknown types, are violations
   }
 }
 
-TEST_CASE("a message out of order names what was expected", "[unit]") {
+TEST_CASE("a message out of order names what was expected", "[unit][control]") {
   const auto status = validate_message(message("heartbeat"), {"auth"});
   REQUIRE_FALSE(status.ok());
   CHECK_THAT(status.error().message, Catch::Contains("out of order"));
   CHECK_THAT(status.error().message, Catch::Contains("expected auth"));
 }
 
-TEST_CASE("a field of the wrong kind is named", "[unit]") {
+TEST_CASE("a field of the wrong kind is named", "[unit][control]") {
   const auto status =
       validate_message(message("step", {{"run_id", "3"}, {"name", "post"}}), {"step"});
   REQUIRE_FALSE(status.ok());

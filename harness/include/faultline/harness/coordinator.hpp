@@ -166,6 +166,7 @@ class Coordinator {
   EventQueue<Event> events_;
   std::vector<AgentRecord> agents_;  // decision thread only
   std::vector<ActiveRun> active_;    // decision thread only
+  std::map<std::string, std::string> send_failures_;  // agent id -> why; decision thread only
   std::string suite_;                // of the suite being run
   uint64_t next_run_id_ = 1;
 };

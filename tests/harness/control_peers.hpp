@@ -1,0 +1,79 @@
+#pragma once
+
+// Processes and raw peers for the control-plane tests: a coordinator and agents as separate
+// processes on 127.0.0.1, and a client that speaks whatever bytes or frames a test gives it.
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "faultline/harness/control/frame.hpp"
+#include "support/background_process.hpp"
+
+namespace faultline::testing {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizedBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitizedBuild = true;
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
+
+struct CoordinatorProcess {
+  std::unique_ptr<BackgroundProcess> process;
+  uint16_t port = 0;
+};
+
+/// A coordinator on an ephemeral port of 127.0.0.1 with FAULTLINE_TOKEN=`token`, writing its
+/// report into `dir`/report; `arguments` are the scenarios and any further options.
+CoordinatorProcess start_coordinator(const TempDir& dir, const std::string& token, int agents,
+                                     const std::string& arguments);
+
+/// An agent of 127.0.0.1:`port` with FAULTLINE_TOKEN=`token`.
+std::unique_ptr<BackgroundProcess> start_agent(uint16_t port, const std::string& token);
+
+/// Whether some process has `parent` as its parent.
+bool has_child_process(pid_t parent);
+
+/// A port of 127.0.0.1 that nothing listens on.
+uint16_t closed_port();
+
+/// VmRSS of a process in KiB (0 when it is gone).
+long resident_kib(pid_t pid);
+
+/// A TCP client of 127.0.0.1:`port`. With `receive_buffer`, its socket's receive buffer is
+/// set that small before it connects (a peer that reads little).
+class RawClient {
+ public:
+  explicit RawClient(uint16_t port, int receive_buffer = 0);
+  ~RawClient();
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  void send_bytes(const std::string& bytes) const;
+  void send_frame(const std::string& body) const;
+  void send_message(const nlohmann::json& message) const { send_frame(message.dump()); }
+  void finish_sending() const;
+  /// The next frame, or nullopt when none came within `timeout` or the stream ended or broke.
+  std::optional<nlohmann::json> read_message(std::chrono::milliseconds timeout);
+  /// Reads until the peer closes the connection; false if it is still open after `timeout`.
+  bool closed_by_peer(std::chrono::milliseconds timeout = std::chrono::seconds(8)) const;
+
+ private:
+  int fd_;
+  harness::control::FrameDecoder decoder_;
+};
+
+/// The auth message an agent with `token` answers `challenge` with (protocol 2).
+nlohmann::json auth_for(const nlohmann::json& challenge, const std::string& token);
+
+}  // namespace faultline::testing

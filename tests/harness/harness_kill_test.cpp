@@ -1,0 +1,110 @@
+// The harness's own processes killed or stopped in the middle of a suite: what finished is in
+// the report, what was lost is named, and the run goes on where it can.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "control_peers.hpp"
+#include "harness_test_paths.hpp"
+#include "support/run_command.hpp"
+
+using namespace std::chrono_literals;
+using faultline::testing::has_child_process;
+using faultline::testing::read_text_file;
+using faultline::testing::start_agent;
+using faultline::testing::start_coordinator;
+using faultline::testing::TempDir;
+
+TEST_CASE("a coordinator killed mid-suite leaves a report that validates and holds what finished",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  auto coordinator = start_coordinator(dir, "token", 2, "pingpong test.sleep pingpong");
+  auto first = start_agent(coordinator.port, "token");
+  auto second = start_agent(coordinator.port, "token");
+  // test.sleep runs once pingpong has its verdict in the report.
+  pid_t sleeper = 0;
+  for (int i = 0; i < 1000 && sleeper == 0; ++i) {
+    for (const auto* agent : {first.get(), second.get()}) {
+      if (has_child_process(agent->pid()) &&
+          read_text_file(dir.path() + "/report/report.json").find("\"pingpong\"") !=
+              std::string::npos)
+        sleeper = agent->pid();
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(sleeper != 0);
+  std::this_thread::sleep_for(300ms);
+  coordinator.process->kill(SIGKILL);
+  REQUIRE(coordinator.process->wait(5s).has_value());
+
+  const std::string report_path = dir.path() + "/report/report.json";
+  const auto validated = faultline::testing::run_command(kFaultline + " report " + report_path);
+  INFO(validated.err);
+  CHECK(validated.exit_code == 0);
+  const auto report = nlohmann::json::parse(read_text_file(report_path));
+  REQUIRE(report.at("scenarios").size() >= 1);
+  CHECK(report.at("scenarios").at(0).at("id") == "pingpong");
+  CHECK(report.at("scenarios").at(0).at("verdict") == "pass");
+  // The agents notice and end, taking their scenario children with them.
+  for (auto* agent : {first.get(), second.get()}) {
+    const auto code = agent->wait(10s);
+    INFO(agent->err());
+    REQUIRE(code.has_value());
+    CHECK(*code == 3);
+    CHECK_THAT(agent->err(), Catch::Contains("lost the coordinator"));
+    CHECK_FALSE(has_child_process(agent->pid()));
+  }
+}
+
+TEST_CASE("an agent stopped with SIGSTOP is lost within one deadline, and the run goes on",
+          "[integration][ofi][slow][control]") {
+  TempDir dir;
+  auto coordinator = start_coordinator(dir, "token", 3, "test.sleep pingpong");
+  std::vector<std::unique_ptr<faultline::testing::BackgroundProcess>> agents;
+  for (int i = 0; i < 3; ++i) agents.push_back(start_agent(coordinator.port, "token"));
+  pid_t victim = 0;
+  for (int i = 0; i < 1000 && victim == 0; ++i) {
+    for (const auto& agent : agents) {
+      if (has_child_process(agent->pid())) victim = agent->pid();
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(victim != 0);
+  std::this_thread::sleep_for(300ms);
+  kill(victim, SIGSTOP);
+  const auto code = coordinator.process->wait(90s);
+  kill(victim, SIGCONT);
+  INFO(coordinator.process->err());
+  REQUIRE(code.has_value());
+  CHECK(*code == 3);
+  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
+  std::string victim_id;
+  for (const auto& agent : report.at("run").at("agents")) {
+    if (agent.at("pid") == victim) victim_id = agent.at("id");
+  }
+  REQUIRE(!victim_id.empty());
+  const auto& runs = report.at("scenarios");
+  REQUIRE(runs.size() == 6);
+  const auto& interrupted = runs.at(0);
+  CAPTURE(interrupted.dump(2));
+  CHECK(interrupted.at("verdict") == "error");
+  CHECK_THAT(interrupted.at("observed").get<std::string>(),
+             Catch::Contains("agent lost: " + victim_id));
+  CHECK_THAT(interrupted.at("evidence").get<std::string>(),
+             Catch::Contains("no message or heartbeat for 5000 ms"));
+  // Lost within one deadline (5 s of silence, heartbeats every 1 s) of the stop, before the
+  // 10 s sleep would have ended.
+  CHECK(interrupted.at("duration_ms").get<double>() < 8000);
+  size_t survivors_pingpong_passed = 0;
+  for (const auto& run : runs) {
+    const bool with_victim = run.at("agents").at("initiator") == victim_id ||
+                             run.at("agents").at("responder") == victim_id;
+    if (with_victim) CHECK(run.at("verdict") == "error");
+    if (!with_victim && run.at("id") == "pingpong" && run.at("verdict") == "pass")
+      ++survivors_pingpong_passed;
+  }
+  CHECK(survivors_pingpong_passed == 1);
+}
