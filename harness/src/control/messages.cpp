@@ -1,7 +1,7 @@
 #include "faultline/harness/control/messages.hpp"
 
-#include <array>
 #include <string>
+#include <vector>
 
 namespace faultline::harness::control {
 
@@ -18,10 +18,12 @@ struct Field {
 
 struct MessageSchema {
   std::string_view type;
-  std::initializer_list<Field> fields;
+  // A vector, not an initializer_list: the array behind an initializer_list member does not
+  // outlive the initialization under clang (the control-message fuzzer found the crash).
+  std::vector<Field> fields;
 };
 
-const std::array kSchemas{
+const std::vector<MessageSchema> kSchemas{
     MessageSchema{"challenge", {{"nonce", "string"}, {"version", "unsigned"}}},
     MessageSchema{"auth",
                   {{"answer", "string"},
