@@ -20,7 +20,7 @@ endfunction()
 
 # faultline_add_test(<name> SOURCES ... [DEPS ...])
 # A Catch2 test executable. Every test case is registered with CTest; its Catch2 tags
-# ([unit], [integration], [ofi], [verbs], [slow]) become CTest labels.
+# ([unit], [integration], [ofi], [verbs], [slow], [control]) become CTest labels.
 function(faultline_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})

@@ -1,6 +1,7 @@
 // The control channel against peers that are not what they claim: replayed handshakes, a
 // coordinator without the token, silent and slow peers, floods of wrong tokens, hostile frames
-// and scenarios; and the token kept out of everything faultline writes.
+// and scenarios; the token kept out of everything faultline writes; a read-only metrics
+// endpoint.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -17,12 +18,16 @@
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "harness_test_paths.hpp"
+#include "support/local_port.hpp"
+#include "support/run_command.hpp"
 
 using namespace std::chrono_literals;
 using faultline::harness::control::Channel;
 using faultline::harness::control::Prover;
 using faultline::testing::auth_for;
 using faultline::testing::BackgroundProcess;
+using faultline::testing::free_port;
+using faultline::testing::run_command;
 using faultline::testing::RawClient;
 using faultline::testing::read_text_file;
 using faultline::testing::resident_kib;
@@ -323,4 +328,42 @@ TEST_CASE("the token appears in no log, report or command line",
     CHECK(read_text_file(entry.path()).find(token) == std::string::npos);
   }
   CHECK(files >= 3);
+}
+
+TEST_CASE("the metrics endpoint is read-only: it answers GET /metrics and nothing else",
+          "[integration][control]") {
+  // An agent serves its metrics while it is still trying to reach a coordinator.
+  const int port = free_port();
+  BackgroundProcess agent("FAULTLINE_TOKEN=t exec " + kFaultline +
+                          " agent --coordinator 127.0.0.1:" + std::to_string(free_port()) +
+                          " --connect-timeout 30 --metrics-port " + std::to_string(port));
+  const std::string request =
+      "/usr/bin/python3 -c 'import http.client, sys\n"
+      "c = http.client.HTTPConnection(\"127.0.0.1\", int(sys.argv[1]), timeout=5)\n"
+      "c.request(sys.argv[2], sys.argv[3], body=sys.argv[4] or None)\n"
+      "r = c.getresponse(); print(r.status); print(r.read().decode(errors=\"replace\"))' " +
+      std::to_string(port) + " ";
+  auto status_of = [&](const std::string& method, const std::string& path,
+                       const std::string& body = "") {
+    const auto answer = run_command(request + method + " '" + path + "' '" + body + "'");
+    return answer.exit_code == 0 ? std::stoi(answer.out) : -1;
+  };
+  int ready = -1;
+  for (int i = 0; i < 50 && ready != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ready = status_of("GET", "/metrics");
+  }
+  REQUIRE(ready == 200);
+  for (const std::string method : {"POST", "PUT", "DELETE", "PATCH"}) {
+    CAPTURE(method);
+    const int status = status_of(method, "/metrics", "faultline_agent_up 5");
+    CHECK(status >= 400);
+  }
+  for (const std::string path : {"/", "/etc/passwd", "/../../../../etc/passwd", "/metrics/../x"}) {
+    CAPTURE(path);
+    CHECK(status_of("GET", path) == 404);
+  }
+  const std::string after = run_command(request + "GET /metrics ''").out;
+  CHECK_THAT(after, Catch::Contains("exposer_transferred_bytes_total"));  // still serving
+  CHECK(after.find("faultline_agent_up 5") == std::string::npos);
 }

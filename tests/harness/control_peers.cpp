@@ -27,7 +27,7 @@ CoordinatorProcess start_coordinator(const TempDir& dir, const std::string& toke
       "FAULTLINE_ENABLE_TEST_SCENARIOS=1 FAULTLINE_TOKEN=" + token + " exec " + kFaultline +
       " coordinator --listen 127.0.0.1:0 --agents " + std::to_string(agents) + " --port-file " +
       port_file + " --report-dir " + dir.path() + "/report " + arguments);
-  for (int i = 0; i < 500 && coordinator.port == 0; ++i) {
+  for (int i = 0; i < 3000 && coordinator.port == 0; ++i) {  // 30 s: slow under sanitizers
     const std::string text = read_text_file(port_file);
     if (!text.empty() && text.back() == '\n')
       coordinator.port = static_cast<uint16_t>(std::stoi(text));

@@ -2,7 +2,9 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -111,10 +113,14 @@ class SemanticChecker {
                                         " (a JSON file with \"limits\"); none readable at " + path);
       return;
     }
-    // The profile's limits, unless the fault itself overrides one.
+    // The profile's limits, unless the fault itself overrides one. A limit above INT64_MAX
+    // (libfabric's "no limit", SIZE_MAX) becomes INT64_MAX: the same in effect, and within what
+    // the schema takes, which a scenario child checks the merged document against again.
+    constexpr uint64_t kLargestLimit = std::numeric_limits<int64_t>::max();
     for (const auto& limit : transports::fault::overridable_limit_names()) {
       const auto& value = profile.at("limits").value(limit, json());
-      if (!fault.contains(limit) && value.is_number_unsigned()) fault[limit] = value;
+      if (!fault.contains(limit) && value.is_number_unsigned())
+        fault[limit] = std::min(value.get<uint64_t>(), kLargestLimit);
     }
   }
 

@@ -97,7 +97,7 @@ Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
   const uint64_t recv_base = kRecv | generation;
   const size_t chunks_to_send = (out.size() + chunk - 1) / chunk;
   const size_t chunks_expected = (in.size() + chunk - 1) / chunk;
-  std::memcpy(buffers_->send.get(), out.data(), out.size());
+  if (!out.empty()) std::memcpy(buffers_->send.get(), out.data(), out.size());
 
   size_t sent = 0;       // posted sends
   size_t send_done = 0;  // completed sends

@@ -171,7 +171,7 @@ struct TaggedEngine::Impl {
                             std::to_string(part.buffer.size()) + "-byte receive buffer"});
       return;
     }
-    std::memcpy(part.buffer.data(), payload.data(), payload.size());
+    if (!payload.empty()) std::memcpy(part.buffer.data(), payload.data(), payload.size());
     ++stats.eager_received;
     finish_part(target, payload.size(), std::nullopt);
   }
