@@ -2,6 +2,7 @@
 #include "faultline/reports/metrics.hpp"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,8 +130,9 @@ Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& opti
     return Error{ErrorCode::kInvalidArgument,
                  "the " + channel.peer_name() +
                      " welcomed this agent but did not prove it knows the token; not trusting it"}
-        .with_hint("is something else listening on the coordinator's address, or does the "
-                   "coordinator have another token?");
+        .with_hint(
+            "is something else listening on the coordinator's address, or does the "
+            "coordinator have another token?");
   }
   channel.set_session(answer->at("session"));
   const std::string agent_id = answer->at("agent_id");
@@ -174,9 +176,13 @@ Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, uint64_t
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return transports::errno_error("socketpair", errno, "for a scenario child");
   }
+  const pid_t agent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return transports::errno_error("fork", errno, "a scenario child");
   if (pid == 0) {
+    // The child dies with its agent (a SIGKILLed agent cannot kill it itself).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != agent) _exit(127);
     // The child end becomes fd 3 and survives exec; everything else is close-on-exec.
     dup2(fds[1], 3);
     execl(options.executable.c_str(), "faultline", "scenario-child", "--fd", "3", nullptr);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -113,7 +114,7 @@ transports::Status Coordinator::listen() {
     return failed;
   }
   port_ = acceptor.local_endpoint().port();
-  listen_fd_ = ::dup(acceptor.native_handle());
+  listen_fd_ = ::fcntl(acceptor.native_handle(), F_DUPFD_CLOEXEC, 0);  // not for local agents
   acceptor_ = std::thread([this] { accept_loop(); });
   log("listening on " + address->host + ":" + std::to_string(port_) + " for " +
       std::to_string(options_.agents) + " agents");
@@ -130,8 +131,8 @@ void Coordinator::accept_loop() {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     // A peer that stops reading cannot block whoever sends to it for longer than an agent may
     // be silent: the send fails and the agent is lost (send_to).
-    const auto send_timeout = std::chrono::duration_cast<std::chrono::microseconds>(
-        options_.agent_lost_after);
+    const auto send_timeout =
+        std::chrono::duration_cast<std::chrono::microseconds>(options_.agent_lost_after);
     const timeval timeout{static_cast<time_t>(send_timeout.count() / 1000000),
                           static_cast<suseconds_t>(send_timeout.count() % 1000000)};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
@@ -196,12 +197,11 @@ transports::Result<std::string> Coordinator::handshake(Connection& connection) {
   const std::string session = control::make_nonce().substr(0, 16);
   channel.set_session(session);
   (void)channel.send_message(
-      "welcome",
-      {{"agent_id", agent_id},
-       {"heartbeat_ms", static_cast<uint64_t>(options_.heartbeat.count())},
-       {"session", session},
-       {"answer", control::answer_challenge(options_.token, auth->at("nonce"),
-                                            control::Prover::kCoordinator)}});
+      "welcome", {{"agent_id", agent_id},
+                  {"heartbeat_ms", static_cast<uint64_t>(options_.heartbeat.count())},
+                  {"session", session},
+                  {"answer", control::answer_challenge(options_.token, auth->at("nonce"),
+                                                       control::Prover::kCoordinator)}});
   nlohmann::json joined = hello;
   joined["remote"] = connection.remote;
   joined["session"] = session;

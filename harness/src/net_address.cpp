@@ -1,5 +1,7 @@
 #include "faultline/harness/net_address.hpp"
 
+#include <fcntl.h>
+
 #include <unistd.h>
 
 #include <boost/asio/connect.hpp>
@@ -49,8 +51,9 @@ transports::Result<int> connect_tcp(const HostPort& address) {
     return failed;
   }
   socket.set_option(boost::asio::ip::tcp::no_delay(true));
-  // The channel owns a plain descriptor; the Asio socket closes its own.
-  const int fd = ::dup(socket.native_handle());
+  // The channel owns a plain descriptor; the Asio socket closes its own. Close-on-exec: a
+  // scenario child must not hold the agent's connection open after the agent dies.
+  const int fd = ::fcntl(socket.native_handle(), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return transports::errno_error("dup", errno, "the control socket");
   return fd;
 }

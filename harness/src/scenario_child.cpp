@@ -41,13 +41,13 @@ int run_scenario_child(int fd) {
           lines += (i == 0 ? "" : "; ") + problems[i];
         outcome = {Verdict::kError, "",
                    "the scenario from the coordinator breaks the scenario schema, so none of it "
-                   "ran: " + lines,
+                   "ran: " +
+                       lines,
                    "", "the coordinator runs another faultline version, or is not faultline"};
       } else {
         outcome = run_scenario_document(
-            link, params.at("document"), params.at("role_name"),
-            params.value("seed", uint64_t{0}), where, params.value("rank", size_t{0}),
-            params.value("size", size_t{2}));
+            link, params.at("document"), params.at("role_name"), params.value("seed", uint64_t{0}),
+            where, params.value("rank", size_t{0}), params.value("size", size_t{2}));
       }
     } else if (const BuiltinScenario* scenario = find_builtin_scenario(message.at("scenario"))) {
       ScenarioContext context{link, message.at("role"), params, where};

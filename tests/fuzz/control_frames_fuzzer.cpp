@@ -21,10 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!frame.value()) break;
       const nlohmann::json& message = *frame.value();
       (void)validate_message(message, {"auth"});
-      (void)validate_message(message, {"heartbeat", "endpoint_info", "barrier", "step",
-                                       "scenario_result"});
-      (void)validate_message(message, {"run_scenario", "abort_scenario", "run_result",
-                                       "peer_info", "barrier_release", "shutdown"});
+      (void)validate_message(message,
+                             {"heartbeat", "endpoint_info", "barrier", "step", "scenario_result"});
+      (void)validate_message(message, {"run_scenario", "abort_scenario", "run_result", "peer_info",
+                                       "barrier_release", "shutdown"});
     }
   }
   return 0;

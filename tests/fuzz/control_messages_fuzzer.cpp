@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)validate_message(message, {"challenge"});
   (void)validate_message(message, {"welcome", "reject"});
   (void)validate_message(message, {"auth"});
-  (void)validate_message(message, {"heartbeat", "endpoint_info", "barrier", "step",
-                                   "scenario_result"});
+  (void)validate_message(message,
+                         {"heartbeat", "endpoint_info", "barrier", "step", "scenario_result"});
   if (validate_message(message, {"run_result"}).ok()) {
     faultline::reports::Metrics metrics;
     metrics.count_scenario(message, message.at("suite"), "ofi/tcp", "lo");

@@ -27,10 +27,10 @@ using faultline::harness::control::Prover;
 using faultline::testing::auth_for;
 using faultline::testing::BackgroundProcess;
 using faultline::testing::free_port;
-using faultline::testing::run_command;
 using faultline::testing::RawClient;
 using faultline::testing::read_text_file;
 using faultline::testing::resident_kib;
+using faultline::testing::run_command;
 using faultline::testing::start_agent;
 using faultline::testing::start_coordinator;
 using faultline::testing::TempDir;
@@ -205,7 +205,8 @@ TEST_CASE("an agent that stops reading is lost within one deadline, and the run 
         {"title", std::string(900000, 'x')},
         {"tags", {"slow-reader"}},
         {"timeout_ms", 200},
-        {"roles", {{"initiator", nlohmann::json::object()}, {"responder", nlohmann::json::object()}}},
+        {"roles",
+         {{"initiator", nlohmann::json::object()}, {"responder", nlohmann::json::object()}}},
         {"steps", {{{"op", "create_endpoint"}}}}};
     const std::string file = dir.path() + "/" + id + ".json";
     std::ofstream(file) << scenario.dump();
@@ -239,9 +240,10 @@ TEST_CASE("an agent that stops reading is lost within one deadline, and the run 
   for (const auto& run : report.at("scenarios")) CHECK(run.at("verdict") != "pass");
 }
 
-TEST_CASE("1000 connections with wrong tokens are refused, the coordinator stays responsive "
-          "and its memory flat",
-          "[integration][ofi][slow][control]") {
+TEST_CASE(
+    "1000 connections with wrong tokens are refused, the coordinator stays responsive "
+    "and its memory flat",
+    "[integration][ofi][slow][control]") {
   TempDir dir;
   auto coordinator = start_coordinator(dir, "token", 2, "pingpong");
   auto attempt = [&] {
@@ -282,8 +284,8 @@ TEST_CASE("a frame nested 400000 levels deep loses its agent, not the coordinato
   REQUIRE(challenge);
   deep.send_message(auth_for(*challenge, "token"));
   REQUIRE(deep.read_message(5s));
-  deep.send_frame(R"({"type":"heartbeat","seq":1,"session":"","x":)" +
-                  std::string(400000, '[') + std::string(400000, ']') + "}");
+  deep.send_frame(R"({"type":"heartbeat","seq":1,"session":"","x":)" + std::string(400000, '[') +
+                  std::string(400000, ']') + "}");
   CHECK(deep.closed_by_peer());
   CHECK(coordinator.process->wait_for_output("nests 400001 levels deep", 5s));
   CHECK_FALSE(coordinator.process->wait(100ms).has_value());  // still running
@@ -306,8 +308,7 @@ TEST_CASE("the token appears in no log, report or command line",
   REQUIRE(challenge);
   intruder.send_message(auth_for(*challenge, token + "-wrong"));
   for (pid_t pid : {coordinator.process->pid(), first->pid(), second->pid()}) {
-    const std::string command_line =
-        read_text_file("/proc/" + std::to_string(pid) + "/cmdline");
+    const std::string command_line = read_text_file("/proc/" + std::to_string(pid) + "/cmdline");
     CHECK_FALSE(command_line.empty());
     CHECK(command_line.find(token) == std::string::npos);
   }

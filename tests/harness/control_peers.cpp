@@ -98,8 +98,7 @@ void RawClient::send_bytes(const std::string& bytes) const {
 
 void RawClient::send_frame(const std::string& body) const {
   const auto length = static_cast<uint32_t>(body.size());
-  const char header[4] = {char(length >> 24), char(length >> 16), char(length >> 8),
-                          char(length)};
+  const char header[4] = {char(length >> 24), char(length >> 16), char(length >> 8), char(length)};
   send_bytes(std::string(header, 4) + body);
 }
 
@@ -137,14 +136,14 @@ bool RawClient::closed_by_peer(std::chrono::milliseconds timeout) const {
 
 nlohmann::json auth_for(const nlohmann::json& challenge, const std::string& token) {
   using harness::control::Prover;
-  return {{"type", "auth"},
-          {"seq", 0},
-          {"session", ""},
-          {"answer", harness::control::answer_challenge(token, challenge.at("nonce"),
-                                                        Prover::kAgent)},
-          {"nonce", harness::control::make_nonce()},
-          {"version", harness::control::kProtocolVersion},
-          {"hello", {{"host", "test"}, {"pid", 1}}}};
+  return {
+      {"type", "auth"},
+      {"seq", 0},
+      {"session", ""},
+      {"answer", harness::control::answer_challenge(token, challenge.at("nonce"), Prover::kAgent)},
+      {"nonce", harness::control::make_nonce()},
+      {"version", harness::control::kProtocolVersion},
+      {"hello", {{"host", "test"}, {"pid", 1}}}};
 }
 
 }  // namespace faultline::testing

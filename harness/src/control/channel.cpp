@@ -45,9 +45,11 @@ transports::Status Channel::send_locked(const nlohmann::json& message) {
       Error failed = transports::errno_error("send", errno, "control frame to " + peer_name_);
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         failed.code = ErrorCode::kTimeout;
-        failed.message = peer_name_ + " stopped reading: a control frame could not be sent "
-                                      "within the send timeout (" + std::to_string(sent) + " of " +
-                                      std::to_string(frame.size()) + " bytes went)";
+        failed.message = peer_name_ +
+                         " stopped reading: a control frame could not be sent "
+                         "within the send timeout (" +
+                         std::to_string(sent) + " of " + std::to_string(frame.size()) +
+                         " bytes went)";
       }
       return failed;
     }

@@ -25,11 +25,9 @@ struct MessageSchema {
 
 const std::vector<MessageSchema> kSchemas{
     MessageSchema{"challenge", {{"nonce", "string"}, {"version", "unsigned"}}},
-    MessageSchema{"auth",
-                  {{"answer", "string"},
-                   {"nonce", "string"},
-                   {"version", "unsigned"},
-                   {"hello", "object"}}},
+    MessageSchema{
+        "auth",
+        {{"answer", "string"}, {"nonce", "string"}, {"version", "unsigned"}, {"hello", "object"}}},
     MessageSchema{"welcome",
                   {{"agent_id", "string"}, {"heartbeat_ms", "unsigned"}, {"answer", "string"}}},
     MessageSchema{"reject", {{"reason", "string"}}},

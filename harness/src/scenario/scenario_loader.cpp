@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 

@@ -14,12 +14,14 @@ TEST_CASE("the answers are HMAC-SHA256 (RFC 4231 test case 2) over the prover an
           "[unit][control]") {
   CHECK(hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-  CHECK(answer_challenge("Jefe", "n", Prover::kAgent) == hmac_sha256_hex("Jefe", "faultline-agent:n"));
+  CHECK(answer_challenge("Jefe", "n", Prover::kAgent) ==
+        hmac_sha256_hex("Jefe", "faultline-agent:n"));
   CHECK(answer_challenge("Jefe", "n", Prover::kCoordinator) ==
         hmac_sha256_hex("Jefe", "faultline-coordinator:n"));
 }
 
-TEST_CASE("only the answer made with the same token, nonce and prover is valid", "[unit][control]") {
+TEST_CASE("only the answer made with the same token, nonce and prover is valid",
+          "[unit][control]") {
   const auto nonce = make_nonce();
   CHECK(nonce.size() == 64);
   CHECK(nonce != make_nonce());
@@ -32,7 +34,8 @@ TEST_CASE("only the answer made with the same token, nonce and prover is valid",
   CHECK_FALSE(answer_is_valid("token", nonce, Prover::kAgent, ""));
 }
 
-TEST_CASE("the token comes from the file, else the environment, else it is an error", "[unit][control]") {
+TEST_CASE("the token comes from the file, else the environment, else it is an error",
+          "[unit][control]") {
   faultline::testing::TempDir dir;
   const std::string path = dir.path() + "/token";
   std::ofstream(path) << "from-file\n";

@@ -62,7 +62,8 @@ TEST_CASE("an oversized length is refused before its body arrives", "[unit][cont
   CHECK_THAT(next.error().message, Catch::Contains("exceeds the maximum 1048576"));
 }
 
-TEST_CASE("a frame that is not JSON, or JSON that is not an object, is a violation", "[unit][control]") {
+TEST_CASE("a frame that is not JSON, or JSON that is not an object, is a violation",
+          "[unit][control]") {
   for (const std::string body : {"{not json", "[1,2,3]", "42", "\"text\""}) {
     CAPTURE(body);
     FrameDecoder decoder;
@@ -74,7 +75,8 @@ TEST_CASE("a frame that is not JSON, or JSON that is not an object, is a violati
   }
 }
 
-TEST_CASE("a frame nested deeper than 64 levels is refused before it is parsed", "[unit][control]") {
+TEST_CASE("a frame nested deeper than 64 levels is refused before it is parsed",
+          "[unit][control]") {
   // 400000 levels fit in one frame; copying or dumping such a document would overflow the
   // stack of the thread that does it.
   const std::string deep = std::string(400000, '[') + std::string(400000, ']');

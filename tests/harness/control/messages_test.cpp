@@ -19,7 +19,8 @@ TEST_CASE("a well-formed message of an expected type is valid", "[unit][control]
   CHECK(validate_message(message("step", {{"run_id", 3U}, {"name", "post"}}), {"step"}).ok());
 }
 
-TEST_CASE("messages lacking envelope fields, or of unknown types, are violations", "[unit][control]") {
+TEST_CASE("messages lacking envelope fields, or of unknown types, are violations",
+          "[unit][control]") {
   auto no_seq = message("heartbeat");
   no_seq.erase("seq");
   auto negative_seq = message("heartbeat");

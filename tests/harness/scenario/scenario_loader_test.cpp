@@ -114,8 +114,8 @@ TEST_CASE("a suite naming an unknown scenario is a problem naming the suite file
 }
 
 TEST_CASE("a scenario nested deeper than 64 levels is a problem, not a crash", "[unit]") {
-  const std::string deep = R"({"id":"deep","steps":)" + std::string(100000, '[') +
-                           std::string(100000, ']') + "}";
+  const std::string deep =
+      R"({"id":"deep","steps":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
   std::vector<LoadProblem> problems;
   CHECK_FALSE(faultline::harness::load_scenario_text("deep.json", deep, {}, problems));
   REQUIRE(problems.size() == 1);

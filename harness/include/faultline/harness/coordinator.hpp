@@ -157,17 +157,18 @@ class Coordinator {
   int listen_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> released_{false};
-  std::atomic<int> handshakes_under_way_{0};  // agents told to shut down: their goodbyes are not news
+  std::atomic<int> handshakes_under_way_{
+      0};  // agents told to shut down: their goodbyes are not news
   std::thread acceptor_;
   std::mutex connections_mutex_;
   std::list<Connection> connections_;
   std::map<std::string, control::Channel*> channels_;  // agent id -> channel; connections_mutex_
   size_t registered_ = 0;                              // connections_mutex_
   EventQueue<Event> events_;
-  std::vector<AgentRecord> agents_;  // decision thread only
-  std::vector<ActiveRun> active_;    // decision thread only
+  std::vector<AgentRecord> agents_;                   // decision thread only
+  std::vector<ActiveRun> active_;                     // decision thread only
   std::map<std::string, std::string> send_failures_;  // agent id -> why; decision thread only
-  std::string suite_;                // of the suite being run
+  std::string suite_;                                 // of the suite being run
   uint64_t next_run_id_ = 1;
 };
 
