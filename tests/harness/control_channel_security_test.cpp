@@ -11,8 +11,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "control_peers.hpp"
 #include "faultline/harness/control/auth.hpp"
@@ -190,6 +192,27 @@ TEST_CASE("a peer that connects and never speaks is closed after the handshake t
   REQUIRE(code.has_value());
   CHECK(*code == 0);
   CHECK_THAT(coordinator.process->err(), Catch::Contains("within 5000 ms"));
+}
+
+TEST_CASE("past 64 connections in their handshake, more are closed at once",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  auto coordinator = start_coordinator(dir, "token", 2, "pingpong");
+  std::vector<std::unique_ptr<RawClient>> silent;
+  for (int i = 0; i < 64; ++i) {
+    silent.push_back(std::make_unique<RawClient>(coordinator.port));
+    REQUIRE(silent.back()->read_message(5s));  // each got its challenge
+  }
+  RawClient one_too_many(coordinator.port);
+  CHECK_FALSE(one_too_many.read_message(2s));  // closed without a challenge
+  CHECK(coordinator.process->wait_for_output("64 connections are already authenticating", 5s));
+  silent.clear();  // their threads end; agents get in again
+  auto first = start_agent(coordinator.port, "token");
+  auto second = start_agent(coordinator.port, "token");
+  const auto code = coordinator.process->wait(60s);
+  INFO(coordinator.process->err().substr(0, 4000));
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
 }
 
 TEST_CASE("an agent that stops reading is lost within one deadline, and the run goes on",
