@@ -246,7 +246,7 @@ TEST_CASE("an agent that stops reading is lost within one deadline, and the run 
   std::atomic<bool> done{false};
   std::thread heartbeats([&] {
     for (uint64_t seq = 1; !done; ++seq) {
-      slow.send_message({{"type", "heartbeat"}, {"seq", seq}, {"session", ""}});
+      if (!slow.try_send_message({{"type", "heartbeat"}, {"seq", seq}, {"session", ""}})) return;
       std::this_thread::sleep_for(500ms);
     }
   });

@@ -96,10 +96,20 @@ void RawClient::send_bytes(const std::string& bytes) const {
           static_cast<ssize_t>(bytes.size()));
 }
 
-void RawClient::send_frame(const std::string& body) const {
+namespace {
+std::string framed(const std::string& body) {
   const auto length = static_cast<uint32_t>(body.size());
   const char header[4] = {char(length >> 24), char(length >> 16), char(length >> 8), char(length)};
-  send_bytes(std::string(header, 4) + body);
+  return std::string(header, 4) + body;
+}
+}  // namespace
+
+void RawClient::send_frame(const std::string& body) const { send_bytes(framed(body)); }
+
+bool RawClient::try_send_message(const nlohmann::json& message) const {
+  const std::string bytes = framed(message.dump());
+  return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+         static_cast<ssize_t>(bytes.size());
 }
 
 void RawClient::finish_sending() const { ::shutdown(fd_, SHUT_WR); }

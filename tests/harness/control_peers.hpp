@@ -62,6 +62,9 @@ class RawClient {
   void send_bytes(const std::string& bytes) const;
   void send_frame(const std::string& body) const;
   void send_message(const nlohmann::json& message) const { send_frame(message.dump()); }
+  /// The same without a test assertion (for threads other than the test's): false once the
+  /// peer has closed the connection.
+  bool try_send_message(const nlohmann::json& message) const;
   void finish_sending() const;
   /// The next frame, or nullopt when none came within `timeout` or the stream ended or broke.
   std::optional<nlohmann::json> read_message(std::chrono::milliseconds timeout);
