@@ -122,26 +122,26 @@ transports::Status Coordinator::listen() {
 }
 
 void Coordinator::accept_loop() {
+  // A peer that stops reading cannot block whoever sends to it for longer than an agent may be
+  // silent: the send fails and the agent is lost (send_to).
+  const auto send_timeout =
+      std::chrono::duration_cast<std::chrono::microseconds>(options_.agent_lost_after);
+  const timeval timeout{static_cast<time_t>(send_timeout.count() / 1000000),
+                        static_cast<suseconds_t>(send_timeout.count() % 1000000)};
   while (!stopping_) {
     pollfd ready{listen_fd_, POLLIN, 0};
     if (::poll(&ready, 1, 100) <= 0) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    // A peer that stops reading cannot block whoever sends to it for longer than an agent may
-    // be silent: the send fails and the agent is lost (send_to).
-    const auto send_timeout =
-        std::chrono::duration_cast<std::chrono::microseconds>(options_.agent_lost_after);
-    const timeval timeout{static_cast<time_t>(send_timeout.count() / 1000000),
-                          static_cast<suseconds_t>(send_timeout.count() % 1000000)};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
     if (handshakes_under_way_ >= kMaxHandshakesUnderWay) {
       log("closing connection from " + peer_address(fd) + " at once: " +
           std::to_string(kMaxHandshakesUnderWay) + " connections are already authenticating");
       ::close(fd);
       continue;
     }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
     std::lock_guard lock(connections_mutex_);
     // Finished connection threads are collected here, so thousands of refused peers do not
     // accumulate threads.
