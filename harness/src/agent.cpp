@@ -28,10 +28,6 @@ namespace faultline::harness {
 namespace {
 
 using namespace std::chrono_literals;
-using transports::Error;
-using transports::ErrorCode;
-using transports::Result;
-using transports::Status;
 
 constexpr auto kHandshakeTimeout = 10s;
 
@@ -174,11 +170,11 @@ Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, uint64_t
                                            EventQueue<Event>& events) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-    return transports::errno_error("socketpair", errno, "for a scenario child");
+    return errno_error("socketpair", errno, "for a scenario child");
   }
   const pid_t agent = getpid();
   const pid_t pid = fork();
-  if (pid < 0) return transports::errno_error("fork", errno, "a scenario child");
+  if (pid < 0) return errno_error("fork", errno, "a scenario child");
   if (pid == 0) {
     // The child dies with its agent (a SIGKILLed agent cannot kill it itself).
     prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "faultline/harness/hex.hpp"
+#include "faultline/core/hex.hpp"
 #include "faultline/transports/data_pattern.hpp"
 #include "faultline/transports/json.hpp"
 #include "faultline/transports/memory_provider.hpp"
@@ -229,7 +229,7 @@ bool test_scenarios_enabled() {
 
 }  // namespace
 
-transports::Result<std::unique_ptr<transports::Device>> open_target_device(
+Result<std::unique_ptr<transports::Device>> open_target_device(
     const ScenarioTarget& target) {
   auto transport = transports::find_transport(target.transport);
   if (!transport.ok()) return transport.error();

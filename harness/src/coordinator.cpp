@@ -25,8 +25,6 @@ namespace faultline::harness {
 namespace {
 
 using namespace std::chrono_literals;
-using transports::Error;
-using transports::ErrorCode;
 using Clock = std::chrono::steady_clock;
 
 // After one side reports a failure, how long the other side gets to report its own view.
@@ -91,7 +89,7 @@ Coordinator::~Coordinator() {
   }
 }
 
-transports::Status Coordinator::listen() {
+Status Coordinator::listen() {
   auto address = parse_host_port(options_.listen);
   if (!address.ok()) return std::move(address).take_error();
   boost::asio::io_context io;
@@ -109,7 +107,7 @@ transports::Status Coordinator::listen() {
   if (!error) acceptor.listen(128, error);
   if (error) {
     Error failed =
-        transports::errno_error("bind", error.value(), "listening on " + address->text());
+        errno_error("bind", error.value(), "listening on " + address->text());
     failed.code = ErrorCode::kIoError;
     return failed;
   }
@@ -161,7 +159,7 @@ void Coordinator::accept_loop() {
   }
 }
 
-transports::Result<std::string> Coordinator::handshake(Connection& connection) {
+Result<std::string> Coordinator::handshake(Connection& connection) {
   control::Channel& channel = *connection.channel;
   const std::string nonce = control::make_nonce();
   FAULTLINE_RETURN_IF_ERROR(channel.send_message(
@@ -274,7 +272,7 @@ void Coordinator::send_to(const std::string& agent_id, std::string_view type, nl
   }
 }
 
-transports::Status Coordinator::wait_for_agents(std::chrono::milliseconds timeout) {
+Status Coordinator::wait_for_agents(std::chrono::milliseconds timeout) {
   struct Quiet : RunObserver {
   } quiet;
   const auto deadline = Clock::now() + timeout;

@@ -9,8 +9,6 @@ namespace faultline::harness {
 namespace {
 
 using transports::DeviceInfo;
-using transports::Error;
-using transports::ErrorCode;
 
 std::string join(const std::set<std::string>& names) {
   std::string text;
@@ -20,7 +18,7 @@ std::string join(const std::set<std::string>& names) {
 
 }  // namespace
 
-transports::Result<std::vector<DeviceInfo>> list_devices(const DeviceFilter& filter) {
+Result<std::vector<DeviceInfo>> list_devices(const DeviceFilter& filter) {
   std::set<std::string> transport_names;
   std::vector<DeviceInfo> all;
   for (const auto& transport : transports::registered_transports()) {

@@ -43,7 +43,7 @@ std::string own_executable() {
   return error ? std::string("faultline") : path.string();
 }
 
-transports::Result<std::unique_ptr<LocalAgents>> LocalAgents::start(LocalRun run,
+Result<std::unique_ptr<LocalAgents>> LocalAgents::start(LocalRun run,
                                                                     const ScenarioTarget& target) {
   if (run.options.listen.empty() || run.remote_agents == 0) run.options.listen = "127.0.0.1:0";
   if (run.options.token.empty()) run.options.token = control::make_token();

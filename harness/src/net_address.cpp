@@ -10,10 +10,8 @@
 
 namespace faultline::harness {
 
-using transports::Error;
-using transports::ErrorCode;
 
-transports::Result<HostPort> parse_host_port(const std::string& text) {
+Result<HostPort> parse_host_port(const std::string& text) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
     return Error{ErrorCode::kInvalidArgument,
@@ -35,7 +33,7 @@ transports::Result<HostPort> parse_host_port(const std::string& text) {
   return HostPort{host, static_cast<uint16_t>(port)};
 }
 
-transports::Result<int> connect_tcp(const HostPort& address) {
+Result<int> connect_tcp(const HostPort& address) {
   boost::asio::io_context io;
   boost::system::error_code error;
   boost::asio::ip::tcp::resolver resolver(io);
@@ -46,7 +44,7 @@ transports::Result<int> connect_tcp(const HostPort& address) {
   boost::asio::ip::tcp::socket socket(io);
   boost::asio::connect(socket, endpoints, error);
   if (error) {
-    Error failed = transports::errno_error("connect", error.value(), "to " + address.text());
+    Error failed = errno_error("connect", error.value(), "to " + address.text());
     failed.code = ErrorCode::kIoError;
     return failed;
   }
@@ -54,7 +52,7 @@ transports::Result<int> connect_tcp(const HostPort& address) {
   // The channel owns a plain descriptor; the Asio socket closes its own. Close-on-exec: a
   // scenario child must not hold the agent's connection open after the agent dies.
   const int fd = ::fcntl(socket.native_handle(), F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) return transports::errno_error("dup", errno, "the control socket");
+  if (fd < 0) return errno_error("dup", errno, "the control socket");
   return fd;
 }
 

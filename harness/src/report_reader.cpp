@@ -4,29 +4,27 @@
 #include <fstream>
 #include <sstream>
 
-#include "faultline/harness/json_depth.hpp"
+#include "faultline/core/json_depth.hpp"
 #include "scenario/schema_checker.hpp"
 #include "schema_texts.hpp"
 
 namespace faultline::harness {
 
-using transports::Error;
-using transports::ErrorCode;
 
 std::vector<std::string> report_schema_problems(const nlohmann::json& report) {
   static const SchemaChecker checker(report_schema_text());
   return checker.problem_lines(report);
 }
 
-transports::Result<nlohmann::json> read_report(const std::string& path) {
+Result<nlohmann::json> read_report(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
-  if (!file) return transports::errno_error("open", errno, "cannot read the report " + path);
+  if (!file) return errno_error("open", errno, "cannot read the report " + path);
   std::ostringstream text;
   text << file.rdbuf();
   return parse_report(path, text.str());
 }
 
-transports::Result<nlohmann::json> parse_report(const std::string& name, const std::string& text) {
+Result<nlohmann::json> parse_report(const std::string& name, const std::string& text) {
   if (const size_t depth = json_nesting_depth(text); depth > kMaxJsonDepth) {
     return Error{ErrorCode::kInvalidArgument, name + ": nests " + std::to_string(depth) +
                                                   " levels deep; no faultline report nests more "

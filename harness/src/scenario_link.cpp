@@ -4,10 +4,8 @@
 
 namespace faultline::harness {
 
-using transports::Error;
-using transports::ErrorCode;
 
-transports::Result<nlohmann::json> ScenarioLink::await(std::string_view type,
+Result<nlohmann::json> ScenarioLink::await(std::string_view type,
                                                        const std::string& name) {
   using namespace std::chrono_literals;
   const auto give_up = std::chrono::steady_clock::now() + deadline_;
@@ -27,7 +25,7 @@ transports::Result<nlohmann::json> ScenarioLink::await(std::string_view type,
   return std::move(message).value();
 }
 
-transports::Result<nlohmann::json> ScenarioLink::exchange(const nlohmann::json& info) {
+Result<nlohmann::json> ScenarioLink::exchange(const nlohmann::json& info) {
   FAULTLINE_RETURN_IF_ERROR(
       channel_.send_message("endpoint_info", {{"run_id", run_id_}, {"info", info}}));
   auto peer = await("peer_info", "");
@@ -35,7 +33,7 @@ transports::Result<nlohmann::json> ScenarioLink::exchange(const nlohmann::json& 
   return peer->at("info");
 }
 
-transports::Status ScenarioLink::barrier(const std::string& name) {
+Status ScenarioLink::barrier(const std::string& name) {
   FAULTLINE_RETURN_IF_ERROR(
       channel_.send_message("barrier", {{"run_id", run_id_}, {"name", name}}));
   auto released = await("barrier_release", name);

@@ -35,7 +35,7 @@ class Reporter final : public RunObserver {
   }
 
   // Writes the empty report; a failure here (an unwritable directory) stops the run.
-  transports::Status start() {
+  Status start() {
     for (auto& sink : sinks_) FAULTLINE_RETURN_IF_ERROR(sink->on_run_started(document_.json()));
     return {};
   }
@@ -73,7 +73,7 @@ class Reporter final : public RunObserver {
   const std::string& report_path() const { return report_path_; }
 
  private:
-  static void report_failure(const transports::Status& status) {
+  static void report_failure(const Status& status) {
     if (!status.ok())
       std::cerr << "faultline: cannot write a report: " << status.error().describe() << "\n";
   }

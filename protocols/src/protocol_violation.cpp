@@ -10,8 +10,8 @@ std::string ProtocolViolation::describe() const {
   return text;
 }
 
-transports::Error ProtocolViolation::to_error() const {
-  return transports::Error{transports::ErrorCode::kProtocolViolation, describe()};
+Error ProtocolViolation::to_error() const {
+  return Error{ErrorCode::kProtocolViolation, describe()};
 }
 
 }  // namespace faultline::protocols

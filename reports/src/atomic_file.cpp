@@ -9,17 +9,17 @@
 
 namespace faultline::reports {
 
-transports::Status write_file_atomically(const std::string& path, const std::string& content) {
+Status write_file_atomically(const std::string& path, const std::string& content) {
   const std::filesystem::path target(path);
   std::error_code error;
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), error);
   if (error) {
-    return transports::errno_error("mkdir", error.value(),
+    return errno_error("mkdir", error.value(),
                                    "creating " + target.parent_path().string());
   }
   std::string temporary = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) return transports::errno_error("mkstemp", errno, "next to " + path);
+  if (fd < 0) return errno_error("mkstemp", errno, "next to " + path);
   size_t written = 0;
   while (written < content.size()) {
     const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
@@ -28,7 +28,7 @@ transports::Status write_file_atomically(const std::string& path, const std::str
       const int saved = errno;
       ::close(fd);
       ::unlink(temporary.c_str());
-      return transports::errno_error("write", saved, temporary);
+      return errno_error("write", saved, temporary);
     }
     written += static_cast<size_t>(n);
   }
@@ -36,12 +36,12 @@ transports::Status write_file_atomically(const std::string& path, const std::str
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const int saved = errno;
     ::unlink(temporary.c_str());
-    return transports::errno_error("fsync", saved, temporary);
+    return errno_error("fsync", saved, temporary);
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     const int saved = errno;
     ::unlink(temporary.c_str());
-    return transports::errno_error("rename", saved, temporary + " to " + path);
+    return errno_error("rename", saved, temporary + " to " + path);
   }
   return {};
 }

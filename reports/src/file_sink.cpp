@@ -9,18 +9,18 @@ std::string to_report_json(const nlohmann::json& report) { return report.dump(2)
 FileSink::FileSink(std::string path, ReportFormatter format)
     : path_(std::move(path)), format_(std::move(format)) {}
 
-transports::Status FileSink::write(const nlohmann::json& report) const {
+Status FileSink::write(const nlohmann::json& report) const {
   return write_file_atomically(path_, format_(report));
 }
 
-transports::Status FileSink::on_run_started(const nlohmann::json& report) { return write(report); }
+Status FileSink::on_run_started(const nlohmann::json& report) { return write(report); }
 
-transports::Status FileSink::on_scenario_finished(const nlohmann::json& /*scenario*/,
+Status FileSink::on_scenario_finished(const nlohmann::json& /*scenario*/,
                                                   const nlohmann::json& report) {
   return write(report);
 }
 
-transports::Status FileSink::on_run_finished(const nlohmann::json& report) { return write(report); }
+Status FileSink::on_run_finished(const nlohmann::json& report) { return write(report); }
 
 std::vector<std::unique_ptr<ReportSink>> report_directory_sinks(const std::string& directory) {
   std::vector<std::unique_ptr<ReportSink>> sinks;

@@ -13,12 +13,10 @@
 
 #include "faultline/reports/infiniband_names.hpp"
 #include "faultline/reports/report_view.hpp"
-#include "faultline/transports/meter/traffic_meter.hpp"
+#include "faultline/core/latency_buckets.hpp"
 
 namespace faultline::reports {
 
-using transports::Error;
-using transports::ErrorCode;
 
 namespace {
 
@@ -51,7 +49,7 @@ std::string text_at(const nlohmann::json& object, const std::string& key) {
 // A report's latency buckets as prometheus-cpp increments, or empty where they do not fit the
 // metric's buckets.
 std::vector<double> bucket_increments(const nlohmann::json& histogram) {
-  const auto& bounds = transports::meter::latency_bounds_seconds();
+  const auto& bounds = latency_bounds_seconds();
   const nlohmann::json buckets =
       histogram.is_object() ? histogram.value("buckets", nlohmann::json()) : nlohmann::json();
   if (!buckets.is_array() || buckets.size() != bounds.size() + 1) return {};
@@ -134,7 +132,7 @@ Metrics::~Metrics() = default;
 
 prometheus::Registry& Metrics::registry() { return *impl_->registry; }
 
-transports::Status Metrics::serve(const std::string& listen) {
+Status Metrics::serve(const std::string& listen) {
   const std::string address =
       listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
   try {
@@ -154,7 +152,7 @@ int Metrics::port() const {
   return ports.empty() ? 0 : ports.front();
 }
 
-transports::Status Metrics::push(const std::string& url, const std::string& job) const {
+Status Metrics::push(const std::string& url, const std::string& job) const {
   // "http://host:port" -> host part (with its scheme) and port.
   const size_t colon = url.rfind(':');
   const size_t scheme = url.find("://");
@@ -233,7 +231,7 @@ void Metrics::count_traffic(const nlohmann::json& details) {
     const std::vector<double> increments = bucket_increments(histogram);
     if (increments.empty() || !histogram.value("sum_seconds", nlohmann::json()).is_number())
       continue;
-    impl_->latency.Add({{"op", op}}, transports::meter::latency_bounds_seconds())
+    impl_->latency.Add({{"op", op}}, latency_bounds_seconds())
         .ObserveMultiple(increments, histogram.at("sum_seconds").get<double>());
   }
 }
@@ -279,12 +277,12 @@ void MetricsSink::mark_agents(const nlohmann::json& report) {
   }
 }
 
-transports::Status MetricsSink::on_run_started(const nlohmann::json& report) {
+Status MetricsSink::on_run_started(const nlohmann::json& report) {
   mark_agents(report);
   return {};
 }
 
-transports::Status MetricsSink::on_scenario_finished(const nlohmann::json& scenario,
+Status MetricsSink::on_scenario_finished(const nlohmann::json& scenario,
                                                      const nlohmann::json& report) {
   const nlohmann::json run = report.value("run", nlohmann::json::object());
   std::string transport = run.value("transport", std::string());
@@ -294,7 +292,7 @@ transports::Status MetricsSink::on_scenario_finished(const nlohmann::json& scena
   return {};
 }
 
-transports::Status MetricsSink::on_run_finished(const nlohmann::json& report) {
+Status MetricsSink::on_run_finished(const nlohmann::json& report) {
   mark_agents(report);
   return {};
 }

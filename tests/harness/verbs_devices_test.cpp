@@ -40,7 +40,7 @@ TEST_CASE("opening an unknown verbs device names the devices present", "[integra
   REQUIRE(transport.ok());
   auto device = transport.value()->open({"", "nosuch0"});
   REQUIRE_FALSE(device.ok());
-  CHECK(device.error().code == faultline::transports::ErrorCode::kNotFound);
+  CHECK(device.error().code == faultline::ErrorCode::kNotFound);
   CHECK_THAT(
       device.error().message,
       Catch::Contains("unknown verbs device 'nosuch0'; devices present: " + verbs_device().device));

@@ -2,7 +2,7 @@
 // dashboard, whose every expression must name only metrics faultline exports.
 #include "faultline/reports/metrics.hpp"
 
-#include "faultline/transports/meter/traffic_meter.hpp"
+#include "faultline/core/latency_buckets.hpp"
 
 #include <prometheus/registry.h>
 
@@ -21,7 +21,7 @@ namespace {
 // port counters that grew (rxe, mlx5 and IB counter files, as sysfs names them).
 json side_details(const std::string& host) {
   json buckets = json::array();
-  for (size_t i = 0; i <= faultline::transports::meter::latency_bounds_seconds().size(); ++i)
+  for (size_t i = 0; i <= faultline::latency_bounds_seconds().size(); ++i)
     buckets.push_back(i == 3 ? 2 : 0);
   return {{"faults", {{"applied", {{{"kind", "drop"}}}}}},
           {"traffic",

@@ -5,6 +5,7 @@
 #include "faultline/transports/completion_status.hpp"
 #include "faultline/transports/types.hpp"
 
+using namespace faultline;
 using namespace faultline::transports;
 
 TEST_CASE("Every completion status has a distinct verbs-style name that parses back", "[unit]") {

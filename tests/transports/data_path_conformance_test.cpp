@@ -14,6 +14,7 @@
 
 namespace {
 
+using namespace faultline;
 using namespace faultline::transports;
 using namespace faultline::testing;
 

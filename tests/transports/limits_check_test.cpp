@@ -2,6 +2,7 @@
 
 #include "faultline/transports/limits_check.hpp"
 
+using namespace faultline;
 using namespace faultline::transports;
 
 namespace {
@@ -57,4 +58,57 @@ TEST_CASE("A config at the limits passes, and an unadvertised CQ limit is not ch
   no_cq_limit.max_cqe.reset();
   config.cq_depth = 100000000;
   CHECK(check_endpoint_config(config, no_cq_limit).ok());
+}
+
+namespace {
+// A queue granted 4 send and 2 receive segments, 64 inline bytes, on a device reading 2.
+PostLimits granted_queue() {
+  return {.max_send_sge = 4,
+          .max_recv_sge = 2,
+          .max_sge_rd = 2,
+          .max_segments = 32,
+          .max_inline = 64,
+          .asked_inline = 64,
+          .driver_inline = 220,
+          .device_inline = 256,
+          .max_msg_size = 1U << 20,
+          .immediate_data = true};
+}
+
+std::string refusal(const Status& status) {
+  return status.ok() ? "accepted" : status.error().message;
+}
+}  // namespace
+
+TEST_CASE("Post checks name the limit a work request breaks", "[unit]") {
+  std::vector<std::byte> memory(4096);
+  std::vector<Segment> three(3, Segment{memory.data(), 8, nullptr});
+  WorkRequest send{.op = Opcode::kSend, .segments = three};
+  CHECK(check_send(send, granted_queue()).ok());
+
+  // An RDMA read of 3 segments fits max_send_sge 4 but not the device's max_sge_rd 2.
+  WorkRequest read{.op = Opcode::kRdmaRead, .segments = three};
+  CHECK(refusal(check_send(read, granted_queue())) ==
+        "RDMA_READ with 3 segments exceeds max_sge_rd 2");
+
+  std::vector<Segment> one(1, Segment{memory.data(), 100, nullptr});
+  WorkRequest inline_send{.op = Opcode::kSend, .segments = one, .inline_data = true};
+  CHECK(refusal(check_send(inline_send, granted_queue())) ==
+        "inline payload of 100 bytes exceeds the granted max_inline 64 (the endpoint asked for "
+        "64, the driver reported 220, device max_inline_data 256)");
+
+  WorkRequest no_imm{.op = Opcode::kSendWithImm, .segments = one};
+  CHECK(refusal(check_send(no_imm, granted_queue())) == "SEND_WITH_IMM without immediate data");
+
+  std::vector<Segment> huge(1, Segment{memory.data(), (1U << 20) + 1, nullptr});
+  WorkRequest write{.op = Opcode::kRdmaWrite, .segments = huge};
+  CHECK(refusal(check_send(write, granted_queue())) ==
+        "RDMA_WRITE of 1048577 bytes exceeds device max_msg_size 1048576");
+
+  CHECK(refusal(check_recv({.segments = three}, granted_queue())) ==
+        "RECV with 3 segments exceeds max_recv_sge 2");
+  PostLimits small_arrays = granted_queue();
+  small_arrays.max_segments = 2;
+  CHECK(refusal(check_send(send, small_arrays)) ==
+        "SEND with 3 segments exceeds the 2 segments one work request of this endpoint holds");
 }

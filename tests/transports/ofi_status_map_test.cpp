@@ -7,6 +7,7 @@
 
 #include "faultline/transports/ofi/ofi_status_map.hpp"
 
+using namespace faultline;
 using namespace faultline::transports;
 using faultline::transports::ofi::completion_status_from_ofi_error;
 using faultline::transports::ofi::ofi_error_name;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+using namespace faultline;
 using namespace faultline::transports;
 
 namespace {

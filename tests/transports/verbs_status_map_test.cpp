@@ -7,6 +7,7 @@
 
 #include "faultline/transports/verbs/verbs_status_map.hpp"
 
+using namespace faultline;
 using namespace faultline::transports;
 using faultline::transports::verbs::completion_status_from_ibv;
 

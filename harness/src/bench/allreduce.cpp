@@ -13,10 +13,6 @@ namespace faultline::harness::bench {
 
 using protocols::collective::DataType;
 using protocols::collective::Ring;
-using transports::Error;
-using transports::ErrorCode;
-using transports::Result;
-using transports::Status;
 using Clock = std::chrono::steady_clock;
 
 namespace {

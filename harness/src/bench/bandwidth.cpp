@@ -9,11 +9,7 @@
 
 namespace faultline::harness::bench {
 
-using transports::Error;
-using transports::ErrorCode;
 using transports::Opcode;
-using transports::Result;
-using transports::Status;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -7,11 +7,7 @@
 namespace faultline::harness::bench {
 
 using transports::Completion;
-using transports::Error;
-using transports::ErrorCode;
 using transports::Opcode;
-using transports::Result;
-using transports::Status;
 
 namespace {
 

@@ -27,17 +27,17 @@ struct BenchSide {
   std::vector<transports::Completion> polled = std::vector<transports::Completion>(16);
 
   /// One receive of the whole rx buffer (every message of a run fits it).
-  transports::Status post_receive();
+  Status post_receive();
   /// Posts one message of `length` from the tx buffer: a send, or an RDMA write (with
   /// immediate when `imm`) into the peer's rx buffer.
-  transports::Status post_message(const BenchSide& peer, transports::Opcode op, size_t length,
+  Status post_message(const BenchSide& peer, transports::Opcode op, size_t length,
                                   bool inline_data, bool signaled);
   /// Polls once without blocking: counts receives and signaled send completions; a failed
   /// completion is an error naming it.
-  transports::Status poll_once();
+  Status poll_once();
   /// Polls until every signaled send completed. A message above the provider's eager size
   /// only finishes while its sender makes progress (rxm's segmentation and rendezvous).
-  transports::Status finish_sends();
+  Status finish_sends();
 };
 
 struct BenchPairOptions {
@@ -55,7 +55,7 @@ struct BenchPair {
   const transports::DeviceInfo& info() const { return client->device->info(); }
 };
 
-transports::Result<BenchPair> open_bench_pair(const BenchPairOptions& options);
+Result<BenchPair> open_bench_pair(const BenchPairOptions& options);
 
 /// How long a benchmark waits for a completion before calling the run stuck.
 inline constexpr auto kBenchStall = std::chrono::seconds(10);

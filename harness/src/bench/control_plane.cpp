@@ -12,9 +12,6 @@
 
 namespace faultline::harness::bench {
 
-using transports::Error;
-using transports::ErrorCode;
-using transports::Result;
 using Clock = std::chrono::steady_clock;
 
 namespace {

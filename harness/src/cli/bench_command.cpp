@@ -49,7 +49,7 @@ struct BenchCommand {
     if (!result.ok()) {
       std::cerr << "faultline bench " << name << ": " << result.error().describe_with_hint()
                 << "\n";
-      return result.error().code == transports::ErrorCode::kInvalidArgument
+      return result.error().code == ErrorCode::kInvalidArgument
                  ? harness::kExitUsage
                  : harness::kExitHarnessError;
     }

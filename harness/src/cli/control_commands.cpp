@@ -45,7 +45,7 @@ struct TargetOptions {
   }
   // The target must exist here: an unknown transport, provider or device is a usage error
   // naming what is present.
-  transports::Status check() const {
+  Status check() const {
     auto devices = harness::list_devices({target.transport, target.provider, target.device});
     if (!devices.ok()) return devices.status();
     return {};

@@ -110,7 +110,7 @@ int run_devices(const DevicesOptions& options) {
   auto devices = harness::list_devices(options.filter);
   if (!devices.ok()) {
     std::cerr << "faultline devices: " << devices.error().describe_with_hint() << "\n";
-    return devices.error().code == transports::ErrorCode::kNotFound ? harness::kExitUsage
+    return devices.error().code == ErrorCode::kNotFound ? harness::kExitUsage
                                                                     : harness::kExitHarnessError;
   }
   if (!options.save_profile.empty()) return save_profile(devices.value(), options.save_profile);

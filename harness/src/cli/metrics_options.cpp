@@ -19,7 +19,7 @@ void MetricsOptions::add_to(CLI::App* app, bool with_push) {
   }
 }
 
-transports::Result<std::unique_ptr<reports::Metrics>> MetricsOptions::start() const {
+Result<std::unique_ptr<reports::Metrics>> MetricsOptions::start() const {
   if (listen.empty() && pushgateway.empty()) return std::unique_ptr<reports::Metrics>();
   auto metrics = std::make_unique<reports::Metrics>();
   if (!listen.empty()) FAULTLINE_RETURN_IF_ERROR(metrics->serve(listen));

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "faultline/reports/metrics.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::cli {
 
@@ -18,7 +18,7 @@ struct MetricsOptions {
 
   void add_to(CLI::App* app, bool with_push);
   /// The metrics of this process, serving if asked; nullptr when neither flag was given.
-  transports::Result<std::unique_ptr<reports::Metrics>> start() const;
+  Result<std::unique_ptr<reports::Metrics>> start() const;
   /// Pushes (if asked) and lingers; a failed push turns a passing run into a harness error.
   int finish(const char* command, reports::Metrics* metrics, int code) const;
 };

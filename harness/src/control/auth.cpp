@@ -1,6 +1,6 @@
 #include "faultline/harness/control/auth.hpp"
 
-#include "faultline/harness/hex.hpp"
+#include "faultline/core/hex.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -50,9 +50,7 @@ bool answer_is_valid(const std::string& token, const std::string& nonce, Prover 
          CRYPTO_memcmp(answer.data(), expected.data(), expected.size()) == 0;
 }
 
-transports::Result<std::string> load_token(const std::string& token_file, std::string& warning) {
-  using transports::Error;
-  using transports::ErrorCode;
+Result<std::string> load_token(const std::string& token_file, std::string& warning) {
   if (!token_file.empty()) {
     std::ifstream in(token_file);
     if (!in) {

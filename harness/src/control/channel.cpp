@@ -8,8 +8,6 @@
 
 namespace faultline::harness::control {
 
-using transports::Error;
-using transports::ErrorCode;
 
 Channel::Channel(int fd, std::string peer_name) : fd_(fd), peer_name_(std::move(peer_name)) {}
 
@@ -17,7 +15,7 @@ Channel::~Channel() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-transports::Status Channel::send_message(std::string_view type, nlohmann::json body) {
+Status Channel::send_message(std::string_view type, nlohmann::json body) {
   std::lock_guard lock(send_mutex_);
   body["type"] = type;
   body["seq"] = next_seq_++;
@@ -30,19 +28,19 @@ void Channel::set_session(std::string session) {
   session_ = std::move(session);
 }
 
-transports::Status Channel::send(const nlohmann::json& message) {
+Status Channel::send(const nlohmann::json& message) {
   std::lock_guard lock(send_mutex_);
   return send_locked(message);
 }
 
-transports::Status Channel::send_locked(const nlohmann::json& message) {
+Status Channel::send_locked(const nlohmann::json& message) {
   const auto frame = encode_frame(message);
   size_t sent = 0;
   while (sent < frame.size()) {
     const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      Error failed = transports::errno_error("send", errno, "control frame to " + peer_name_);
+      Error failed = errno_error("send", errno, "control frame to " + peer_name_);
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         failed.code = ErrorCode::kTimeout;
         failed.message = peer_name_ +
@@ -58,7 +56,7 @@ transports::Status Channel::send_locked(const nlohmann::json& message) {
   return {};
 }
 
-transports::Result<nlohmann::json> Channel::receive(std::chrono::milliseconds timeout) {
+Result<nlohmann::json> Channel::receive(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     auto frame = decoder_.next();
@@ -75,14 +73,14 @@ transports::Result<nlohmann::json> Channel::receive(std::chrono::milliseconds ti
     const int polled = ::poll(&ready, 1, static_cast<int>(left.count()));
     if (polled < 0) {
       if (errno == EINTR) continue;
-      return transports::errno_error("poll", errno, "control channel to " + peer_name_);
+      return errno_error("poll", errno, "control channel to " + peer_name_);
     }
     if (polled == 0) continue;
     std::byte chunk[8192];
     const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      return transports::errno_error("recv", errno, "control channel to " + peer_name_);
+      return errno_error("recv", errno, "control channel to " + peer_name_);
     }
     if (n == 0) {
       Error error{ErrorCode::kIoError, peer_name_ + " closed the connection"};

@@ -3,12 +3,10 @@
 #include <cstring>
 #include <string_view>
 
-#include "faultline/harness/json_depth.hpp"
+#include "faultline/core/json_depth.hpp"
 
 namespace faultline::harness::control {
 
-using transports::Error;
-using transports::ErrorCode;
 
 std::vector<std::byte> encode_frame(const nlohmann::json& message) {
   const std::string text = message.dump();
@@ -26,7 +24,7 @@ void FrameDecoder::feed(const std::byte* data, size_t length) {
   buffer_.insert(buffer_.end(), data, data + length);
 }
 
-transports::Result<std::optional<nlohmann::json>> FrameDecoder::next() {
+Result<std::optional<nlohmann::json>> FrameDecoder::next() {
   if (buffer_.size() < 4) return std::optional<nlohmann::json>{};
   const uint32_t length = (std::to_integer<uint32_t>(buffer_[0]) << 24) |
                           (std::to_integer<uint32_t>(buffer_[1]) << 16) |

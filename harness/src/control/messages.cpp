@@ -7,8 +7,6 @@ namespace faultline::harness::control {
 
 namespace {
 
-using transports::Error;
-using transports::ErrorCode;
 using Kind = nlohmann::json::value_t;
 
 struct Field {
@@ -71,7 +69,7 @@ Error violation(std::string message) {
 
 }  // namespace
 
-transports::Status validate_message(const nlohmann::json& message,
+Status validate_message(const nlohmann::json& message,
                                     std::initializer_list<std::string_view> allowed) {
   if (!message.is_object()) return violation("message is not a JSON object");
   for (const Field& field :

@@ -7,10 +7,7 @@
 
 namespace faultline::harness::diagnose {
 
-using transports::Error;
-using transports::ErrorCode;
 using transports::Opcode;
-using transports::Status;
 
 namespace {
 

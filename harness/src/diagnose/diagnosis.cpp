@@ -75,7 +75,7 @@ const LayerResult* Diagnosis::first_failing_layer() const {
   return nullptr;
 }
 
-transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
+Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
                                             std::ostream& progress) {
   Diagnosis diagnosis{options, {}};
   ProbeContext context{options.target, nlohmann::json::array()};
@@ -84,7 +84,7 @@ transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
     if (fault == inject_faults_by_kind().end()) {
       std::string known;
       for (const auto& [name, what] : inject_kinds()) known += (known.empty() ? "" : ", ") + name;
-      return transports::Error{transports::ErrorCode::kInvalidArgument,
+      return Error{ErrorCode::kInvalidArgument,
                                "--inject " + kind + ": unknown fault kind; known: " + known};
     }
     context.inject_faults.push_back(fault->second);
@@ -97,7 +97,7 @@ transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
   }
   // L3 and L4 share one set of agents (a remote one joins once).
   std::unique_ptr<LocalAgents> agents;
-  const AgentSource agent_source = [&]() -> transports::Result<LocalAgents*> {
+  const AgentSource agent_source = [&]() -> Result<LocalAgents*> {
     if (agents) return agents.get();
     LocalRun run;
     run.agents = options.peer.empty() ? 2 : 1;

@@ -120,7 +120,7 @@ std::vector<ProbeResult> probe_environment(const ProbeContext& context) {
   return probes;
 }
 
-ProbeResult failed_probe(std::string name, std::string expected, const transports::Error& error) {
+ProbeResult failed_probe(std::string name, std::string expected, const Error& error) {
   return {std::move(name), ProbeVerdict::kFail, std::move(expected), error.describe(), "",
           error.hint};
 }

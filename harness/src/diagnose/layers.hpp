@@ -25,7 +25,7 @@ std::vector<ProbeResult> probe_limits(const ProbeContext& context,
 /// inline on and off, every byte checked.
 std::vector<ProbeResult> probe_data_path(const ProbeContext& context);
 /// The agents L3 and L4 run on, started by the first layer that needs them.
-using AgentSource = std::function<transports::Result<LocalAgents*>()>;
+using AgentSource = std::function<Result<LocalAgents*>()>;
 
 /// L3 and L4: scenarios of the catalog on a pair of agents (two local, or one local and the
 /// --peer), with the injected faults.
@@ -36,6 +36,6 @@ std::vector<ProbeResult> probe_scenarios(const DiagnoseOptions& options,
                                          const AgentSource& agents);
 
 /// A failing probe from an error: observed is the error, the hint its hint.
-ProbeResult failed_probe(std::string name, std::string expected, const transports::Error& error);
+ProbeResult failed_probe(std::string name, std::string expected, const Error& error);
 
 }  // namespace faultline::harness::diagnose

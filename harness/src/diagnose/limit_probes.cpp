@@ -9,7 +9,6 @@
 namespace faultline::harness::diagnose {
 
 using transports::EndpointConfig;
-using transports::Status;
 
 namespace {
 

@@ -7,10 +7,6 @@
 namespace faultline::harness::diagnose {
 
 using transports::Completion;
-using transports::Error;
-using transports::ErrorCode;
-using transports::Result;
-using transports::Status;
 
 namespace {
 

@@ -17,9 +17,9 @@ struct ProbeContext {
   nlohmann::json inject_faults = nlohmann::json::array();  ///< fault entries, without a role
 
   /// Opens the target's device, behind the fault decorator when a fault is injected.
-  transports::Result<std::unique_ptr<transports::Device>> open() const;
+  Result<std::unique_ptr<transports::Device>> open() const;
   /// What the opened device says of itself (limits as the injected faults leave them).
-  transports::Result<transports::DeviceInfo> device_info() const;
+  Result<transports::DeviceInfo> device_info() const;
 };
 
 /// A registered buffer of a probe.
@@ -36,16 +36,16 @@ struct ProbeBuffer {
 class ProbePair {
  public:
   enum Side { kA, kB };
-  static transports::Result<std::unique_ptr<ProbePair>> open(
+  static Result<std::unique_ptr<ProbePair>> open(
       const ProbeContext& context, const transports::EndpointConfig& config);
   ~ProbePair();
 
   transports::Endpoint& endpoint(Side side) { return side == kA ? *a_ : *b_; }
   transports::Device& device(Side side) { return side == kA ? *device_a_ : *device_b_; }
-  transports::Result<ProbeBuffer*> buffer(Side side, size_t length);
+  Result<ProbeBuffer*> buffer(Side side, size_t length);
   /// The next completion of `side`, driving the other side meanwhile (manual-progress
   /// providers need it); a timeout is an error naming what was waited for.
-  transports::Result<transports::Completion> next(Side side, std::chrono::milliseconds timeout,
+  Result<transports::Completion> next(Side side, std::chrono::milliseconds timeout,
                                                   const std::string& waiting_for);
 
  private:
@@ -59,7 +59,7 @@ class ProbePair {
 
 /// Sends `length` bytes of a checked pattern from A to B (send/recv), inline or not, and
 /// says what went wrong: a refused post, a completion status, a length or a byte that differs.
-transports::Status send_checked(ProbePair& pair, size_t length, bool inline_data,
+Status send_checked(ProbePair& pair, size_t length, bool inline_data,
                                 std::span<const size_t> segment_lengths = {});
 
 }  // namespace faultline::harness::diagnose

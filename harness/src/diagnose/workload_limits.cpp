@@ -9,9 +9,6 @@
 
 namespace faultline::harness::diagnose {
 
-using transports::Error;
-using transports::ErrorCode;
-using transports::Result;
 
 namespace {
 

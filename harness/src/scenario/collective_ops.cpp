@@ -4,8 +4,9 @@
 #include <cstring>
 #include <string>
 
-#include "faultline/harness/hex.hpp"
+#include "faultline/core/hex.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
+#include "faultline/protocols/collective/ring.hpp"
 #include "faultline/transports/data_pattern.hpp"
 
 namespace faultline::harness {
@@ -16,17 +17,44 @@ using nlohmann::json;
 using protocols::collective::DataType;
 using protocols::collective::Ring;
 
-transports::Result<Ring*> ring_of(StepState& state) {
-  if (state.ring) return state.ring.get();
-  return transports::Error{transports::ErrorCode::kInvalidArgument,
-                           "a collective step before ring.connect"};
+// The ring of one side: endpoints to the next and from the previous rank, and the ring
+// engine on them. A reconnect replaces all three.
+class RingSession final : public ProtocolSession {
+ public:
+  explicit RingSession(StepState& /*state*/) {}
+
+  std::unique_ptr<transports::Endpoint> to_next;
+  std::unique_ptr<transports::Endpoint> from_prev;
+  std::unique_ptr<Ring> ring;
+
+  /// The old endpoints go first, then the ring whose memory they may still use.
+  void reset() {
+    close_own_endpoints();
+    ring.reset();
+  }
+
+  // A ring keeps what it reaps for its next exchange to judge; driving it lets the
+  // neighbours' transfers complete while this rank waits. Its endpoints are its own.
+  bool progress() override {
+    if (ring) (void)ring->drive();
+    return false;
+  }
+  void close_own_endpoints() override {
+    to_next.reset();
+    from_prev.reset();
+  }
+};
+
+RingSession& ring_session(StepState& state) { return session_of<RingSession>(state, "ring"); }
+
+Result<Ring*> ring_of(StepState& state) {
+  if (RingSession& session = ring_session(state); session.ring) return session.ring.get();
+  return Error{ErrorCode::kInvalidArgument, "a collective step before ring.connect"};
 }
 
 StepResult ring_connect(StepState& state, const json& step) {
-  // A reconnect: the old endpoints go first, then the ring whose memory they may still use.
-  state.ring_next.reset();
-  state.ring_prev.reset();
-  state.ring.reset();
+  RingSession& session = ring_session(state);
+  session.reset();
   transports::EndpointConfig config;
   const json options = step.value("config", json::object());
   config.send_depth = options.value("send_depth", 64U);
@@ -35,23 +63,22 @@ StepResult ring_connect(StepState& state, const json& step) {
   if (!next.ok()) return failed("ring endpoints are created", next.error().describe());
   auto prev = state.device->create_endpoint(config);
   if (!prev.ok()) return failed("ring endpoints are created", prev.error().describe());
-  state.ring_next = std::move(next).value();
-  state.ring_prev = std::move(prev).value();
-  auto peers = state.link->exchange({{"to_next", to_hex(state.ring_next->address())},
-                                     {"from_prev", to_hex(state.ring_prev->address())}});
+  session.to_next = std::move(next).value();
+  session.from_prev = std::move(prev).value();
+  auto peers = state.link->exchange({{"to_next", to_hex(session.to_next->address())},
+                                     {"from_prev", to_hex(session.from_prev->address())}});
   if (!peers.ok()) return broken(peers.error());
   try {
     const json& ranks = peers->at("ranks");
     const size_t n = state.size;
     const auto& next_rank = ranks.at((state.rank + 1) % n);
     const auto& prev_rank = ranks.at((state.rank + n - 1) % n);
-    if (auto s = state.ring_next->connect(from_hex(next_rank.at("from_prev"))); !s.ok())
+    if (auto s = session.to_next->connect(from_hex(next_rank.at("from_prev"))); !s.ok())
       return failed("connected to the next rank", s.error().describe());
-    if (auto s = state.ring_prev->connect(from_hex(prev_rank.at("to_next"))); !s.ok())
+    if (auto s = session.from_prev->connect(from_hex(prev_rank.at("to_next"))); !s.ok())
       return failed("connected to the previous rank", s.error().describe());
   } catch (const json::exception& e) {
-    return broken(transports::Error{transports::ErrorCode::kProtocolViolation,
-                                    std::string("ring peer info: ") + e.what()});
+    return broken(Error{ErrorCode::kProtocolViolation, std::string("ring peer info: ") + e.what()});
   }
   protocols::collective::RingOptions ring_options;
   ring_options.chunk_bytes = step.value("chunk_bytes", ring_options.chunk_bytes);
@@ -59,9 +86,9 @@ StepResult ring_connect(StepState& state, const json& step) {
       step.value("max_recvs_in_flight", ring_options.max_recvs_in_flight);
   ring_options.check_status = step.value("check_status", true);
   auto ring = Ring::create(
-      {*state.device, *state.ring_next, *state.ring_prev, state.rank, state.size}, ring_options);
+      {*state.device, *session.to_next, *session.from_prev, state.rank, state.size}, ring_options);
   if (!ring.ok()) return broken(ring.error());
-  state.ring = std::move(ring).value();
+  session.ring = std::move(ring).value();
   // Endpoints are connected on both ends before any rank sends.
   if (auto ready = state.link->barrier("ring.connected"); !ready.ok()) return broken(ready.error());
   return met("rank " + std::to_string(state.rank) + " of " + std::to_string(state.size) +
@@ -145,7 +172,7 @@ StepResult collective(StepState& state, const json& step, const std::string& op)
     return op != "reduce_scatter" || (e * width >= own.first && e * width < own.second);
   };
 
-  transports::Status status;
+  Status status;
   if (op == "allreduce") status = ring.value()->allreduce(data, type);
   if (op == "reduce_scatter") status = ring.value()->reduce_scatter(data, type);
   if (op == "allgather") status = ring.value()->allgather(data, type);
@@ -205,15 +232,14 @@ StepResult sendrecv(StepState& state, const json& step) {
 
 }  // namespace
 
-void add_collective_ops(std::map<std::string, StepOp>& ops) {
-  ops["ring.connect"] = ring_connect;
+void add_collective_ops(StepOps& ops) {
+  ops["ring.connect"] = {ring_connect, {}};
   for (const char* op : {"allreduce", "allgather", "reduce_scatter", "broadcast"}) {
     const std::string name = op;
-    ops["collective." + name] = [name](StepState& s, const json& step) {
-      return collective(s, step, name);
-    };
+    ops["collective." + name] = {
+        [name](StepState& s, const json& step) { return collective(s, step, name); }, {}};
   }
-  ops["collective.sendrecv"] = sendrecv;
+  ops["collective.sendrecv"] = {sendrecv, {}};
 }
 
 }  // namespace faultline::harness

@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "faultline/harness/hex.hpp"
-#include "faultline/harness/json_depth.hpp"
+#include "faultline/core/hex.hpp"
+#include "faultline/core/json_depth.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/fault/fault_plan.hpp"
 #include "scenario_schema.hpp"

@@ -81,14 +81,13 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
   }
 
   StepState state;
+  state.document = &document;
   state.link = &link;
   state.role = role;
   state.rank = rank;
   state.size = size;
   state.seed = seed;
   state.device = std::move(device).value();
-  state.kv_mutations = kv_mutations_for(document, role);
-  state.tagged_options = document.value("tagged", json::object());
   auto plan = fault_plan_for(document, role, seed);
   if (!plan.empty()) {
     state.faults_applied = std::make_shared<transports::fault::FaultLog>();
@@ -112,7 +111,7 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
     const std::string op = step.at("op");
     const std::string label = "step " + std::to_string(i) + " " + op;
     link.step(label);
-    const StepResult result = ops.at(op)(state, step);
+    const StepResult result = ops.at(op).run(state, step);
     steps.push_back({{"step", i},
                      {"op", op},
                      {"met", result.met},

@@ -5,7 +5,7 @@
 #include <set>
 #include <thread>
 
-#include "faultline/harness/hex.hpp"
+#include "faultline/core/hex.hpp"
 #include "faultline/transports/data_pattern.hpp"
 #include "faultline/transports/json.hpp"
 #include "faultline/transports/memory_provider.hpp"
@@ -19,12 +19,12 @@ StepResult failed(std::string expected, std::string observed, std::string note, 
           std::move(note), std::move(hint)};
 }
 
-StepResult broken(const transports::Error& error) {
+StepResult broken(const Error& error) {
   return {false, Verdict::kError, "", error.describe(), "", error.hint};
 }
 
 StepResult broken(std::string text) {
-  return broken(transports::Error{transports::ErrorCode::kInvalidArgument, std::move(text)});
+  return broken(Error{ErrorCode::kInvalidArgument, std::move(text)});
 }
 
 namespace {
@@ -32,26 +32,8 @@ namespace {
 using nlohmann::json;
 using transports::Completion;
 using transports::CompletionStatus;
-using transports::Error;
-using transports::ErrorCode;
 using transports::Opcode;
 using transports::Segment;
-using transports::Status;
-
-std::string error_code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kNotFound: return "not_found";
-    case ErrorCode::kLimitExceeded: return "limit_exceeded";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kNativeError: return "native_error";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kProtocolViolation: return "protocol_violation";
-    case ErrorCode::kIoError: return "io_error";
-    case ErrorCode::kInternal: return "internal";
-  }
-  return "internal";
-}
 
 std::string describe_expectation(const json& expect) {
   std::string text = "an error " + expect.at("error").get<std::string>();
@@ -76,8 +58,8 @@ StepResult judge_status(const json& step, const Status& status, const std::strin
   const Error& error = status.error();
   const std::string text = error.describe();
   const std::string wanted = expect.at("error");
-  if (wanted != "any" && wanted != error_code_name(error.code)) {
-    return failed(expected, error_code_name(error.code) + ": " + text);
+  if (wanted != "any" && wanted != std::string(to_string(error.code))) {
+    return failed(expected, std::string(to_string(error.code)) + ": " + text);
   }
   if (expect.contains("errno") && expect.at("errno") != error.sys_errno) {
     return failed(expected, "errno " + std::to_string(error.sys_errno) + ": " + text);
@@ -97,7 +79,7 @@ StepResult judge(const json& step, const Status& status, const std::string& what
   return judge_status(step, status, what, success_note);
 }
 
-transports::Result<std::vector<Segment>> segments_of(StepState& state, const json& list) {
+Result<std::vector<Segment>> segments_of(StepState& state, const json& list) {
   std::vector<Segment> segments;
   for (const auto& entry : list) {
     const std::string name = entry.at("buffer");
@@ -263,7 +245,7 @@ StepResult poll(StepState& state, const json& step) {
   const json expect = step.value("expect", json::object());
   const auto timeout = std::chrono::milliseconds(step.value("timeout_ms", 5000));
   Completion completion;
-  transports::Result<size_t> polled = size_t{0};
+  Result<size_t> polled = size_t{0};
   if (!state.reaped.empty()) {
     completion = std::move(state.reaped.front());
     state.reaped.pop_front();
@@ -349,9 +331,7 @@ StepResult close_endpoint(StepState& state, const json& /*step*/) {
   // The engines on the endpoint go with it (after it: their memory may still be in use by
   // its outstanding work); a later connect starts them afresh.
   state.endpoint.reset();
-  state.kv_server.reset();
-  state.kv.reset();
-  state.tagged.reset();
+  for (auto& [name, session] : state.sessions) session->endpoint_closed();
   return met("endpoint destroyed, as when its process dies");
 }
 
@@ -376,51 +356,41 @@ StepResult sleep_for(StepState& state, const json& step) {
 }  // namespace
 
 StepState::~StepState() {
-  ring_next.reset();
-  ring_prev.reset();
+  for (auto& [name, session] : sessions) session->close_own_endpoints();
   endpoint.reset();
-  ring.reset();
-  tagged.reset();
-  kv_server.reset();
-  kv.reset();
+  sessions.clear();
   buffers.clear();
 }
 
 void progress(StepState& state) {
+  bool endpoint_owned = false;
+  for (auto& [name, session] : state.sessions) endpoint_owned |= session->progress();
+  if (endpoint_owned || !state.endpoint) return;
   Completion completions[8];
-  if (state.tagged) {
-    (void)state.tagged->progress();  // a failure stays in the engine for its next step
-  } else if (state.endpoint && !state.kv) {
-    auto polled = state.endpoint->poll(completions, std::chrono::milliseconds(0));
-    if (polled.ok()) {  // a failure of the poll itself is for the next poll step to report
-      for (size_t i = 0; i < polled.value(); ++i) state.reaped.push_back(std::move(completions[i]));
-    }
+  auto polled = state.endpoint->poll(completions, std::chrono::milliseconds(0));
+  if (polled.ok()) {  // a failure of the poll itself is for the next poll step to report
+    for (size_t i = 0; i < polled.value(); ++i) state.reaped.push_back(std::move(completions[i]));
   }
-  // A ring keeps what it reaps for its next exchange to judge; driving it lets the
-  // neighbours' transfers complete while this rank waits.
-  if (state.ring) (void)state.ring->drive();
 }
 
-const std::map<std::string, StepOp>& step_ops() {
-  static const std::map<std::string, StepOp> ops = [] {
-    std::map<std::string, StepOp> all = {
-        {"create_endpoint", create_endpoint},
-        {"register", register_buffer},
-        {"connect", connect},
-        {"post_recv", post_recv},
-        {"post_send", post_send},
-        {"write", [](StepState& s, const json& step) { return rdma(s, step, true); }},
-        {"read", [](StepState& s, const json& step) { return rdma(s, step, false); }},
-        {"poll", poll},
-        {"check_data", check_data},
-        {"modify_to_error", modify_to_error},
-        {"close_endpoint", close_endpoint},
-        {"barrier", barrier},
-        {"sleep", sleep_for},
+const StepOps& step_ops() {
+  static const StepOps ops = [] {
+    StepOps all = {
+        {"create_endpoint", {create_endpoint, {}}},
+        {"register", {register_buffer, {}}},
+        {"connect", {connect, {}}},
+        {"post_recv", {post_recv, {}}},
+        {"post_send", {post_send, {}}},
+        {"write", {[](StepState& s, const json& step) { return rdma(s, step, true); }, {}}},
+        {"read", {[](StepState& s, const json& step) { return rdma(s, step, false); }, {}}},
+        {"poll", {poll, {}}},
+        {"check_data", {check_data, {}}},
+        {"modify_to_error", {modify_to_error, {}}},
+        {"close_endpoint", {close_endpoint, {}}},
+        {"barrier", {barrier, {}}},
+        {"sleep", {sleep_for, {}}},
     };
     add_protocol_ops(all);
-    add_collective_ops(all);
-    add_tagged_ops(all);
     return all;
   }();
   return ops;
@@ -439,8 +409,8 @@ std::vector<std::string> capabilities_needed(const json& document, const std::st
     if (op == "read") needed.insert("rdma_read");
     if (op == "post_send" && step.contains("imm")) needed.insert("send_with_imm");
     if (step.value("inline", false)) needed.insert("inline_send");
-    // The kv and tagged engines signal RDMA-written data with immediate data.
-    if (op.starts_with("kv.") || op.starts_with("tagged.")) needed.insert("write_with_imm");
+    if (auto entry = step_ops().find(op); entry != step_ops().end())
+      needed.insert(entry->second.capabilities.begin(), entry->second.capabilities.end());
   }
   return {needed.begin(), needed.end()};
 }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "faultline/harness/scenario/step_ops.hpp"
+#include "faultline/protocols/tagged/tagged_engine.hpp"
 #include "faultline/transports/data_pattern.hpp"
 
 namespace faultline::harness {
@@ -24,25 +25,53 @@ unsigned pattern_seed(uint64_t tag, uint64_t seq) {
   return static_cast<unsigned>(tag * 7919 + seq * 31 + 1);
 }
 
-// The engine of this side, made on first use (after connect: it posts its receives) with the
-// scenario's `tagged` options.
-transports::Result<TaggedEngine*> tagged_of(StepState& state) {
-  if (state.tagged) return state.tagged.get();
-  if (!state.endpoint)
-    return transports::Error{transports::ErrorCode::kInvalidArgument,
-                             "a tagged step before create_endpoint and connect"};
-  protocols::tagged::TaggedOptions options;
-  options.side = state.role;
-  const json& given = state.tagged_options;
-  options.eager_threshold = given.value("eager_threshold", options.eager_threshold);
-  options.eager_queue_depth = given.value("eager_queue_depth", options.eager_queue_depth);
-  options.receive_slots = given.value("receive_slots", options.receive_slots);
-  options.timeout = std::chrono::milliseconds(given.value("timeout_ms", options.timeout.count()));
-  auto made = TaggedEngine::create(*state.device, *state.endpoint, options);
-  if (!made.ok()) return std::move(made).take_error();
-  state.tagged = std::move(made).value();
-  return state.tagged.get();
+// The tagged engine of one side, made by its first step (after connect: it posts its
+// receives) with the scenario's `tagged` options, and how many messages of each tag this
+// side sent and received so far.
+class TaggedSession final : public ProtocolSession {
+ public:
+  explicit TaggedSession(StepState& state)
+      : state_(state), options_(state.document->value("tagged", json::object())) {}
+
+  Result<TaggedEngine*> engine() {
+    if (engine_) return engine_.get();
+    if (!state_.endpoint)
+      return Error{ErrorCode::kInvalidArgument, "a tagged step before create_endpoint and connect"};
+    protocols::tagged::TaggedOptions options;
+    options.side = state_.role;
+    options.eager_threshold = options_.value("eager_threshold", options.eager_threshold);
+    options.eager_queue_depth = options_.value("eager_queue_depth", options.eager_queue_depth);
+    options.receive_slots = options_.value("receive_slots", options.receive_slots);
+    options.timeout =
+        std::chrono::milliseconds(options_.value("timeout_ms", options.timeout.count()));
+    auto made = TaggedEngine::create(*state_.device, *state_.endpoint, options);
+    if (!made.ok()) return std::move(made).take_error();
+    engine_ = std::move(made).value();
+    return engine_.get();
+  }
+
+  const json& options() const { return options_; }
+  std::map<uint64_t, uint64_t> sent;
+  std::map<uint64_t, uint64_t> received;
+
+  bool progress() override {
+    if (!engine_) return false;
+    (void)engine_->progress();  // a failure stays in the engine for its next step
+    return true;
+  }
+  void endpoint_closed() override { engine_.reset(); }
+
+ private:
+  StepState& state_;
+  json options_;
+  std::unique_ptr<TaggedEngine> engine_;
+};
+
+TaggedSession& tagged_session(StepState& state) {
+  return session_of<TaggedSession>(state, "tagged");
 }
+
+Result<TaggedEngine*> tagged_of(StepState& state) { return tagged_session(state).engine(); }
 
 // One message of a step's list, `count` times over.
 struct Message {
@@ -80,11 +109,11 @@ std::string stats_note(const TaggedEngine& engine) {
 StepResult tagged_open(StepState& state, const json& /*step*/) {
   auto engine = tagged_of(state);
   if (!engine.ok()) return failed("the tagged engine opens", engine.error().describe());
+  const json& options = tagged_session(state).options();
   return met("tagged engine open: eager threshold " +
-             std::to_string(state.tagged_options.value("eager_threshold", 8184)) +
-             " bytes, receive slots " +
-             std::to_string(state.tagged_options.value("receive_slots", 32)) + ", eager queue " +
-             std::to_string(state.tagged_options.value("eager_queue_depth", 8)));
+             std::to_string(options.value("eager_threshold", 8184)) + " bytes, receive slots " +
+             std::to_string(options.value("receive_slots", 32)) + ", eager queue " +
+             std::to_string(options.value("eager_queue_depth", 8)));
 }
 
 StepResult tagged_send(StepState& state, const json& step) {
@@ -95,9 +124,9 @@ StepResult tagged_send(StepState& state, const json& step) {
   std::vector<std::vector<std::byte>> payloads;  // alive until the sends are done
   payloads.reserve(messages.size());
   std::vector<RequestId> ids;
-  transports::Status status;
+  Status status;
   for (const Message& message : messages) {
-    const uint64_t seq = state.tagged_sent[message.tag]++;
+    const uint64_t seq = tagged_session(state).sent[message.tag]++;
     payloads.emplace_back(message.bytes);
     transports::fill_pattern(payloads.back().data(), message.bytes, pattern_seed(message.tag, seq));
     auto id = engine.value()->send(message.tag, payloads.back());
@@ -146,14 +175,14 @@ StepResult receive_groups(StepState& state, const json& step,
   std::vector<Posted> posted;
   posted.reserve(groups.size());
   std::vector<RequestId> ids;
-  transports::Status status;
+  Status status;
   for (const auto& group : groups) {
     Posted& entry = posted.emplace_back();
     entry.messages = group;
     entry.buffers.reserve(group.size());
     std::vector<TaggedBuffer> buffers;
     for (const Message& message : group) {
-      entry.seqs.push_back(state.tagged_received[message.tag]++);
+      entry.seqs.push_back(tagged_session(state).received[message.tag]++);
       entry.buffers.emplace_back(message.capacity);
       buffers.push_back({message.tag, entry.buffers.back()});
     }
@@ -236,12 +265,13 @@ StepResult tagged_progress(StepState& state, const json& step) {
 
 }  // namespace
 
-void add_tagged_ops(std::map<std::string, StepOp>& ops) {
-  ops["tagged.open"] = tagged_open;
-  ops["tagged.send"] = tagged_send;
-  ops["tagged.recv"] = tagged_recv;
-  ops["tagged.group_recv"] = tagged_group_recv;
-  ops["tagged.progress"] = tagged_progress;
+void add_tagged_ops(StepOps& ops) {
+  // The tagged engine's rendezvous path signals RDMA-written data with immediate data.
+  ops["tagged.open"] = {tagged_open, {"write_with_imm"}};
+  ops["tagged.send"] = {tagged_send, {"write_with_imm"}};
+  ops["tagged.recv"] = {tagged_recv, {"write_with_imm"}};
+  ops["tagged.group_recv"] = {tagged_group_recv, {"write_with_imm"}};
+  ops["tagged.progress"] = {tagged_progress, {"write_with_imm"}};
 }
 
 }  // namespace faultline::harness

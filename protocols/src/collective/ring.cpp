@@ -3,28 +3,22 @@
 #include <algorithm>
 #include <cstring>
 
-#include "faultline/transports/memory_provider.hpp"
 
 namespace faultline::protocols::collective {
 
 namespace {
 
 using transports::Completion;
-using transports::Error;
-using transports::ErrorCode;
 using transports::Opcode;
 using transports::Segment;
-using transports::Status;
 
-// wr_id of chunk i sent in exchange g: kSend | g << 24 | i; of receive slot j: kRecv | g << 24 | j.
-// The exchange number (mod 256) tells a late completion of an earlier exchange from a current one.
-constexpr uint64_t kSend = 1ULL << 32;
-constexpr uint64_t kRecv = 2ULL << 32;
-constexpr uint64_t kIndexMask = (1ULL << 24) - 1;
+// The kinds of work a ring tracks.
+constexpr uint32_t kChunkSend = 1;    // index: the chunk's number in its exchange
+constexpr uint32_t kSlotReceive = 2;  // index: the receive slot
 
 // Completions reaped earlier first, then the endpoint's.
-transports::Result<size_t> take(transports::Endpoint& endpoint, std::deque<Completion>& reaped,
-                                std::span<Completion> out, std::chrono::milliseconds timeout) {
+Result<size_t> take(transports::Endpoint& endpoint, std::deque<Completion>& reaped,
+                    std::span<Completion> out, std::chrono::milliseconds timeout) {
   if (reaped.empty()) return endpoint.poll(out, timeout);
   size_t n = 0;
   for (; n < out.size() && !reaped.empty(); ++n) {
@@ -36,42 +30,30 @@ transports::Result<size_t> take(transports::Endpoint& endpoint, std::deque<Compl
 
 }  // namespace
 
-struct Ring::Buffers {
-  std::shared_ptr<std::byte[]> send;
-  std::unique_ptr<transports::MemoryRegion> send_region;
-  std::shared_ptr<std::byte[]> slots;  // max_recvs_in_flight slots of chunk_bytes
-  std::unique_ptr<transports::MemoryRegion> slots_region;
-};
-
-Ring::Ring(RingLink link, RingOptions options, std::unique_ptr<Buffers> buffers)
-    : link_(link), options_(options), buffers_(std::move(buffers)) {}
+Ring::Ring(RingLink link, RingOptions options, transports::RegisteredBuffer send,
+           ReceiveSlots slots)
+    : link_(link),
+      options_(options),
+      send_(std::move(send)),
+      slots_(std::move(slots)),
+      send_tracker_("rank " + std::to_string(link.rank), link.to_next),
+      recv_tracker_("rank " + std::to_string(link.rank), link.from_prev) {}
 Ring::~Ring() = default;
 
-transports::Result<std::unique_ptr<Ring>> Ring::create(RingLink link, RingOptions options) {
+Result<std::unique_ptr<Ring>> Ring::create(RingLink link, RingOptions options) {
   if (options.chunk_bytes == 0 || options.max_recvs_in_flight == 0 ||
       options.max_sends_in_flight == 0 || link.size == 0 || link.rank >= link.size) {
     return Error{
         ErrorCode::kInvalidArgument,
         "ring: chunk_bytes, receives and sends in flight must be positive and rank < size"};
   }
-  auto buffers = std::make_unique<Buffers>();
-  transports::HostMemoryProvider host;
-  auto send = host.allocate(options.capacity, 4096);
+  auto send = transports::RegisteredBuffer::allocate(link.device, options.capacity,
+                                                     transports::kAccessLocalWrite);
   if (!send.ok()) return std::move(send).take_error();
-  buffers->send = send.value();
-  auto send_region = link.device.register_memory(buffers->send.get(), options.capacity,
-                                                 transports::kAccessLocalWrite);
-  if (!send_region.ok()) return std::move(send_region).take_error();
-  buffers->send_region = std::move(send_region).value();
-  const size_t slot_bytes = options.chunk_bytes * options.max_recvs_in_flight;
-  auto slots = host.allocate(slot_bytes, 4096);
+  auto slots = ReceiveSlots::create(link.device, options.max_recvs_in_flight, options.chunk_bytes);
   if (!slots.ok()) return std::move(slots).take_error();
-  buffers->slots = slots.value();
-  auto slots_region =
-      link.device.register_memory(buffers->slots.get(), slot_bytes, transports::kAccessLocalWrite);
-  if (!slots_region.ok()) return std::move(slots_region).take_error();
-  buffers->slots_region = std::move(slots_region).value();
-  return std::unique_ptr<Ring>(new Ring(link, options, std::move(buffers)));
+  return std::unique_ptr<Ring>(
+      new Ring(link, options, std::move(send).value(), std::move(slots).value()));
 }
 
 Status Ring::check(const Completion& completion, const char* expected_op) {
@@ -84,139 +66,144 @@ Status Ring::check(const Completion& completion, const char* expected_op) {
                                             " completion failed: " + completion.describe()};
 }
 
+// One exchange: `out` goes to the next rank in chunks while `in` fills from the previous.
+// Never more receives in flight than chunks still expected; a chunk lands where the previous
+// one ended, by the length it really had; every completion is checked by the trackers (its
+// qp, that it was posted, that it comes once) and then by status.
+class Ring::Exchange {
+ public:
+  Exchange(Ring& ring, std::span<const std::byte> out, std::span<std::byte> in)
+      : ring_(ring),
+        out_(out),
+        in_(in),
+        chunk_(ring.options_.chunk_bytes),
+        chunks_to_send_((out.size() + chunk_ - 1) / chunk_),
+        chunks_expected_((in.size() + chunk_ - 1) / chunk_),
+        deadline_(std::chrono::steady_clock::now() + ring.options_.timeout) {
+    for (size_t j = ring.options_.max_recvs_in_flight; j > 0; --j) free_slots_.push_back(j - 1);
+  }
+
+  Status run() {
+    // What an exchange that failed left outstanding is stale from now on.
+    ring_.send_tracker_.abandon_outstanding();
+    ring_.recv_tracker_.abandon_outstanding();
+    if (!out_.empty()) std::memcpy(ring_.send_.data(), out_.data(), out_.size());
+    FAULTLINE_RETURN_IF_ERROR(post_receives());
+    while (send_done_ < chunks_to_send_ || received_ < chunks_expected_) {
+      FAULTLINE_RETURN_IF_ERROR(post_sends());
+      if (std::chrono::steady_clock::now() > deadline_) return timed_out();
+      FAULTLINE_RETURN_IF_ERROR(reap_sends());
+      FAULTLINE_RETURN_IF_ERROR(reap_receives());
+      FAULTLINE_RETURN_IF_ERROR(post_receives());
+    }
+    if (landed_ != in_.size() && ring_.options_.check_status) {
+      return Error{ErrorCode::kProtocolViolation,
+                   who() + ": received " + std::to_string(landed_) + " bytes in " +
+                       std::to_string(received_) + " chunks, expected " +
+                       std::to_string(in_.size())};
+    }
+    return {};
+  }
+
+ private:
+  std::string who() const { return "rank " + std::to_string(ring_.link_.rank); }
+
+  Status post_receives() {
+    while (!free_slots_.empty() && posted_ < chunks_expected_) {
+      const size_t slot = free_slots_.back();
+      free_slots_.pop_back();
+      FAULTLINE_RETURN_IF_ERROR(
+          ring_.slots_.post(slot, ring_.link_.from_prev, ring_.recv_tracker_, kSlotReceive));
+      ++posted_;
+      ring_.stats_.most_receives_in_flight =
+          std::max(ring_.stats_.most_receives_in_flight, posted_ - received_);
+    }
+    return {};
+  }
+
+  Status post_sends() {
+    while (sent_ < chunks_to_send_ && sent_ - send_done_ < ring_.options_.max_sends_in_flight) {
+      const size_t offset = sent_ * chunk_;
+      const Segment segment = ring_.send_.segment(offset, std::min(chunk_, out_.size() - offset));
+      const uint64_t wr_id = ring_.send_tracker_.post({kChunkSend, sent_});
+      Status posted = ring_.link_.to_next.post_send(
+          {.wr_id = wr_id, .op = Opcode::kSend, .segments = {&segment, 1}});
+      if (!posted.ok()) {
+        ring_.send_tracker_.cancel(wr_id);
+        return posted;
+      }
+      ++sent_;
+      ++ring_.stats_.chunks_sent;
+    }
+    return {};
+  }
+
+  Status reap_sends() {
+    auto sends = take(ring_.link_.to_next, ring_.reaped_sends_, completions_,
+                      std::chrono::milliseconds(0));
+    if (!sends.ok()) return sends.error();
+    for (size_t i = 0; i < sends.value(); ++i) {
+      auto work = ring_.send_tracker_.complete(completions_[i]);
+      if (!work.ok()) return work.error();
+      FAULTLINE_RETURN_IF_ERROR(ring_.check(completions_[i], "SEND"));
+      ++send_done_;
+    }
+    return {};
+  }
+
+  Status reap_receives() {
+    auto receives = take(ring_.link_.from_prev, ring_.reaped_receives_, completions_,
+                         std::chrono::milliseconds(1));
+    if (!receives.ok()) return receives.error();
+    for (size_t i = 0; i < receives.value(); ++i) {
+      const Completion& c = completions_[i];
+      auto work = ring_.recv_tracker_.complete(c);
+      if (!work.ok()) return work.error();
+      FAULTLINE_RETURN_IF_ERROR(ring_.check(c, "RECV"));
+      const size_t slot = work.value().index;
+      // The chunk lands where the previous one ended, by the length it really had.
+      const size_t length = std::min<size_t>(c.byte_len, in_.size() - landed_);
+      if (length > 0) std::memcpy(in_.data() + landed_, ring_.slots_.slot(slot), length);
+      landed_ += length;
+      ++received_;
+      ++ring_.stats_.chunks_received;
+      free_slots_.push_back(slot);
+    }
+    return {};
+  }
+
+  Error timed_out() const {
+    return Error{ErrorCode::kTimeout,
+                 who() + ": exchange incomplete after " +
+                     std::to_string(ring_.options_.timeout.count()) + " ms: sent " +
+                     std::to_string(send_done_) + "/" + std::to_string(chunks_to_send_) +
+                     " chunks, received " + std::to_string(received_) + "/" +
+                     std::to_string(chunks_expected_)};
+  }
+
+  Ring& ring_;
+  std::span<const std::byte> out_;
+  std::span<std::byte> in_;
+  const size_t chunk_;
+  const size_t chunks_to_send_;
+  const size_t chunks_expected_;
+  const std::chrono::steady_clock::time_point deadline_;
+  size_t sent_ = 0;       // posted sends
+  size_t send_done_ = 0;  // completed sends
+  size_t posted_ = 0;     // posted receives
+  size_t received_ = 0;   // completed receives
+  size_t landed_ = 0;     // bytes of `in` filled
+  std::vector<size_t> free_slots_;
+  Completion completions_[8];
+};
+
 Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
-  if (out.size() > options_.capacity ||
-      (out.size() + options_.chunk_bytes - 1) / options_.chunk_bytes > kIndexMask) {
+  if (out.size() > options_.capacity) {
     return Error{ErrorCode::kLimitExceeded, "ring exchange of " + std::to_string(out.size()) +
                                                 " bytes exceeds the capacity " +
                                                 std::to_string(options_.capacity)};
   }
-  const size_t chunk = options_.chunk_bytes;
-  const uint64_t generation = (static_cast<uint64_t>(exchanges_++) & 0xffU) << 24;
-  const uint64_t send_base = kSend | generation;
-  const uint64_t recv_base = kRecv | generation;
-  const size_t chunks_to_send = (out.size() + chunk - 1) / chunk;
-  const size_t chunks_expected = (in.size() + chunk - 1) / chunk;
-  if (!out.empty()) std::memcpy(buffers_->send.get(), out.data(), out.size());
-
-  size_t sent = 0;       // posted sends
-  size_t send_done = 0;  // completed sends
-  size_t posted = 0;     // posted receives
-  size_t received = 0;   // completed receives
-  size_t landed = 0;     // bytes of `in` filled
-  std::vector<size_t> free_slots;
-  for (size_t j = options_.max_recvs_in_flight; j > 0; --j) free_slots.push_back(j - 1);
-  // A completion is taken once: a second one for the same work request (a duplicate, or a
-  // stale one replayed after a reconnect) is flagged, never counted.
-  std::vector<bool> send_completed(chunks_to_send, false);
-  std::vector<bool> slot_posted(options_.max_recvs_in_flight, false);
-  auto stale = [&](const Completion& c) {
-    return Error{ErrorCode::kProtocolViolation,
-                 "rank " + std::to_string(link_.rank) +
-                     ": stale or duplicate completion for a work request already completed: " +
-                     c.describe()};
-  };
-
-  // Work request ids start over with every ring, so a completion left from an endpoint that
-  // existed before a reconnect can carry an id this exchange uses: its qp gives it away.
-  auto foreign = [&](const Completion& c, const transports::Endpoint& endpoint) {
-    return Error{ErrorCode::kProtocolViolation,
-                 "rank " + std::to_string(link_.rank) + ": completion of qp " +
-                     std::to_string(c.qp_num) + ", not this ring's qp " +
-                     std::to_string(endpoint.qp_num()) +
-                     ": left over from before a reconnect: " + c.describe()};
-  };
-
-  auto post_receives = [&]() -> Status {
-    // Never more receives in flight than chunks still expected.
-    while (!free_slots.empty() && posted < chunks_expected) {
-      const size_t slot = free_slots.back();
-      free_slots.pop_back();
-      Segment segment{buffers_->slots.get() + slot * chunk, static_cast<uint32_t>(chunk),
-                      buffers_->slots_region.get()};
-      FAULTLINE_RETURN_IF_ERROR(link_.from_prev.post_recv({recv_base + slot, {&segment, 1}}));
-      slot_posted[slot] = true;
-      ++posted;
-      stats_.most_receives_in_flight = std::max(stats_.most_receives_in_flight, posted - received);
-    }
-    return {};
-  };
-  auto post_sends = [&]() -> Status {
-    while (sent < chunks_to_send && sent - send_done < options_.max_sends_in_flight) {
-      const size_t offset = sent * chunk;
-      const size_t length = std::min(chunk, out.size() - offset);
-      Segment segment{buffers_->send.get() + offset, static_cast<uint32_t>(length),
-                      buffers_->send_region.get()};
-      FAULTLINE_RETURN_IF_ERROR(link_.to_next.post_send(
-          {.wr_id = send_base + sent, .op = Opcode::kSend, .segments = {&segment, 1}}));
-      ++sent;
-      ++stats_.chunks_sent;
-    }
-    return {};
-  };
-
-  FAULTLINE_RETURN_IF_ERROR(post_receives());
-  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-  while (send_done < chunks_to_send || received < chunks_expected) {
-    FAULTLINE_RETURN_IF_ERROR(post_sends());
-    if (std::chrono::steady_clock::now() > deadline) {
-      return Error{ErrorCode::kTimeout,
-                   "rank " + std::to_string(link_.rank) + ": exchange incomplete after " +
-                       std::to_string(options_.timeout.count()) + " ms: sent " +
-                       std::to_string(send_done) + "/" + std::to_string(chunks_to_send) +
-                       " chunks, received " + std::to_string(received) + "/" +
-                       std::to_string(chunks_expected)};
-    }
-    Completion completions[8];
-    auto sends = take(link_.to_next, reaped_sends_, completions, std::chrono::milliseconds(0));
-    if (!sends.ok()) return sends.error();
-    for (size_t i = 0; i < sends.value(); ++i) {
-      const Completion& c = completions[i];
-      if (c.qp_num != link_.to_next.qp_num()) return foreign(c, link_.to_next);
-      if (c.wr_id < send_base || c.wr_id >= send_base + sent) {
-        return Error{
-            ErrorCode::kProtocolViolation,
-            "rank " + std::to_string(link_.rank) +
-                ": completion for a wr_id not posted in this exchange (stale?): " + c.describe()};
-      }
-      if (send_completed[c.wr_id - send_base]) return stale(c);
-      send_completed[c.wr_id - send_base] = true;
-      FAULTLINE_RETURN_IF_ERROR(check(c, "SEND"));
-      ++send_done;
-    }
-    auto receives =
-        take(link_.from_prev, reaped_receives_, completions, std::chrono::milliseconds(1));
-    if (!receives.ok()) return receives.error();
-    for (size_t i = 0; i < receives.value(); ++i) {
-      const Completion& c = completions[i];
-      if (c.qp_num != link_.from_prev.qp_num()) return foreign(c, link_.from_prev);
-      if (c.wr_id < recv_base || c.wr_id >= recv_base + options_.max_recvs_in_flight) {
-        return Error{
-            ErrorCode::kProtocolViolation,
-            "rank " + std::to_string(link_.rank) +
-                ": completion for a wr_id not posted in this exchange (stale?): " + c.describe()};
-      }
-      const size_t slot = c.wr_id - recv_base;
-      if (!slot_posted[slot]) return stale(c);
-      slot_posted[slot] = false;
-      FAULTLINE_RETURN_IF_ERROR(check(c, "RECV"));
-      // The chunk lands where the previous one ended, by the length it really had.
-      const size_t length = std::min<size_t>(c.byte_len, in.size() - landed);
-      std::memcpy(in.data() + landed, buffers_->slots.get() + slot * chunk, length);
-      landed += length;
-      ++received;
-      ++stats_.chunks_received;
-      free_slots.push_back(slot);
-    }
-    FAULTLINE_RETURN_IF_ERROR(post_receives());
-  }
-  if (landed != in.size() && options_.check_status) {
-    return Error{ErrorCode::kProtocolViolation,
-                 "rank " + std::to_string(link_.rank) + ": received " + std::to_string(landed) +
-                     " bytes in " + std::to_string(received) + " chunks, expected " +
-                     std::to_string(in.size())};
-  }
-  return {};
+  return Exchange(*this, out, in).run();
 }
 
 Status Ring::drive() {

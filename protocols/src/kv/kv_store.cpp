@@ -6,10 +6,6 @@ namespace faultline::protocols::kv {
 
 namespace {
 
-using transports::Error;
-using transports::ErrorCode;
-using transports::Result;
-using transports::Status;
 
 template <typename T>
 void append(std::vector<std::byte>& out, T value) {

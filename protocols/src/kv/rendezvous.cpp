@@ -11,12 +11,8 @@ namespace faultline::protocols::kv {
 namespace {
 
 using transports::Completion;
-using transports::Error;
-using transports::ErrorCode;
 using transports::Opcode;
-using transports::Result;
 using transports::Segment;
-using transports::Status;
 
 constexpr size_t kSlotBytes = 192;
 constexpr size_t kReceiveSlots = 16;

@@ -16,12 +16,8 @@ namespace faultline::protocols::tagged {
 namespace {
 
 using transports::Completion;
-using transports::Error;
-using transports::ErrorCode;
 using transports::Opcode;
-using transports::Result;
 using transports::Segment;
-using transports::Status;
 
 // wr_id: kind in the bits above 40, the slot or request below.
 constexpr uint64_t kRecvSlot = 1ULL << 40;

@@ -5,7 +5,7 @@
 using faultline::harness::control::encode_frame;
 using faultline::harness::control::FrameDecoder;
 using faultline::harness::control::kMaxFrameSize;
-using faultline::transports::ErrorCode;
+using faultline::ErrorCode;
 
 namespace {
 std::vector<std::byte> raw_frame(uint32_t length, const std::string& body) {

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 using faultline::harness::control::validate_message;
-using faultline::transports::ErrorCode;
+using faultline::ErrorCode;
 
 namespace {
 nlohmann::json message(const std::string& type, nlohmann::json body = nlohmann::json::object()) {

@@ -11,7 +11,7 @@
 
 using namespace faultline::protocols::collective;
 using faultline::testing::TestTarget;
-using faultline::transports::Status;
+using faultline::Status;
 
 namespace {
 

@@ -10,7 +10,7 @@
 using namespace faultline::protocols::kv;
 using faultline::testing::TestTarget;
 using faultline::testing::TransportPair;
-using faultline::transports::ErrorCode;
+using faultline::ErrorCode;
 
 namespace {
 

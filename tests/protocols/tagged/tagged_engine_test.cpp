@@ -12,8 +12,8 @@
 using namespace faultline::protocols::tagged;
 using faultline::testing::TestTarget;
 using faultline::testing::TransportPair;
-using faultline::transports::ErrorCode;
-using faultline::transports::Status;
+using faultline::ErrorCode;
+using faultline::Status;
 using RequestId = TaggedEngine::RequestId;
 
 namespace {

@@ -7,6 +7,7 @@
 #include "support/status_assertions.hpp"
 #include "support/transport_pair.hpp"
 
+using namespace faultline;
 using namespace faultline::transports;
 using namespace faultline::transports::fault;
 using faultline::testing::make_buffer;

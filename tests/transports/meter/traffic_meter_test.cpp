@@ -8,6 +8,7 @@
 #include "support/status_assertions.hpp"
 #include "support/transport_pair.hpp"
 
+using namespace faultline;
 using namespace faultline::transports;
 using faultline::testing::make_buffer;
 using faultline::testing::ofi_tcp;
@@ -140,12 +141,12 @@ TEST_CASE("an error completion is counted by status, without bytes or latency",
   CHECK(json.at("completions").at("REM_ACCESS_ERR") == 1);
   CHECK(json.at("bytes").at("sent") == 128);
   CHECK(json.at("latency").at("SEND").at("buckets").size() ==
-        meter::latency_bounds_seconds().size() + 1);
+        latency_bounds_seconds().size() + 1);
 }
 
 TEST_CASE("latency buckets are upper bounds, the last one unbounded", "[unit]") {
   meter::LatencyHistogram histogram;
-  const auto& bounds = meter::latency_bounds_seconds();
+  const auto& bounds = latency_bounds_seconds();
   histogram.observe(bounds.front());  // on a bound: that bucket (le)
   histogram.observe(bounds.back() * 2);
   CHECK(histogram.buckets.front() == 1);

@@ -116,12 +116,6 @@ class MeterDevice : public Device {
 
 }  // namespace
 
-const std::vector<double>& latency_bounds_seconds() {
-  static const std::vector<double> bounds = {5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4,
-                                             5e-4, 1e-3, 2.5e-3, 1e-2, 0.1,  1};
-  return bounds;
-}
-
 void LatencyHistogram::observe(double seconds) {
   const auto& bounds = latency_bounds_seconds();
   const auto bucket = std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin();

@@ -14,9 +14,14 @@ Error ofi_call_error(std::string call, ssize_t rc, const DeviceInfo* device, std
   error.code = ErrorCode::kNativeError;
   error.call = std::move(call);
   error.native_code = rc;
-  error.native_name = std::string(ofi_error_name(code)) + " (" + fi_strerror(code) + ")";
-  // libfabric reuses errno values below FI_ERRNO_OFFSET; above it the codes are its own.
-  if (code > 0 && code < FI_ERRNO_OFFSET) error.sys_errno = code;
+  // libfabric reuses errno values below FI_ERRNO_OFFSET, and the errno's text is printed
+  // with it; above the offset the codes are libfabric's own, and so is their text.
+  error.native_name = ofi_error_name(code);
+  if (code > 0 && code < FI_ERRNO_OFFSET) {
+    error.sys_errno = code;
+  } else {
+    error.native_name += std::string(" (") + fi_strerror(code) + ")";
+  }
   error.message = std::move(message);
   if (device != nullptr) {
     error.where.transport = "ofi";

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 #include "faultline/transports/transport.hpp"
 
 namespace faultline::transports::ofi {

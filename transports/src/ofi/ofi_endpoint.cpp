@@ -24,10 +24,6 @@ constexpr auto kIdleSleep = std::chrono::microseconds(50);
 
 std::atomic<uint32_t> next_endpoint_number{1};
 
-bool carries_imm(Opcode op) {
-  return op == Opcode::kSendWithImm || op == Opcode::kRdmaWriteWithImm;
-}
-
 }  // namespace
 
 OfiEndpoint::OfiEndpoint(OfiDevice& device, const EndpointConfig& config)
@@ -80,6 +76,7 @@ Result<std::unique_ptr<OfiEndpoint>> OfiEndpoint::create(OfiDevice& device,
   }
 
   std::unique_ptr<OfiEndpoint> endpoint(new OfiEndpoint(device, config));
+  endpoint->post_limits_ = endpoint->post_limits();
   InfoPtr ep_info{fi_dupinfo(&device.fabric_info())};
   ep_info->tx_attr->size = config.send_depth;
   ep_info->rx_attr->size = config.recv_depth;
@@ -262,121 +259,125 @@ Status OfiEndpoint::submit_or_defer(OpContext* ctx) {
   return {};
 }
 
+PostLimits OfiEndpoint::post_limits() const {
+  const DeviceInfo& info = device_.info();
+  // libfabric grants what fi_endpoint accepted: the endpoint's asks are its limits.
+  return {.max_send_sge = config_.max_send_sge,
+          .max_recv_sge = config_.max_recv_sge,
+          .max_sge_rd = info.limits.max_sge_rd,
+          .max_segments = kMaxSegments,
+          .max_inline = config_.max_inline,
+          .asked_inline = config_.max_inline,
+          .driver_inline = config_.max_inline,
+          .device_inline = info.limits.max_inline_data,
+          .max_msg_size = info.limits.max_msg_size,
+          .immediate_data = info.capabilities.send_with_imm};
+}
+
+Status OfiEndpoint::check_post(Status checked) const {
+  if (checked.ok()) return checked;
+  Error error = std::move(checked).take_error();
+  const DeviceInfo& info = device_.info();
+  error.where = {"ofi", info.native_provider, info.name, std::nullopt, endpoint_number_};
+  return error;
+}
+
+Result<bool> OfiEndpoint::try_inject(const WorkRequest& request) {
+  // Only an unsignaled inline send of one segment is fi_inject*: no context, no completion.
+  if (!request.inline_data || request.signaled || request.segments.size() != 1 ||
+      !deferred_.empty()) {
+    return false;
+  }
+  fid_ep* ep = ep_.get();
+  const Segment& segment = request.segments[0];
+  const RemoteBuffer& remote = request.remote;
+  const uint64_t data = request.imm.value_or(0);
+  ssize_t rc = -FI_EINVAL;
+  const char* call = "fi_inject";
+  switch (request.op) {
+    case Opcode::kSend: rc = fi_inject(ep, segment.addr, segment.length, peer_); break;
+    case Opcode::kSendWithImm:
+      call = "fi_injectdata";
+      rc = fi_injectdata(ep, segment.addr, segment.length, data, peer_);
+      break;
+    case Opcode::kRdmaWrite:
+      call = "fi_inject_write";
+      rc = fi_inject_write(ep, segment.addr, segment.length, peer_, remote.addr, remote.key);
+      break;
+    case Opcode::kRdmaWriteWithImm:
+      call = "fi_inject_writedata";
+      rc = fi_inject_writedata(ep, segment.addr, segment.length, data, peer_, remote.addr,
+                               remote.key);
+      break;
+    case Opcode::kRdmaRead:
+    case Opcode::kRecv:
+    case Opcode::kRecvRdmaWithImm: break;
+  }
+  if (rc == 0) return true;
+  // No credit now: the caller falls back to a context that is retried, with the payload copied.
+  if (rc == -FI_EAGAIN) return false;
+  Error error = ofi_call_error(call, rc, &device_.info());
+  error.where.qp = endpoint_number_;
+  return error;
+}
+
+void OfiEndpoint::fill_segments(OpContext& ctx, std::span<const Segment> segments) {
+  ctx.iov_count = segments.size();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& segment = segments[i];
+    ctx.iov[i] = {segment.addr, segment.length};
+    const auto* region = static_cast<const OfiMemoryRegion*>(segment.region);
+    ctx.desc[i] = region != nullptr ? region->descriptor() : nullptr;
+  }
+}
+
+void OfiEndpoint::copy_inline(OpContext& ctx, std::span<const Segment> segments, size_t bytes) {
+  // The caller may reuse an inline payload as soon as the post returns, but a refused post
+  // is retried later: keep a copy and point one iov at it.
+  ctx.flags |= FI_INJECT;
+  ctx.inline_copy.resize(bytes);
+  size_t offset = 0;
+  for (const Segment& segment : segments) {
+    std::memcpy(ctx.inline_copy.data() + offset, segment.addr, segment.length);
+    offset += segment.length;
+  }
+  ctx.iov_count = 1;
+  ctx.iov[0] = {ctx.inline_copy.data(), bytes};
+  ctx.desc[0] = nullptr;
+}
+
 Status OfiEndpoint::post_send(const WorkRequest& request) {
   FAULTLINE_RETURN_IF_ERROR(check_postable());
-  if (!is_send_side(request.op)) {
-    return error_here(ErrorCode::kInvalidArgument,
-                      "post_send with opcode " + std::string(to_string(request.op)));
-  }
-  const Capabilities& caps = device_.info().capabilities;
-  if (carries_imm(request.op) && (!request.imm || !caps.send_with_imm)) {
-    return error_here(request.imm ? ErrorCode::kUnsupported : ErrorCode::kInvalidArgument,
-                      request.imm ? "the provider carries no immediate data (cq_data_size < 4)"
-                                  : std::string(to_string(request.op)) + " without immediate data");
-  }
-  const size_t segment_limit =
-      request.op == Opcode::kRdmaRead ? device_.info().limits.max_sge_rd : config_.max_send_sge;
-  if (request.segments.size() > segment_limit || request.segments.size() > kMaxSegments) {
-    return error_here(ErrorCode::kLimitExceeded, std::string(to_string(request.op)) + " with " +
-                                                     std::to_string(request.segments.size()) +
-                                                     " segments exceeds max_send_sge " +
-                                                     std::to_string(segment_limit));
-  }
-  uint64_t bytes = 0;
-  for (const Segment& segment : request.segments) bytes += segment.length;
-  if (request.inline_data) {
-    if (request.op == Opcode::kRdmaRead) {
-      return error_here(ErrorCode::kInvalidArgument, "RDMA_READ cannot be inline");
-    }
-    if (bytes > config_.max_inline) {
-      return error_here(ErrorCode::kLimitExceeded,
-                        "inline payload of " + std::to_string(bytes) +
-                            " bytes exceeds the granted max_inline " +
-                            std::to_string(config_.max_inline) + " (provider inject_size " +
-                            std::to_string(device_.info().limits.max_inline_data) + ")");
-    }
-  }
-  const uint64_t data = request.imm.value_or(0);
-
-  // An unsignaled inline send of one segment is fi_inject*: no context and no completion.
-  if (request.inline_data && !request.signaled && request.segments.size() == 1 &&
-      deferred_.empty()) {
-    fid_ep* ep = ep_.get();
-    const Segment& segment = request.segments[0];
-    const RemoteBuffer& remote = request.remote;
-    ssize_t rc = -FI_EINVAL;
-    const char* call = "fi_inject";
-    switch (request.op) {
-      case Opcode::kSend: rc = fi_inject(ep, segment.addr, segment.length, peer_); break;
-      case Opcode::kSendWithImm:
-        call = "fi_injectdata";
-        rc = fi_injectdata(ep, segment.addr, segment.length, data, peer_);
-        break;
-      case Opcode::kRdmaWrite:
-        call = "fi_inject_write";
-        rc = fi_inject_write(ep, segment.addr, segment.length, peer_, remote.addr, remote.key);
-        break;
-      case Opcode::kRdmaWriteWithImm:
-        call = "fi_inject_writedata";
-        rc = fi_inject_writedata(ep, segment.addr, segment.length, data, peer_, remote.addr,
-                                 remote.key);
-        break;
-      case Opcode::kRdmaRead:
-      case Opcode::kRecv:
-      case Opcode::kRecvRdmaWithImm: break;
-    }
-    if (rc == 0) return {};
-    if (rc != -FI_EAGAIN) {
-      Error error = ofi_call_error(call, rc, &device_.info());
-      error.where.qp = endpoint_number_;
-      return error;
-    }
-    // No credit now: fall through to a context that is retried, with the payload copied.
-  }
+  FAULTLINE_RETURN_IF_ERROR(check_post(check_send(request, post_limits_)));
+  auto injected = try_inject(request);
+  if (!injected.ok()) return std::move(injected).take_error();
+  if (injected.value()) return {};
 
   auto context = acquire(false);
   if (!context.ok()) return std::move(context).take_error();
   OpContext* ctx = context.value();
+  uint64_t bytes = 0;
+  for (const Segment& segment : request.segments) bytes += segment.length;
   ctx->wr_id = request.wr_id;
   ctx->op = request.op;
   ctx->byte_len = static_cast<uint32_t>(bytes);
   ctx->signaled = request.signaled;
-  ctx->data = data;
-  ctx->flags = 0;
-  if (carries_imm(request.op)) ctx->flags |= FI_REMOTE_CQ_DATA;
+  ctx->data = request.imm.value_or(0);
+  const bool carries_imm =
+      request.op == Opcode::kSendWithImm || request.op == Opcode::kRdmaWriteWithImm;
+  ctx->flags = carries_imm ? FI_REMOTE_CQ_DATA : 0;
   ctx->rma_iov = {request.remote.addr, bytes, request.remote.key};
-  ctx->iov_count = request.segments.size();
   if (request.inline_data) {
-    // The caller may reuse an inline payload as soon as the post returns, but a refused post
-    // is retried later: keep a copy and point one iov at it.
-    ctx->flags |= FI_INJECT;
-    ctx->inline_copy.resize(bytes);
-    size_t offset = 0;
-    for (const Segment& segment : request.segments) {
-      std::memcpy(ctx->inline_copy.data() + offset, segment.addr, segment.length);
-      offset += segment.length;
-    }
-    ctx->iov_count = 1;
-    ctx->iov[0] = {ctx->inline_copy.data(), bytes};
-    ctx->desc[0] = nullptr;
+    copy_inline(*ctx, request.segments, bytes);
   } else {
-    for (size_t i = 0; i < request.segments.size(); ++i) {
-      const Segment& segment = request.segments[i];
-      ctx->iov[i] = {segment.addr, segment.length};
-      const auto* region = static_cast<const OfiMemoryRegion*>(segment.region);
-      ctx->desc[i] = region != nullptr ? region->descriptor() : nullptr;
-    }
+    fill_segments(*ctx, request.segments);
   }
   return submit_or_defer(ctx);
 }
 
 Status OfiEndpoint::post_recv(const RecvRequest& request) {
   FAULTLINE_RETURN_IF_ERROR(check_postable());
-  if (request.segments.size() > config_.max_recv_sge || request.segments.size() > kMaxSegments) {
-    return error_here(ErrorCode::kLimitExceeded,
-                      "RECV with " + std::to_string(request.segments.size()) +
-                          " segments exceeds max_recv_sge " + std::to_string(config_.max_recv_sge));
-  }
+  FAULTLINE_RETURN_IF_ERROR(check_post(check_recv(request, post_limits_)));
   auto context = acquire(true);
   if (!context.ok()) return std::move(context).take_error();
   OpContext* ctx = context.value();
@@ -384,13 +385,7 @@ Status OfiEndpoint::post_recv(const RecvRequest& request) {
   ctx->op = Opcode::kRecv;
   ctx->signaled = true;
   ctx->flags = 0;
-  ctx->iov_count = request.segments.size();
-  for (size_t i = 0; i < request.segments.size(); ++i) {
-    const Segment& segment = request.segments[i];
-    ctx->iov[i] = {segment.addr, segment.length};
-    const auto* region = static_cast<const OfiMemoryRegion*>(segment.region);
-    ctx->desc[i] = region != nullptr ? region->descriptor() : nullptr;
-  }
+  fill_segments(*ctx, request.segments);
   return submit_or_defer(ctx);
 }
 

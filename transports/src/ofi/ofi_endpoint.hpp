@@ -11,6 +11,7 @@
 #include <deque>
 #include <vector>
 
+#include "faultline/transports/limits_check.hpp"
 #include "ofi_common.hpp"
 
 namespace faultline::transports::ofi {
@@ -65,6 +66,15 @@ class OfiEndpoint final : public Endpoint {
 
   Error error_here(ErrorCode code, std::string message) const;
   Status check_postable() const;
+  /// What a post may use (see check_send), computed once at creation.
+  PostLimits post_limits() const;
+  /// `checked` with this endpoint's location added to its error.
+  Status check_post(Status checked) const;
+  /// fi_inject* for an unsignaled one-segment inline send: true when done, false when the
+  /// post needs a context (not injectable, or no credit now).
+  Result<bool> try_inject(const WorkRequest& request);
+  static void fill_segments(OpContext& ctx, std::span<const Segment> segments);
+  static void copy_inline(OpContext& ctx, std::span<const Segment> segments, size_t bytes);
   Result<OpContext*> acquire(bool is_recv);
   void release(OpContext* context);
   /// Hands the context's operation to libfabric once; returns the call's result.
@@ -79,6 +89,7 @@ class OfiEndpoint final : public Endpoint {
 
   OfiDevice& device_;
   EndpointConfig config_;
+  PostLimits post_limits_;
   uint32_t endpoint_number_;
   std::vector<OpContext> send_contexts_;
   std::vector<OpContext> recv_contexts_;

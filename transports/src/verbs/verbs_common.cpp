@@ -9,7 +9,6 @@ namespace faultline::transports::verbs {
 Error verbs_call_error(std::string call, int err, const DeviceInfo& device,
                        std::optional<uint32_t> qp, std::string message) {
   Error error = errno_error(std::move(call), err, std::move(message));
-  error.native_code = -err;
   error.where = {"verbs", device.native_provider, device.name, device.port, qp};
   return error;
 }

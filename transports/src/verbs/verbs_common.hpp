@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 #include "faultline/transports/transport.hpp"
 
 namespace faultline::transports::verbs {

@@ -109,6 +109,7 @@ Result<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::create(VerbsDevice& device
                                               std::to_string(config.max_inline)));
   }
   endpoint->granted_ = attr.cap;
+  endpoint->post_limits_ = endpoint->post_limits();
   endpoint->send_ring_.slots.resize(std::max<uint32_t>(attr.cap.max_send_wr, 1));
   endpoint->recv_ring_.slots.resize(std::max<uint32_t>(attr.cap.max_recv_wr, 1));
 
@@ -236,64 +237,58 @@ Status VerbsEndpoint::connect(std::span<const std::byte> peer_address) {
   return {};
 }
 
-Status VerbsEndpoint::post_send(const WorkRequest& request) {
+PostLimits VerbsEndpoint::post_limits() const {
+  const DeviceLimits& limits = device_.info().limits;
+  // A driver may report more inline than the endpoint asked for (rxe grants its maximum
+  // when asked for 0); code relying on that breaks on the next NIC, so the request counts.
+  return {.max_send_sge = granted_.max_send_sge,
+          .max_recv_sge = granted_.max_recv_sge,
+          .max_sge_rd = limits.max_sge_rd,
+          .max_segments = kMaxSegments,
+          .max_inline = std::min(config_.max_inline, granted_.max_inline_data),
+          .asked_inline = config_.max_inline,
+          .driver_inline = granted_.max_inline_data,
+          .device_inline = limits.max_inline_data,
+          .max_msg_size = limits.max_msg_size,
+          .immediate_data = true};
+}
+
+Status VerbsEndpoint::check_post(Status checked, bool needs_connection) const {
   if (errored_) {
     return error_here(ErrorCode::kInvalidArgument,
                       "post on an endpoint in the error state (after modify_to_error)");
   }
-  if (!connected_) return error_here(ErrorCode::kInvalidArgument, "post before connect");
-  if (!is_send_side(request.op)) {
-    return error_here(ErrorCode::kInvalidArgument,
-                      "post_send with opcode " + std::string(to_string(request.op)));
+  if (needs_connection && !connected_) {
+    return error_here(ErrorCode::kInvalidArgument, "post before connect");
   }
-  if ((request.op == Opcode::kSendWithImm || request.op == Opcode::kRdmaWriteWithImm) &&
-      !request.imm) {
-    return error_here(ErrorCode::kInvalidArgument,
-                      std::string(to_string(request.op)) + " without immediate data");
-  }
-  const uint32_t segment_limit =
-      request.op == Opcode::kRdmaRead
-          ? std::min(granted_.max_send_sge, device_.info().limits.max_sge_rd)
-          : granted_.max_send_sge;
-  if (request.segments.size() > segment_limit || request.segments.size() > kMaxSegments) {
-    return error_here(ErrorCode::kLimitExceeded, std::string(to_string(request.op)) + " with " +
-                                                     std::to_string(request.segments.size()) +
-                                                     " segments exceeds max_send_sge " +
-                                                     std::to_string(segment_limit));
-  }
-  // Only the entries in use are filled (and read): no zeroing of all kMaxSegments per post.
-  std::array<ibv_sge, kMaxSegments> sges;  // NOLINT(cppcoreguidelines-pro-type-member-init)
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < request.segments.size(); ++i) {
-    const Segment& segment = request.segments[i];
+  if (checked.ok()) return checked;
+  Error error = std::move(checked).take_error();
+  error.where = error_here(error.code, "").where;
+  return error;
+}
+
+size_t VerbsEndpoint::fill_sges(std::span<const Segment> segments, ibv_sge* sges) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& segment = segments[i];
     const auto* region = static_cast<const VerbsMemoryRegion*>(segment.region);
     sges[i] = {reinterpret_cast<uintptr_t>(segment.addr), segment.length,
                region != nullptr ? region->lkey() : 0};
     bytes += segment.length;
   }
-  if (request.inline_data) {
-    if (request.op == Opcode::kRdmaRead) {
-      return error_here(ErrorCode::kInvalidArgument, "RDMA_READ cannot be inline");
-    }
-    // A driver may report more inline than the endpoint asked for (rxe grants its maximum
-    // when asked for 0); code relying on that breaks on the next NIC, so the request counts.
-    const uint32_t usable = std::min(config_.max_inline, granted_.max_inline_data);
-    if (bytes > usable) {
-      return error_here(ErrorCode::kLimitExceeded,
-                        "inline payload of " + std::to_string(bytes) +
-                            " bytes exceeds the granted max_inline " + std::to_string(usable) +
-                            " (the endpoint asked for " + std::to_string(config_.max_inline) +
-                            ", the driver reported " + std::to_string(granted_.max_inline_data) +
-                            ", device max_inline_data " +
-                            std::to_string(device_.info().limits.max_inline_data) + ")");
-    }
-  }
+  return bytes;
+}
+
+Status VerbsEndpoint::post_send(const WorkRequest& request) {
+  FAULTLINE_RETURN_IF_ERROR(check_post(check_send(request, post_limits_), true));
   if (send_ring_.full()) {
     return error_here(ErrorCode::kLimitExceeded,
                       "send queue full: " + std::to_string(send_ring_.slots.size()) +
                           " work requests outstanding (send_depth)");
   }
-
+  // Only the entries in use are filled (and read): no zeroing of all kMaxSegments per post.
+  std::array<ibv_sge, kMaxSegments> sges;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  const size_t bytes = fill_sges(request.segments, sges.data());
   ibv_send_wr wr{};
   wr.wr_id = send_ring_.tail;
   wr.sg_list = sges.data();
@@ -316,16 +311,7 @@ Status VerbsEndpoint::post_send(const WorkRequest& request) {
 }
 
 Status VerbsEndpoint::post_recv(const RecvRequest& request) {
-  if (errored_) {
-    return error_here(ErrorCode::kInvalidArgument,
-                      "post on an endpoint in the error state (after modify_to_error)");
-  }
-  if (request.segments.size() > granted_.max_recv_sge || request.segments.size() > kMaxSegments) {
-    return error_here(ErrorCode::kLimitExceeded, "RECV with " +
-                                                     std::to_string(request.segments.size()) +
-                                                     " segments exceeds max_recv_sge " +
-                                                     std::to_string(granted_.max_recv_sge));
-  }
+  FAULTLINE_RETURN_IF_ERROR(check_post(check_recv(request, post_limits_), false));
   if (recv_ring_.full()) {
     return error_here(ErrorCode::kLimitExceeded,
                       "receive queue full: " + std::to_string(recv_ring_.slots.size()) +
@@ -333,12 +319,7 @@ Status VerbsEndpoint::post_recv(const RecvRequest& request) {
   }
   // Only the entries in use are filled (and read): no zeroing of all kMaxSegments per post.
   std::array<ibv_sge, kMaxSegments> sges;  // NOLINT(cppcoreguidelines-pro-type-member-init)
-  for (size_t i = 0; i < request.segments.size(); ++i) {
-    const Segment& segment = request.segments[i];
-    const auto* region = static_cast<const VerbsMemoryRegion*>(segment.region);
-    sges[i] = {reinterpret_cast<uintptr_t>(segment.addr), segment.length,
-               region != nullptr ? region->lkey() : 0};
-  }
+  fill_sges(request.segments, sges.data());
   ibv_recv_wr wr{};
   wr.wr_id = recv_ring_.tail | kRecvBit;
   wr.sg_list = sges.data();

@@ -3,6 +3,7 @@
 #include <deque>
 #include <vector>
 
+#include "faultline/transports/limits_check.hpp"
 #include "verbs_common.hpp"
 
 namespace faultline::transports::verbs {
@@ -48,12 +49,20 @@ class VerbsEndpoint final : public Endpoint {
   VerbsEndpoint(VerbsDevice& device, const EndpointConfig& config);
   Error error_here(ErrorCode code, std::string message) const;
   Error call_error(const char* call, int err, std::string message = {}) const;
+  /// What a post may use (see check_send), computed once the QP is created.
+  PostLimits post_limits() const;
+  /// The endpoint's own state first (error state, not connected), then `checked` with this
+  /// endpoint's location added to its error.
+  Status check_post(Status checked, bool needs_connection) const;
+  /// Fills one SGE per segment; returns the bytes they cover.
+  static size_t fill_sges(std::span<const Segment> segments, ibv_sge* sges);
   Completion convert(const ibv_wc& wc);
   Status modify(ibv_qp_attr& attr, int mask, const char* state);
 
   VerbsDevice& device_;
   EndpointConfig config_;
   ibv_qp_cap granted_{};
+  PostLimits post_limits_;
   uint32_t psn_ = 0;
   Ring send_ring_;
   Ring recv_ring_;

@@ -20,7 +20,7 @@ struct ScenarioTarget {
 
 /// Opens the target's device through the transport registry (an unknown transport, provider
 /// or device is an error naming what is present).
-transports::Result<std::unique_ptr<transports::Device>> open_target_device(
+Result<std::unique_ptr<transports::Device>> open_target_device(
     const ScenarioTarget& target);
 
 /// What one side of a scenario reports.

@@ -18,7 +18,7 @@
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/harness/verdict.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness {
 
@@ -97,10 +97,10 @@ class Coordinator {
   Coordinator& operator=(const Coordinator&) = delete;
 
   /// Binds and starts accepting. kInvalidArgument for a bad address, kIoError when busy.
-  transports::Status listen();
+  Status listen();
   uint16_t port() const { return port_; }
   /// Until `options.agents` agents are in; kTimeout says how many came.
-  transports::Status wait_for_agents(std::chrono::milliseconds timeout);
+  Status wait_for_agents(std::chrono::milliseconds timeout);
   const std::vector<AgentRecord>& agents() const { return agents_; }
   /// Runs each scenario over every pair of agents, round by round.
   std::vector<ScenarioRun> run(const std::vector<ScenarioSpec>& scenarios,
@@ -140,7 +140,7 @@ class Coordinator {
 
   void accept_loop();
   void serve_connection(Connection& connection);
-  transports::Result<std::string> handshake(Connection& connection);
+  Result<std::string> handshake(Connection& connection);
   void handle(const Event& event, RunObserver& observer);
   void mark_lost(const std::string& agent_id, const std::string& reason, RunObserver& observer);
   void check_deadlines(RunObserver& observer);

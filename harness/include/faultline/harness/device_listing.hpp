@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 #include "faultline/transports/transport.hpp"
 
 namespace faultline::harness {
@@ -17,6 +17,6 @@ struct DeviceFilter {
 
 /// Every device of every registered transport matching `filter`. A filter value that matches
 /// nothing is kNotFound naming what is present at that level (transports, providers, devices).
-transports::Result<std::vector<transports::DeviceInfo>> list_devices(const DeviceFilter& filter);
+Result<std::vector<transports::DeviceInfo>> list_devices(const DeviceFilter& filter);
 
 }  // namespace faultline::harness

@@ -31,7 +31,7 @@ class LocalAgents {
  public:
   /// Listens, starts the local agents and waits for every agent to join; an error names what
   /// failed (the address, how many joined).
-  static transports::Result<std::unique_ptr<LocalAgents>> start(LocalRun run,
+  static Result<std::unique_ptr<LocalAgents>> start(LocalRun run,
                                                                 const ScenarioTarget& target);
   ~LocalAgents();
   LocalAgents(const LocalAgents&) = delete;

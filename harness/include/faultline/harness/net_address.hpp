@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness {
 
@@ -15,12 +15,12 @@ struct HostPort {
 
 /// Parses "HOST:PORT" ("127.0.0.1:7300", "head:7300", "[::1]:7300"); a usage error names
 /// what was expected.
-transports::Result<HostPort> parse_host_port(const std::string& text);
+Result<HostPort> parse_host_port(const std::string& text);
 
 /// This machine's host name, as gethostname(2) gives it.
 std::string host_name();
 
 /// A connected TCP socket descriptor to `address`, or the error of the last attempt.
-transports::Result<int> connect_tcp(const HostPort& address);
+Result<int> connect_tcp(const HostPort& address);
 
 }  // namespace faultline::harness

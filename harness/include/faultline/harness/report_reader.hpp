@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness {
 
@@ -14,9 +14,9 @@ std::vector<std::string> report_schema_problems(const nlohmann::json& report);
 
 /// Reads a report.json written by `faultline run`: it must parse and conform to the schema.
 /// An error names the file, and the line and column or the pointer and what was expected.
-transports::Result<nlohmann::json> read_report(const std::string& path);
+Result<nlohmann::json> read_report(const std::string& path);
 
 /// The same for a document already in memory (fuzzing); `name` stands for the file.
-transports::Result<nlohmann::json> parse_report(const std::string& name, const std::string& text);
+Result<nlohmann::json> parse_report(const std::string& name, const std::string& text);
 
 }  // namespace faultline::harness

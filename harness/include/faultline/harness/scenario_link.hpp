@@ -7,7 +7,7 @@
 #include <string>
 
 #include "faultline/harness/control/channel.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness {
 
@@ -20,9 +20,9 @@ class ScenarioLink {
       : channel_(channel), run_id_(run_id), deadline_(deadline) {}
 
   /// Sends this side's endpoint info; returns the peer's.
-  transports::Result<nlohmann::json> exchange(const nlohmann::json& info);
+  Result<nlohmann::json> exchange(const nlohmann::json& info);
   /// Waits until the peer reaches the barrier of the same name.
-  transports::Status barrier(const std::string& name);
+  Status barrier(const std::string& name);
   /// Records the step about to run (shown as the last step if the process dies).
   void step(const std::string& name);
   /// Called every few milliseconds while `exchange` or `barrier` waits: libfabric's manual
@@ -30,7 +30,7 @@ class ScenarioLink {
   void set_progress(std::function<void()> progress) { progress_ = std::move(progress); }
 
  private:
-  transports::Result<nlohmann::json> await(std::string_view type, const std::string& name);
+  Result<nlohmann::json> await(std::string_view type, const std::string& name);
 
   control::Channel& channel_;
   uint64_t run_id_;

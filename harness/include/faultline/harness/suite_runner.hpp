@@ -10,7 +10,7 @@
 #include "faultline/harness/report_document.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/reports/metrics.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness {
 

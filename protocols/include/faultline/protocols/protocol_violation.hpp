@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::protocols {
 
@@ -20,7 +20,7 @@ struct ProtocolViolation {
   /// "PushRequest: segment count expected 3, actual 2 (detected by server)"
   std::string describe() const;
   /// The same as a kProtocolViolation error, for Status-returning callers.
-  transports::Error to_error() const;
+  Error to_error() const;
 };
 
 }  // namespace faultline::protocols

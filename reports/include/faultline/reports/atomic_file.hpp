@@ -2,13 +2,13 @@
 
 #include <string>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::reports {
 
 /// Replaces `path` with `content` atomically: writes a temporary file in the same directory,
 /// flushes it to disk, and renames it over `path`. A reader (or a run killed half-way) sees
 /// the old file or the new one, never a torn one. Creates missing parent directories.
-transports::Status write_file_atomically(const std::string& path, const std::string& content);
+Status write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace faultline::reports

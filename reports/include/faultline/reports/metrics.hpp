@@ -4,7 +4,7 @@
 #include <string>
 
 #include "faultline/reports/report_sink.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace prometheus {
 class Registry;
@@ -34,11 +34,11 @@ class Metrics {
 
   /// Serves /metrics on "PORT" (127.0.0.1) or "ADDR:PORT" until destroyed. Only GET of the
   /// metrics is answered: nothing can be changed through it.
-  transports::Status serve(const std::string& listen);
+  Status serve(const std::string& listen);
   /// The port it serves on (useful with port 0).
   int port() const;
   /// Pushes everything to the Pushgateway at `url` ("http://host:9091") under `job`.
-  transports::Status push(const std::string& url, const std::string& job) const;
+  Status push(const std::string& url, const std::string& job) const;
 
   /// One finished scenario run: its verdict and duration, and what its sides reported: faults
   /// applied, traffic, port counter growth (each port once, however many sides share it).
@@ -61,10 +61,10 @@ class Metrics {
 class MetricsSink final : public ReportSink {
  public:
   explicit MetricsSink(Metrics& metrics) : metrics_(metrics) {}
-  transports::Status on_run_started(const nlohmann::json& report) override;
-  transports::Status on_scenario_finished(const nlohmann::json& scenario,
+  Status on_run_started(const nlohmann::json& report) override;
+  Status on_scenario_finished(const nlohmann::json& scenario,
                                           const nlohmann::json& report) override;
-  transports::Status on_run_finished(const nlohmann::json& report) override;
+  Status on_run_finished(const nlohmann::json& report) override;
 
  private:
   void mark_agents(const nlohmann::json& report);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::reports {
 
@@ -17,14 +17,14 @@ class ReportSink {
  public:
   virtual ~ReportSink() = default;
   /// The report before any scenario ran: run metadata, agents, an empty scenario list.
-  virtual transports::Status on_run_started(const nlohmann::json& report) = 0;
+  virtual Status on_run_started(const nlohmann::json& report) = 0;
   virtual void on_scenario_started(const nlohmann::json& /*scenario*/) {}
   virtual void on_step_finished(const nlohmann::json& /*scenario*/, const std::string& /*agent*/,
                                 const std::string& /*step*/) {}
   /// `scenario` just finished; `report` holds it and every one before.
-  virtual transports::Status on_scenario_finished(const nlohmann::json& scenario,
+  virtual Status on_scenario_finished(const nlohmann::json& scenario,
                                                   const nlohmann::json& report) = 0;
-  virtual transports::Status on_run_finished(const nlohmann::json& report) = 0;
+  virtual Status on_run_finished(const nlohmann::json& report) = 0;
 };
 
 /// Turns a whole report document into one file's text.
@@ -35,14 +35,14 @@ using ReportFormatter = std::function<std::string(const nlohmann::json& report)>
 class FileSink final : public ReportSink {
  public:
   FileSink(std::string path, ReportFormatter format);
-  transports::Status on_run_started(const nlohmann::json& report) override;
-  transports::Status on_scenario_finished(const nlohmann::json& scenario,
+  Status on_run_started(const nlohmann::json& report) override;
+  Status on_scenario_finished(const nlohmann::json& scenario,
                                           const nlohmann::json& report) override;
-  transports::Status on_run_finished(const nlohmann::json& report) override;
+  Status on_run_finished(const nlohmann::json& report) override;
   const std::string& path() const { return path_; }
 
  private:
-  transports::Status write(const nlohmann::json& report) const;
+  Status write(const nlohmann::json& report) const;
   std::string path_;
   ReportFormatter format_;
 };

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string_view>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::transports {
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 #include "faultline/transports/transport.hpp"
 
 namespace faultline::transports {

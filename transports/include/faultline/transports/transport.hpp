@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 #include "faultline/transports/types.hpp"
 
 namespace faultline::transports {

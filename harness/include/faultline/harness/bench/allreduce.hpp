@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::bench {
 
@@ -29,6 +29,6 @@ struct AllreduceOptions {
 
 /// The protocols' ring allreduce with each rank on its own device and thread, as the agents
 /// of a collective scenario hold them; every iteration's sum is checked.
-transports::Result<std::vector<AllreduceRow>> run_allreduce(const AllreduceOptions& options);
+Result<std::vector<AllreduceRow>> run_allreduce(const AllreduceOptions& options);
 
 }  // namespace faultline::harness::bench

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::bench {
 
@@ -30,6 +30,6 @@ struct BandwidthOptions {
 
 /// A sender streams to a receiver (each its own device and thread); for sends the receiver
 /// keeps twice the window of receives posted.
-transports::Result<std::vector<BandwidthRow>> run_bandwidth(const BandwidthOptions& options);
+Result<std::vector<BandwidthRow>> run_bandwidth(const BandwidthOptions& options);
 
 }  // namespace faultline::harness::bench

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::bench {
 
@@ -27,6 +27,6 @@ struct ControlPlaneResult {
 };
 
 /// Times the control plane on local agents with scenarios that move no data.
-transports::Result<ControlPlaneResult> run_control_plane(const ControlPlaneOptions& options);
+Result<ControlPlaneResult> run_control_plane(const ControlPlaneOptions& options);
 
 }  // namespace faultline::harness::bench

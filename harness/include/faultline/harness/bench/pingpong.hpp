@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::bench {
 
@@ -32,6 +32,6 @@ struct PingpongOptions {
 /// own thread (as two processes would). A payload that fits the device's inline limit goes
 /// inline and unsignaled (every 16th signaled, so a verbs send queue drains), as
 /// fi_pingpong's fi_inject and perftest's inline sends do.
-transports::Result<std::vector<LatencyRow>> run_pingpong(const PingpongOptions& options);
+Result<std::vector<LatencyRow>> run_pingpong(const PingpongOptions& options);
 
 }  // namespace faultline::harness::bench

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::control {
 
@@ -31,6 +31,6 @@ std::string make_token();
 /// The shared token: the contents of `token_file` (trailing newline removed) when given, else
 /// $FAULTLINE_TOKEN. Neither is a configuration error naming both. A token file readable by
 /// group or others is accepted with a warning in `warning`.
-transports::Result<std::string> load_token(const std::string& token_file, std::string& warning);
+Result<std::string> load_token(const std::string& token_file, std::string& warning);
 
 }  // namespace faultline::harness::control

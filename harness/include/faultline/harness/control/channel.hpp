@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "faultline/harness/control/frame.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::control {
 
@@ -24,14 +24,14 @@ class Channel {
   /// Sends one frame as it is. Fails (kIoError) when the peer is gone, and (kTimeout) when the
   /// socket has a send timeout (SO_SNDTIMEO) and the peer read nothing for that long; after a
   /// failure the stream may hold part of a frame and the channel must be shut down.
-  transports::Status send(const nlohmann::json& message);
+  Status send(const nlohmann::json& message);
   /// Sends a message of `type`: `body` with this channel's next "seq" and its "session".
-  transports::Status send_message(std::string_view type,
+  Status send_message(std::string_view type,
                                   nlohmann::json body = nlohmann::json::object());
   void set_session(std::string session);
   /// The next message, waiting up to `timeout`. kTimeout when none came; kIoError at EOF
   /// (naming a truncated frame if one was cut off); kProtocolViolation for a bad frame.
-  transports::Result<nlohmann::json> receive(std::chrono::milliseconds timeout);
+  Result<nlohmann::json> receive(std::chrono::milliseconds timeout);
   /// Unblocks a receiver and refuses further traffic; safe from any thread.
   void shutdown();
 
@@ -39,7 +39,7 @@ class Channel {
   int fd() const { return fd_; }
 
  private:
-  transports::Status send_locked(const nlohmann::json& message);
+  Status send_locked(const nlohmann::json& message);
 
   int fd_;
   std::string peer_name_;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::control {
 
@@ -27,7 +27,7 @@ class FrameDecoder {
   /// (kProtocolViolation) for an oversized length, bad JSON, JSON nested deeper than
   /// kMaxJsonDepth, or JSON that is not an object.
   /// After an error the stream is unusable and the connection should be closed.
-  transports::Result<std::optional<nlohmann::json>> next();
+  Result<std::optional<nlohmann::json>> next();
   /// Bytes received but not yet part of a returned frame (a truncated frame at EOF).
   size_t pending() const { return buffer_.size(); }
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::control {
 
@@ -22,7 +22,7 @@ inline constexpr int kProtocolVersion = 2;
 /// Checks `message` against the schema of its type, and that its type is one of `allowed`
 /// (the messages valid in the receiver's current state). kProtocolViolation names the type
 /// and the field that is missing or of the wrong kind.
-transports::Status validate_message(const nlohmann::json& message,
+Status validate_message(const nlohmann::json& message,
                                     std::initializer_list<std::string_view> allowed);
 
 }  // namespace faultline::harness::control

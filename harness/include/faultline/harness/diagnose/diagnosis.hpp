@@ -7,7 +7,7 @@
 
 #include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/reports/metrics.hpp"
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 namespace faultline::harness::diagnose {
 
@@ -73,6 +73,6 @@ const std::vector<std::pair<std::string, std::string>>& inject_kinds();
 /// Runs the layers in order, printing one line per layer to `progress`, and writes
 /// diagnose.json and diagnose.md to the report directory after each layer. An unknown
 /// --inject kind or a bad --limits file is kInvalidArgument naming it, before any probe.
-transports::Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& progress);
+Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& progress);
 
 }  // namespace faultline::harness::diagnose

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 #include "faultline/transports/types.hpp"
 
 namespace faultline::harness::diagnose {
@@ -22,7 +22,7 @@ struct Workload {
 
 /// Reads and evaluates a workload file; a problem names the file, the field and what was
 /// expected.
-transports::Result<Workload> load_workload(const std::string& path);
+Result<Workload> load_workload(const std::string& path);
 
 /// Evaluates "3 * max_tokens_per_rank + 1" over `inputs` (integers, + - * / and parentheses).
 /// The derivation shows it with the inputs' values: "3 x max_tokens_per_rank 65536 + 1".
@@ -30,7 +30,7 @@ struct Evaluated {
   uint64_t value = 0;
   std::string derivation;
 };
-transports::Result<Evaluated> evaluate_formula(const std::string& formula,
+Result<Evaluated> evaluate_formula(const std::string& formula,
                                                const std::map<std::string, uint64_t>& inputs);
 
 }  // namespace faultline::harness::diagnose

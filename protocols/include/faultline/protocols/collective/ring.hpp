@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "faultline/protocols/collective/reduction.hpp"
-#include "faultline/transports/transport.hpp"
+#include "faultline/protocols/completion_tracker.hpp"
+#include "faultline/protocols/receive_slots.hpp"
+#include "faultline/transports/registered_buffer.hpp"
 
 namespace faultline::protocols::collective {
 
@@ -50,21 +52,21 @@ struct RingStats {
 /// error. Not thread-safe: one thread per rank.
 class Ring {
  public:
-  static transports::Result<std::unique_ptr<Ring>> create(RingLink link, RingOptions options);
+  static Result<std::unique_ptr<Ring>> create(RingLink link, RingOptions options);
   ~Ring();
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
 
   /// Sends `out` to the next rank while receiving exactly `in.size()` bytes from the previous.
-  transports::Status exchange(std::span<const std::byte> out, std::span<std::byte> in);
+  Status exchange(std::span<const std::byte> out, std::span<std::byte> in);
   /// Sum over all ranks, in place.
-  transports::Status allreduce(std::span<std::byte> data, DataType type);
+  Status allreduce(std::span<std::byte> data, DataType type);
   /// Afterwards this rank's own segment (`segment(rank)`) of `data` holds the sum.
-  transports::Status reduce_scatter(std::span<std::byte> data, DataType type);
+  Status reduce_scatter(std::span<std::byte> data, DataType type);
   /// Each rank contributes its own segment of `data`; afterwards every rank has all of them.
-  transports::Status allgather(std::span<std::byte> data, DataType type);
+  Status allgather(std::span<std::byte> data, DataType type);
   /// `root`'s `data` to every rank.
-  transports::Status broadcast(std::span<std::byte> data, size_t root);
+  Status broadcast(std::span<std::byte> data, size_t root);
 
   /// The byte range of segment `index` when `bytes` of `type` are split over the ring: whole
   /// elements, the first `elements % size` segments one element longer.
@@ -74,18 +76,21 @@ class Ring {
   /// Reaps both endpoints without blocking, for a rank waiting on something else (its peers,
   /// the harness), so that the neighbours' transfers still complete. What it reaps is kept and
   /// judged by the next exchange like any completion: nothing is thrown away unseen.
-  transports::Status drive();
+  Status drive();
 
  private:
-  struct Buffers;
-  Ring(RingLink link, RingOptions options, std::unique_ptr<Buffers> buffers);
-  transports::Status check(const transports::Completion& completion, const char* expected_op);
+  class Exchange;
+  Ring(RingLink link, RingOptions options, transports::RegisteredBuffer send,
+       ReceiveSlots slots);
+  Status check(const transports::Completion& completion, const char* expected_op);
 
   RingLink link_;
   RingOptions options_;
-  std::unique_ptr<Buffers> buffers_;
+  transports::RegisteredBuffer send_;  // what `exchange` sends is staged here
+  ReceiveSlots slots_;                 // max_recvs_in_flight slots of chunk_bytes
+  CompletionTracker send_tracker_;     // on to_next
+  CompletionTracker recv_tracker_;     // on from_prev
   RingStats stats_;
-  uint32_t exchanges_ = 0;                           // numbers each exchange's work requests
   std::deque<transports::Completion> reaped_sends_;  // by drive(), for the next exchange
   std::deque<transports::Completion> reaped_receives_;
 };

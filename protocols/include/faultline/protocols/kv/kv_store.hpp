@@ -16,11 +16,11 @@ using KeyValues = std::map<uint64_t, std::vector<std::byte>>;
 class KvWorker {
  public:
   explicit KvWorker(Rendezvous& rendezvous) : rendezvous_(rendezvous) {}
-  transports::Status push(const KeyValues& values);
-  transports::Result<KeyValues> pull(const std::vector<uint64_t>& keys);
+  Status push(const KeyValues& values);
+  Result<KeyValues> pull(const std::vector<uint64_t>& keys);
 
  private:
-  transports::Result<Message> expect(MessageType type);
+  Result<Message> expect(MessageType type);
   Rendezvous& rendezvous_;
 };
 
@@ -31,14 +31,14 @@ class KvServer {
   explicit KvServer(Rendezvous& rendezvous) : rendezvous_(rendezvous) {}
   /// Serves `requests` requests (a rejected one counts). An error other than a protocol
   /// violation (a completion error, a timeout) ends serving and is returned.
-  transports::Status serve(size_t requests);
+  Status serve(size_t requests);
   /// Each violation seen, described ("PushRequest: segment count expected 3, actual 2
   /// (detected by server)").
   const std::vector<std::string>& violations() const { return violations_; }
   const KeyValues& store() const { return store_; }
 
  private:
-  transports::Status handle(const Message& request);
+  Status handle(const Message& request);
   Rendezvous& rendezvous_;
   KeyValues store_;
   std::vector<std::string> violations_;
@@ -52,6 +52,6 @@ struct EncodedValues {
 };
 EncodedValues encode(const KeyValues& values);
 /// kProtocolViolation when the segments disagree (lens summing past vals).
-transports::Result<KeyValues> decode(const Message& message, const std::string& side);
+Result<KeyValues> decode(const Message& message, const std::string& side);
 
 }  // namespace faultline::protocols::kv

@@ -45,7 +45,7 @@ struct Message {
 class Rendezvous {
  public:
   /// Registers the arena and the control slots and posts the control receives.
-  static transports::Result<std::unique_ptr<Rendezvous>> create(transports::Device& device,
+  static Result<std::unique_ptr<Rendezvous>> create(transports::Device& device,
                                                                 transports::Endpoint& endpoint,
                                                                 RendezvousOptions options);
   ~Rendezvous();
@@ -54,10 +54,10 @@ class Rendezvous {
 
   /// Sends one message. A rejection by the receiver is a kProtocolViolation error carrying
   /// the receiver's violation.
-  transports::Status send(MessageType type, std::vector<std::span<const std::byte>> segments);
+  Status send(MessageType type, std::vector<std::span<const std::byte>> segments);
   /// Receives one message. A message that breaks the contract is rejected (the sender learns
   /// why) and returned as a kProtocolViolation error; the rendezvous stays usable.
-  transports::Result<Message> receive();
+  Result<Message> receive();
 
   /// What this side saw, in order: messages sent and received, violations, mutations applied.
   const std::vector<std::string>& events() const;

@@ -57,7 +57,7 @@ class TaggedEngine {
 
   /// Registers the slots and posts the receives. The endpoint must be connected, with a
   /// receive depth of at least `receive_slots`.
-  static transports::Result<std::unique_ptr<TaggedEngine>> create(transports::Device& device,
+  static Result<std::unique_ptr<TaggedEngine>> create(transports::Device& device,
                                                                   transports::Endpoint& endpoint,
                                                                   TaggedOptions options);
   ~TaggedEngine();
@@ -67,15 +67,15 @@ class TaggedEngine {
   /// Starts a send. An eager payload is copied, so `data` may be reused at once; a rendezvous
   /// payload must stay valid until the request is done. When the eager queue is full, backs
   /// off (drives progress) until there is room, and fails after the timeout.
-  transports::Result<RequestId> send(uint64_t tag, std::span<const std::byte> data);
+  Result<RequestId> send(uint64_t tag, std::span<const std::byte> data);
   /// Posts a receive of 1 to 8 buffers; it is done when every buffer has its message.
-  transports::Result<RequestId> receive(std::vector<TaggedBuffer> group);
+  Result<RequestId> receive(std::vector<TaggedBuffer> group);
 
   /// Drives progress until every request is done; the first failure among them, or a timeout
   /// naming what is still pending.
-  transports::Status wait(std::span<const RequestId> requests);
+  Status wait(std::span<const RequestId> requests);
   /// One round of progress without blocking: reaps completions, transmits what now fits.
-  transports::Status progress();
+  Status progress();
 
   SendPath path_of(RequestId send) const;
   /// The bytes each buffer of a finished receive got.

@@ -7,14 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "faultline/core/latency_buckets.hpp"
 #include "faultline/transports/transport.hpp"
 
 namespace faultline::transports::meter {
-
-/// Upper bounds (seconds) of the operation latency buckets; the report and the metrics use
-/// the same ones, so a report's buckets add straight into a Prometheus histogram. From a few
-/// microseconds (shm) to seconds (RNR and transport retries).
-const std::vector<double>& latency_bounds_seconds();
 
 /// Post-to-completion times of one kind of operation.
 struct LatencyHistogram {

@@ -1,6 +1,6 @@
-#include "faultline/harness/hex.hpp"
+#include "faultline/core/hex.hpp"
 
-namespace faultline::harness {
+namespace faultline {
 
 std::string to_hex(std::span<const std::byte> bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -30,4 +30,4 @@ std::vector<std::byte> from_hex(const std::string& text) {
   return bytes;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline

@@ -6,7 +6,7 @@
 #include <utility>
 #include <variant>
 
-namespace faultline::transports {
+namespace faultline {
 
 /// Generic error classes, shared by every layer. The native code travels beside it in `Error`.
 enum class ErrorCode {
@@ -69,9 +69,9 @@ class [[nodiscard]] Status {
 
   bool ok() const { return !error_.has_value(); }
   explicit operator bool() const { return ok(); }
-  /// Precondition: !ok().
-  const Error& error() const& { return *error_; }
-  Error&& take_error() && { return std::move(*error_); }
+  /// Precondition: !ok() (checked: an ok Status has no error to give).
+  const Error& error() const& { return error_.value(); }
+  Error&& take_error() && { return std::move(error_.value()); }
 
  private:
   std::optional<Error> error_;
@@ -83,7 +83,11 @@ class [[nodiscard]] Result {
  public:
   Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-  Result(Status status) : state_(std::move(status).take_error()) {}  // NOLINT; precondition: !ok
+  /// From a failed Status. A Status that holds no error is a bug in the caller: it becomes
+  /// an internal error saying so, never undefined behaviour.
+  Result(Status status)  // NOLINT(google-explicit-constructor)
+      : state_(status.ok() ? Error{ErrorCode::kInternal, "Result made from an ok Status"}
+                           : std::move(status).take_error()) {}
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }
@@ -103,7 +107,7 @@ class [[nodiscard]] Result {
   std::variant<T, Error> state_;
 };
 
-}  // namespace faultline::transports
+}  // namespace faultline
 
 /// Returns the error of a Status-returning expression from the enclosing function.
 #define FAULTLINE_RETURN_IF_ERROR(...)                  \

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace faultline::harness {
+namespace faultline {
 
 /// How deep a JSON document read from a peer or a file may nest. nlohmann::json parses
 /// iteratively, but copying, comparing and dumping a document recurse once per level: a frame
@@ -14,4 +14,4 @@ inline constexpr size_t kMaxJsonDepth = 64;
 /// strings do not count). Linear, no allocation; meant to run before the parse.
 size_t json_nesting_depth(std::string_view text);
 
-}  // namespace faultline::harness
+}  // namespace faultline

@@ -1,8 +1,8 @@
-#include "faultline/harness/json_depth.hpp"
+#include "faultline/core/json_depth.hpp"
 
 #include <algorithm>
 
-namespace faultline::harness {
+namespace faultline {
 
 size_t json_nesting_depth(std::string_view text) {
   size_t depth = 0;
@@ -29,4 +29,4 @@ size_t json_nesting_depth(std::string_view text) {
   return deepest;
 }
 
-}  // namespace faultline::harness
+}  // namespace faultline

@@ -1,8 +1,9 @@
-// The protocol step operations: the kv engine (kv.push, kv.pull, kv.serve) driven from a
-// scenario, with the mutations of the scenario's faults.
+// The kv engine's step operations (kv.push, kv.pull, kv.serve) driven from a scenario, with
+// the mutations of the scenario's faults.
 #include <string>
 
 #include "faultline/harness/scenario/step_ops.hpp"
+#include "faultline/protocols/kv/kv_store.hpp"
 #include "faultline/transports/data_pattern.hpp"
 
 namespace faultline::harness {
@@ -13,24 +14,54 @@ using nlohmann::json;
 using protocols::kv::KeyValues;
 using protocols::kv::Mutation;
 
-// The kv engine of this side, made on first use (after connect: it posts its receives).
-transports::Result<protocols::kv::Rendezvous*> kv_of(StepState& state, const std::string& side) {
-  if (state.kv) return state.kv.get();
-  if (!state.endpoint)
-    return transports::Error{transports::ErrorCode::kInvalidArgument,
-                             "a kv step before create_endpoint and connect"};
-  auto made = protocols::kv::Rendezvous::create(*state.device, *state.endpoint,
-                                                {.side = side, .mutations = state.kv_mutations});
-  if (!made.ok()) return std::move(made).take_error();
-  state.kv = std::move(made).value();
-  return state.kv.get();
-}
+std::vector<Mutation> kv_mutations_for(const json& document, const std::string& role);
 
-std::string events_of(const StepState& state) {
-  std::string text;
-  for (const auto& event : state.kv->events()) text += (text.empty() ? "" : "; ") + event;
-  return text;
-}
+// The kv engine of one side: the rendezvous on the side's endpoint (made by the first kv step,
+// after connect: it posts its receives), the server loop on it, and what this worker pushed.
+class KvSession final : public ProtocolSession {
+ public:
+  explicit KvSession(StepState& state)
+      : state_(state), mutations_(kv_mutations_for(*state.document, state.role)) {}
+
+  Result<protocols::kv::Rendezvous*> rendezvous(const std::string& side) {
+    if (rendezvous_) return rendezvous_.get();
+    if (!state_.endpoint)
+      return Error{ErrorCode::kInvalidArgument, "a kv step before create_endpoint and connect"};
+    auto made = protocols::kv::Rendezvous::create(*state_.device, *state_.endpoint,
+                                                  {.side = side, .mutations = mutations_});
+    if (!made.ok()) return std::move(made).take_error();
+    rendezvous_ = std::move(made).value();
+    return rendezvous_.get();
+  }
+
+  protocols::kv::KvServer& server() {
+    if (!server_) server_ = std::make_unique<protocols::kv::KvServer>(*rendezvous_);
+    return *server_;
+  }
+
+  std::string events() const {
+    std::string text;
+    for (const auto& event : rendezvous_->events()) text += (text.empty() ? "" : "; ") + event;
+    return text;
+  }
+
+  KeyValues pushed;  ///< what this worker pushed, to check pulls against
+
+  // The rendezvous waits for its own completions: the endpoint is the engine's once it exists.
+  bool progress() override { return rendezvous_ != nullptr; }
+  void endpoint_closed() override {
+    server_.reset();
+    rendezvous_.reset();
+  }
+
+ private:
+  StepState& state_;
+  std::vector<Mutation> mutations_;
+  std::unique_ptr<protocols::kv::Rendezvous> rendezvous_;
+  std::unique_ptr<protocols::kv::KvServer> server_;
+};
+
+KvSession& kv_session(StepState& state) { return session_of<KvSession>(state, "kv"); }
 
 KeyValues values_for(const json& step) {
   const size_t keys = step.value("keys", 64);
@@ -46,36 +77,38 @@ KeyValues values_for(const json& step) {
 }
 
 StepResult kv_push(StepState& state, const json& step) {
-  auto kv = kv_of(state, "worker");
+  KvSession& session = kv_session(state);
+  auto kv = session.rendezvous("worker");
   if (!kv.ok()) return broken(kv.error());
   const KeyValues values = values_for(step);
   protocols::kv::KvWorker worker(*kv.value());
-  const transports::Status pushed = worker.push(values);
-  if (pushed.ok()) state.kv_pushed.insert(values.begin(), values.end());
+  const Status pushed = worker.push(values);
+  if (pushed.ok()) session.pushed.insert(values.begin(), values.end());
   StepResult result =
       judge_status(step, pushed, "kv.push", "pushed " + std::to_string(values.size()) + " keys");
-  result.note += " [" + events_of(state) + "]";
+  result.note += " [" + session.events() + "]";
   return result;
 }
 
 StepResult kv_pull(StepState& state, const json& step) {
-  auto kv = kv_of(state, "worker");
+  KvSession& session = kv_session(state);
+  auto kv = session.rendezvous("worker");
   if (!kv.ok()) return broken(kv.error());
   std::vector<uint64_t> keys;
   for (const auto& [key, _] : values_for(step)) keys.push_back(key);
   protocols::kv::KvWorker worker(*kv.value());
   auto pulled = worker.pull(keys);
   if (!pulled.ok() || step.contains("expect")) {
-    StepResult result = judge_status(step, pulled.ok() ? transports::Status{} : pulled.error(),
+    StepResult result = judge_status(step, pulled.ok() ? Status{} : pulled.error(),
                                      "kv.pull", "pulled " + std::to_string(keys.size()) + " keys");
-    result.note += " [" + events_of(state) + "]";
+    result.note += " [" + session.events() + "]";
     return result;
   }
   // Every key comes back with what this worker pushed (nothing, for a key never pushed).
   for (uint64_t key : keys) {
     auto found = pulled->find(key);
-    auto pushed = state.kv_pushed.find(key);
-    const size_t expected_bytes = pushed == state.kv_pushed.end() ? 0 : pushed->second.size();
+    auto pushed = session.pushed.find(key);
+    const size_t expected_bytes = pushed == session.pushed.end() ? 0 : pushed->second.size();
     if (found == pulled->end()) return failed("key " + std::to_string(key) + " pulled", "absent");
     if (found->second.size() != expected_bytes ||
         (expected_bytes > 0 && found->second != pushed->second)) {
@@ -85,17 +118,18 @@ StepResult kv_pull(StepState& state, const json& step) {
     }
   }
   return met("pulled " + std::to_string(keys.size()) + " keys, each as pushed [" +
-             events_of(state) + "]");
+             session.events() + "]");
 }
 
 StepResult kv_serve(StepState& state, const json& step) {
-  auto kv = kv_of(state, "server");
+  KvSession& session = kv_session(state);
+  auto kv = session.rendezvous("server");
   if (!kv.ok()) return broken(kv.error());
-  if (!state.kv_server) state.kv_server = std::make_unique<protocols::kv::KvServer>(*kv.value());
-  const size_t before = state.kv_server->violations().size();
+  protocols::kv::KvServer& server = session.server();
+  const size_t before = server.violations().size();
   const size_t requests = step.at("requests");
-  const transports::Status served = state.kv_server->serve(requests);
-  const auto& violations = state.kv_server->violations();
+  const Status served = server.serve(requests);
+  const auto& violations = server.violations();
   std::string seen;
   for (size_t i = before; i < violations.size(); ++i)
     seen += (seen.empty() ? "" : "; ") + violations[i];
@@ -107,17 +141,11 @@ StepResult kv_serve(StepState& state, const json& step) {
     return failed(expectation, std::to_string(violations.size() - before) + " violation(s)" +
                                    (seen.empty() ? "" : ": " + seen));
   }
-  return met(expectation + (seen.empty() ? "" : ": " + seen) + " [" + events_of(state) + "]");
+  return met(expectation + (seen.empty() ? "" : ": " + seen) + " [" + session.events() + "]");
 }
 
-}  // namespace
 
-void add_protocol_ops(std::map<std::string, StepOp>& ops) {
-  ops["kv.push"] = kv_push;
-  ops["kv.pull"] = kv_pull;
-  ops["kv.serve"] = kv_serve;
-}
-
+// The protocol mutations of `role` from the scenario's `faults` block.
 std::vector<Mutation> kv_mutations_for(const json& document, const std::string& role) {
   std::vector<Mutation> mutations;
   for (const auto& fault : document.value("faults", json::array())) {
@@ -143,6 +171,15 @@ std::vector<Mutation> kv_mutations_for(const json& document, const std::string& 
     mutations.push_back(std::move(mutation));
   }
   return mutations;
+}
+
+}  // namespace
+
+void add_kv_ops(StepOps& ops) {
+  // The kv engine signals RDMA-written data with immediate data.
+  ops["kv.push"] = {kv_push, {"write_with_imm"}};
+  ops["kv.pull"] = {kv_pull, {"write_with_imm"}};
+  ops["kv.serve"] = {kv_serve, {"write_with_imm"}};
 }
 
 }  // namespace faultline::harness

@@ -1,23 +1,23 @@
-#include "faultline/transports/status.hpp"
+#include "faultline/core/status.hpp"
 
 #include <cstring>
 #include <sstream>
 
-namespace faultline::transports {
+namespace faultline {
 
 const char* to_string(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kLimitExceeded: return "limit exceeded";
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kNotFound: return "not_found";
+    case ErrorCode::kLimitExceeded: return "limit_exceeded";
     case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kNativeError: return "native error";
+    case ErrorCode::kNativeError: return "native_error";
     case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kProtocolViolation: return "protocol violation";
-    case ErrorCode::kIoError: return "i/o error";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kProtocolViolation: return "protocol_violation";
+    case ErrorCode::kIoError: return "io_error";
+    case ErrorCode::kInternal: return "internal";
   }
-  return "unknown error code";
+  return "internal";
 }
 
 std::string Error::describe() const {
@@ -66,4 +66,4 @@ Error errno_error(std::string call, int sys_errno, std::string message) {
   return error;
 }
 
-}  // namespace faultline::transports
+}  // namespace faultline

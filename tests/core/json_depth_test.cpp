@@ -1,8 +1,8 @@
-#include "faultline/harness/json_depth.hpp"
+#include "faultline/core/json_depth.hpp"
 
 #include <catch2/catch.hpp>
 
-using faultline::harness::json_nesting_depth;
+using faultline::json_nesting_depth;
 
 TEST_CASE("nesting depth counts arrays and objects, not brackets inside strings", "[unit]") {
   CHECK(json_nesting_depth("42") == 0);
