@@ -6,9 +6,11 @@
 #include <map>
 #include <optional>
 
+#include "faultline/protocols/completion_tracker.hpp"
+#include "faultline/protocols/receive_slots.hpp"
 #include "faultline/protocols/tagged/flow_control.hpp"
 #include "faultline/protocols/tagged/tag_matcher.hpp"
-#include "faultline/transports/memory_provider.hpp"
+#include "faultline/transports/registered_buffer.hpp"
 #include "wire.hpp"
 
 namespace faultline::protocols::tagged {
@@ -19,11 +21,10 @@ using transports::Completion;
 using transports::Opcode;
 using transports::Segment;
 
-// wr_id: kind in the bits above 40, the slot or request below.
-constexpr uint64_t kRecvSlot = 1ULL << 40;
-constexpr uint64_t kSendSlot = 2ULL << 40;
-constexpr uint64_t kWrite = 3ULL << 40;
-constexpr uint64_t kKindMask = ~((1ULL << 40) - 1);
+// The kinds of work the engine tracks; the index is the slot, or the request of a write.
+constexpr uint32_t kRecvSlot = 1;
+constexpr uint32_t kSendSlot = 2;
+constexpr uint32_t kWrite = 3;
 constexpr size_t kExtraSendSlots = 4;
 
 std::string key_text(TagKey key) {
@@ -62,11 +63,10 @@ struct TaggedEngine::Impl {
   transports::Device& device;
   transports::Endpoint& endpoint;
   TaggedOptions options;
+  CompletionTracker tracker;
   size_t slot_bytes = 0;
-  std::shared_ptr<std::byte[]> recv_slots;
-  std::unique_ptr<transports::MemoryRegion> recv_region;
-  std::shared_ptr<std::byte[]> send_slots;
-  std::unique_ptr<transports::MemoryRegion> send_region;
+  std::optional<ReceiveSlots> recv_slots;
+  transports::RegisteredBuffer send_slots;
   std::vector<size_t> free_send_slots;
   std::vector<RequestId> send_slot_request;  // the eager send a slot carries, or 0
   size_t in_flight = 0;                      // send-side work requests not yet completed
@@ -91,11 +91,12 @@ struct TaggedEngine::Impl {
       : device(d),
         endpoint(e),
         options(std::move(o)),
+        tracker(options.side, e),
         credits(options.receive_slots, options.receive_slots),
         eager(options.eager_queue_depth) {}
 
-  std::byte* recv_slot(size_t i) const { return recv_slots.get() + i * slot_bytes; }
-  std::byte* send_slot(size_t i) const { return send_slots.get() + i * slot_bytes; }
+  std::byte* recv_slot(size_t i) const { return recv_slots->slot(i); }
+  std::byte* send_slot(size_t i) const { return send_slots.data() + i * slot_bytes; }
 
   Status fail(ErrorCode code, const std::string& text) {
     if (!broken) {
@@ -105,10 +106,7 @@ struct TaggedEngine::Impl {
     return *broken;
   }
 
-  Status post_recv_slot(size_t i) {
-    Segment segment{recv_slot(i), static_cast<uint32_t>(slot_bytes), recv_region.get()};
-    return endpoint.post_recv({kRecvSlot | i, {&segment, 1}});
-  }
+  Status post_recv_slot(size_t i) { return recv_slots->post(i, endpoint, tracker, kRecvSlot); }
 
   bool can_post() const {
     return !free_send_slots.empty() && in_flight < endpoint.config().send_depth;
@@ -119,15 +117,16 @@ struct TaggedEngine::Impl {
     const size_t slot = free_send_slots.back();
     free_send_slots.pop_back();
     header.credits = credits.take_returns();
-    std::memcpy(send_slot(slot), &header, sizeof header);
-    if (!body.empty()) std::memcpy(send_slot(slot) + sizeof header, body.data(), body.size());
+    const size_t bytes = write_frame(send_slot(slot), header, body);
     send_slot_request[slot] = eager_request;
-    Segment segment{send_slot(slot), static_cast<uint32_t>(sizeof header + body.size()),
-                    send_region.get()};
-    Status posted = endpoint.post_send(
-        {.wr_id = kSendSlot | slot, .op = Opcode::kSend, .segments = {&segment, 1}});
-    if (!posted.ok())
+    const Segment segment = send_slots.segment(slot * slot_bytes, bytes);
+    const uint64_t wr_id = tracker.post({kSendSlot, slot});
+    Status posted =
+        endpoint.post_send({.wr_id = wr_id, .op = Opcode::kSend, .segments = {&segment, 1}});
+    if (!posted.ok()) {
+      tracker.cancel(wr_id);
       return fail(posted.error().code, "posting a frame: " + posted.error().describe());
+    }
     ++in_flight;
     credits.consume();
     return {};
@@ -176,77 +175,67 @@ struct TaggedEngine::Impl {
 
   // What a peer's frame in receive slot `slot` says; `bytes` is how much arrived.
   Status handle_frame(size_t slot, size_t bytes) {
-    FrameHeader header;
-    if (bytes < sizeof header) {
-      return fail(ErrorCode::kProtocolViolation,
-                  "a frame of " + std::to_string(bytes) + " bytes, shorter than its header");
-    }
-    std::memcpy(&header, recv_slot(slot), sizeof header);
-    if (header.magic != kWireMagic) {
-      return fail(ErrorCode::kProtocolViolation, "a frame without the tagged magic");
-    }
-    credits.returned(header.credits);
-    const std::span<const std::byte> body(recv_slot(slot) + sizeof header, bytes - sizeof header);
-    const TagKey key{header.tag, header.seq};
-    switch (header.kind) {
-      case FrameKind::kEager: {
-        if (header.length != body.size() || header.length > options.eager_threshold) {
-          return fail(ErrorCode::kProtocolViolation,
-                      "eager frame of " + key_text(key) + " says " + std::to_string(header.length) +
-                          " bytes, carries " + std::to_string(body.size()) + " (threshold " +
-                          std::to_string(options.eager_threshold) + ")");
-        }
-        ReceiveTarget target;
-        switch (matcher.arrive(key, body, target)) {
-          case TagMatcher::Arrival::kMatched: deliver(target, body); break;
-          case TagMatcher::Arrival::kUnexpected: ++stats.unexpected; break;
-          case TagMatcher::Arrival::kDuplicate:
-            return fail(ErrorCode::kProtocolViolation,
-                        "a second eager message for " + key_text(key) +
-                            ", which was already delivered (a duplicate or stale completion)");
-        }
-        return {};
-      }
-      case FrameKind::kReceives: {
-        if (header.entry_count > kMaxGroup ||
-            body.size() < header.entry_count * sizeof(ReceiveEntry)) {
-          return fail(ErrorCode::kProtocolViolation,
-                      "a receives frame of " + std::to_string(header.entry_count) + " entries in " +
-                          std::to_string(body.size()) + " bytes");
-        }
-        for (size_t i = 0; i < header.entry_count; ++i) {
-          ReceiveEntry entry;
-          std::memcpy(&entry, body.data() + i * sizeof entry, sizeof entry);
-          const TagKey entry_key{entry.tag, entry.seq};
-          if (auto waiting = waiting_for_buffer.find(entry_key);
-              waiting != waiting_for_buffer.end()) {
-            start_write(waiting->second, entry);
-            waiting_for_buffer.erase(waiting);
-          } else if (!send_seqs.issued(entry_key)) {
-            early_entries[entry_key] = entry;
-          }  // else: that message went eagerly; the buffer is not needed
-        }
-        return {};
-      }
+    auto decoded = decode_frame({recv_slot(slot), bytes});
+    if (!decoded.ok()) return fail(ErrorCode::kProtocolViolation, decoded.error().message);
+    const DecodedFrame& frame = decoded.value();
+    credits.returned(frame.header.credits);
+    switch (frame.header.kind) {
+      case FrameKind::kEager: return eager_arrived(frame);
+      case FrameKind::kReceives: return receives_arrived(frame);
       case FrameKind::kCredits: return {};
-      case FrameKind::kWritten: {
-        uint32_t token = 0;
-        if (body.size() >= sizeof token) std::memcpy(&token, body.data(), sizeof token);
-        return rendezvous_arrived(token, header.length, std::nullopt);
-      }
+      case FrameKind::kWritten:
+        return rendezvous_arrived(decode_written_token(frame), frame.header.length, std::nullopt);
       case FrameKind::kTruncated: {
+        const TagKey key{frame.header.tag, frame.header.seq};
         if (auto target = matcher.take(key)) {
-          finish_part(
-              *target, 0,
-              Error{ErrorCode::kProtocolViolation,
-                    options.side + ": the sender's message of " + std::to_string(header.length) +
-                        " bytes (" + key_text(key) + ") does not fit this receive buffer"});
+          finish_part(*target, 0,
+                      Error{ErrorCode::kProtocolViolation,
+                            options.side + ": the sender's message of " +
+                                std::to_string(frame.header.length) + " bytes (" + key_text(key) +
+                                ") does not fit this receive buffer"});
         }
         return {};
       }
     }
     return fail(ErrorCode::kProtocolViolation,
-                "a frame of unknown kind " + std::to_string(static_cast<int>(header.kind)));
+                "a frame of unknown kind " + std::to_string(static_cast<int>(frame.header.kind)));
+  }
+
+  Status eager_arrived(const DecodedFrame& frame) {
+    const TagKey key{frame.header.tag, frame.header.seq};
+    if (frame.header.length != frame.body.size() ||
+        frame.header.length > options.eager_threshold) {
+      return fail(ErrorCode::kProtocolViolation,
+                  "eager frame of " + key_text(key) + " says " +
+                      std::to_string(frame.header.length) + " bytes, carries " +
+                      std::to_string(frame.body.size()) + " (threshold " +
+                      std::to_string(options.eager_threshold) + ")");
+    }
+    ReceiveTarget target;
+    switch (matcher.arrive(key, frame.body, target)) {
+      case TagMatcher::Arrival::kMatched: deliver(target, frame.body); break;
+      case TagMatcher::Arrival::kUnexpected: ++stats.unexpected; break;
+      case TagMatcher::Arrival::kDuplicate:
+        return fail(ErrorCode::kProtocolViolation,
+                    "a second eager message for " + key_text(key) +
+                        ", which was already delivered (a duplicate or stale completion)");
+    }
+    return {};
+  }
+
+  Status receives_arrived(const DecodedFrame& frame) {
+    auto entries = decode_receives(frame);
+    if (!entries.ok()) return fail(ErrorCode::kProtocolViolation, entries.error().message);
+    for (const ReceiveEntry& entry : entries.value()) {
+      const TagKey entry_key{entry.tag, entry.seq};
+      if (auto waiting = waiting_for_buffer.find(entry_key); waiting != waiting_for_buffer.end()) {
+        start_write(waiting->second, entry);
+        waiting_for_buffer.erase(waiting);
+      } else if (!send_seqs.issued(entry_key)) {
+        early_entries[entry_key] = entry;
+      }  // else: that message went eagerly; the buffer is not needed
+    }
+    return {};
   }
 
   // Half of a rendezvous delivery: the write's immediate (`write`: the data is placed) or the
@@ -289,68 +278,46 @@ struct TaggedEngine::Impl {
     if (!completion.ok()) {
       return fail(ErrorCode::kNativeError, "completion failed: " + completion.describe());
     }
-    if (completion.qp_num != endpoint.qp_num()) {
-      return fail(ErrorCode::kProtocolViolation,
-                  "a completion of qp " + std::to_string(completion.qp_num) + ", not this qp " +
-                      std::to_string(endpoint.qp_num()) +
-                      " (left over from before a reconnect): " + completion.describe());
-    }
-    const uint64_t kind = completion.wr_id & kKindMask;
-    const uint64_t index = completion.wr_id & ~kKindMask;
-    if (completion.op == Opcode::kRecvRdmaWithImm) {
-      if (kind == kRecvSlot && index < options.receive_slots) {
-        FAULTLINE_RETURN_IF_ERROR(post_recv_slot(index));
-      }
-      credits.reposted();
+    // An incoming write with immediate consumes a posted receive only where the transport
+    // says so (verbs); elsewhere it carries no work request of ours.
+    const bool tracked = completion.op != Opcode::kRecvRdmaWithImm ||
+                         device.info().capabilities.write_imm_consumes_recv;
+    if (!tracked) {
+      credits.reposted();  // the sender spent a credit on the write all the same
       return rendezvous_arrived(completion.imm.value_or(0), std::nullopt, completion);
     }
-    if (kind == kRecvSlot && index < options.receive_slots && completion.op == Opcode::kRecv) {
-      Status handled = handle_frame(index, completion.byte_len);
-      FAULTLINE_RETURN_IF_ERROR(post_recv_slot(index));
-      credits.reposted();
-      return handled;
-    }
-    if (kind == kSendSlot && index < send_slot_request.size()) {
-      if (std::find(free_send_slots.begin(), free_send_slots.end(), index) !=
-          free_send_slots.end()) {
-        return fail(ErrorCode::kProtocolViolation,
-                    "a second completion for a frame already sent (a duplicate or stale "
-                    "completion): " +
-                        completion.describe());
+    auto work = tracker.complete(completion);
+    if (!work.ok()) return fail(ErrorCode::kProtocolViolation, work.error().message);
+    const size_t index = work.value().index;
+    switch (work.value().kind) {
+      case kRecvSlot: {
+        Status handled =
+            completion.op == Opcode::kRecvRdmaWithImm
+                ? rendezvous_arrived(completion.imm.value_or(0), std::nullopt, completion)
+                : handle_frame(index, completion.byte_len);
+        FAULTLINE_RETURN_IF_ERROR(post_recv_slot(index));
+        credits.reposted();
+        return handled;
       }
-      if (in_flight > 0) --in_flight;
-      free_send_slots.push_back(index);
-      if (send_slot_request[index] != 0) finish(send_slot_request[index]);
-      send_slot_request[index] = 0;
-      return {};
+      case kSendSlot:
+        if (in_flight > 0) --in_flight;
+        free_send_slots.push_back(index);
+        if (send_slot_request[index] != 0) finish(send_slot_request[index]);
+        send_slot_request[index] = 0;
+        return {};
+      case kWrite:
+        if (in_flight > 0) --in_flight;
+        finish(index);
+        return {};
     }
-    if (kind == kWrite && requests.contains(index)) {
-      if (requests.at(index).done) {
-        return fail(ErrorCode::kProtocolViolation,
-                    "a second completion for a write already done (a duplicate or stale "
-                    "completion): " +
-                        completion.describe());
-      }
-      if (in_flight > 0) --in_flight;
-      finish(index);
-      return {};
-    }
-    return fail(
-        ErrorCode::kProtocolViolation,
-        "a completion for a work request this engine never posted: " + completion.describe());
+    return fail(ErrorCode::kInternal, "a tracked work request of unknown kind");
   }
 
   Status post_write(const PendingWrite& pending) {
     Request& request = requests.at(pending.request);
     const ReceiveEntry& entry = pending.entry;
     if (request.data.size() > entry.capacity) {
-      FrameHeader header{.kind = FrameKind::kTruncated,
-                         .tag = entry.tag,
-                         .seq = entry.seq,
-                         .length = request.data.size()};
-      std::vector<std::byte> frame(sizeof header);
-      std::memcpy(frame.data(), &header, sizeof header);
-      control_frames.push_back(std::move(frame));
+      control_frames.push_back(encode_truncated(entry.tag, entry.seq, request.data.size()));
       finish(pending.request,
              Error{ErrorCode::kProtocolViolation,
                    options.side + ": message of " + std::to_string(request.data.size()) +
@@ -360,24 +327,20 @@ struct TaggedEngine::Impl {
     }
     Segment local{const_cast<std::byte*>(request.data.data()),
                   static_cast<uint32_t>(request.data.size()), request.region.get()};
-    Status posted = endpoint.post_send({.wr_id = kWrite | pending.request,
+    const uint64_t wr_id = tracker.post({kWrite, pending.request});
+    Status posted = endpoint.post_send({.wr_id = wr_id,
                                         .op = Opcode::kRdmaWriteWithImm,
                                         .segments = {&local, 1},
                                         .imm = entry.token,
                                         .remote = {entry.addr, entry.key, request.data.size()}});
-    if (!posted.ok())
+    if (!posted.ok()) {
+      tracker.cancel(wr_id);
       return fail(posted.error().code, "posting a write: " + posted.error().describe());
+    }
     ++in_flight;
     credits.consume();
     ++stats.rendezvous_sent;
-    FrameHeader written{.kind = FrameKind::kWritten,
-                        .tag = entry.tag,
-                        .seq = entry.seq,
-                        .length = request.data.size()};
-    std::vector<std::byte> frame(sizeof written + sizeof entry.token);
-    std::memcpy(frame.data(), &written, sizeof written);
-    std::memcpy(frame.data() + sizeof written, &entry.token, sizeof entry.token);
-    control_frames.push_back(std::move(frame));
+    control_frames.push_back(encode_written(entry, request.data.size()));
     return {};
   }
 
@@ -386,11 +349,11 @@ struct TaggedEngine::Impl {
   Status pump() {
     while (!broken) {
       if (!control_frames.empty() && credits.can_send() && can_post()) {
-        std::vector<std::byte> frame = std::move(control_frames.front());
+        std::vector<std::byte> bytes = std::move(control_frames.front());
         control_frames.pop_front();
-        FrameHeader header;
-        std::memcpy(&header, frame.data(), sizeof header);
-        FAULTLINE_RETURN_IF_ERROR(post_frame(header, std::span(frame).subspan(sizeof header), 0));
+        auto frame = decode_frame(bytes);  // our own encoding: it decodes
+        if (!frame.ok()) return fail(ErrorCode::kInternal, frame.error().message);
+        FAULTLINE_RETURN_IF_ERROR(post_frame(frame.value().header, frame.value().body, 0));
       } else if (!writes.empty() && credits.can_send() &&
                  in_flight < endpoint.config().send_depth) {
         PendingWrite pending = writes.front();
@@ -477,22 +440,13 @@ Result<std::unique_ptr<TaggedEngine>> TaggedEngine::create(transports::Device& d
   self.slot_bytes = sizeof(FrameHeader) +
                     std::max(self.options.eager_threshold, kMaxGroup * sizeof(ReceiveEntry));
   const size_t send_count = self.options.receive_slots + kExtraSendSlots;
-  transports::HostMemoryProvider host;
-  auto recv_slots = host.allocate(self.options.receive_slots * self.slot_bytes, 4096);
+  auto recv_slots = ReceiveSlots::create(device, self.options.receive_slots, self.slot_bytes);
   if (!recv_slots.ok()) return std::move(recv_slots).take_error();
-  self.recv_slots = recv_slots.value();
-  auto recv_region =
-      device.register_memory(self.recv_slots.get(), self.options.receive_slots * self.slot_bytes,
-                             transports::kAccessLocalWrite);
-  if (!recv_region.ok()) return std::move(recv_region).take_error();
-  self.recv_region = std::move(recv_region).value();
-  auto send_slots = host.allocate(send_count * self.slot_bytes, 4096);
+  self.recv_slots = std::move(recv_slots).value();
+  auto send_slots = transports::RegisteredBuffer::allocate(device, send_count * self.slot_bytes,
+                                                           transports::kAccessLocalWrite);
   if (!send_slots.ok()) return std::move(send_slots).take_error();
-  self.send_slots = send_slots.value();
-  auto send_region = device.register_memory(self.send_slots.get(), send_count * self.slot_bytes,
-                                            transports::kAccessLocalWrite);
-  if (!send_region.ok()) return std::move(send_region).take_error();
-  self.send_region = std::move(send_region).value();
+  self.send_slots = std::move(send_slots).value();
   self.send_slot_request.assign(send_count, 0);
   for (size_t i = send_count; i > 0; --i) self.free_send_slots.push_back(i - 1);
   for (size_t i = 0; i < self.options.receive_slots; ++i) {
@@ -585,15 +539,7 @@ Result<TaggedEngine::RequestId> TaggedEngine::receive(std::vector<TaggedBuffer> 
     self.tokens[part.token] = {id, i};
     entries.push_back(entry);
   }
-  if (!entries.empty()) {
-    FrameHeader header{.kind = FrameKind::kReceives,
-                       .entry_count = static_cast<uint8_t>(entries.size())};
-    std::vector<std::byte> frame(sizeof header + entries.size() * sizeof(ReceiveEntry));
-    std::memcpy(frame.data(), &header, sizeof header);
-    std::memcpy(frame.data() + sizeof header, entries.data(),
-                entries.size() * sizeof(ReceiveEntry));
-    self.control_frames.push_back(std::move(frame));
-  }
+  if (!entries.empty()) self.control_frames.push_back(encode_receives(entries));
   FAULTLINE_RETURN_IF_ERROR(self.pump());
   return id;
 }

@@ -2,6 +2,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
+
+#include "faultline/core/status.hpp"
 
 namespace faultline::protocols::tagged {
 
@@ -46,5 +50,29 @@ struct ReceiveEntry {
 
 static_assert(sizeof(FrameHeader) == 32);
 static_assert(sizeof(ReceiveEntry) == 48);
+
+/// A frame's bytes: its header, then its body.
+std::vector<std::byte> encode_frame(const FrameHeader& header, std::span<const std::byte> body);
+/// kReceives: the buffers of one posted receive (at most kMaxGroup).
+std::vector<std::byte> encode_receives(std::span<const ReceiveEntry> entries);
+/// kWritten: a rendezvous write of `length` bytes was posted for `entry`.
+std::vector<std::byte> encode_written(const ReceiveEntry& entry, uint64_t length);
+/// kTruncated: the message (`tag`, `seq`) of `length` bytes does not fit the buffer.
+std::vector<std::byte> encode_truncated(uint64_t tag, uint64_t seq, uint64_t length);
+/// Writes `header` and `body` into a send slot; returns the bytes written.
+size_t write_frame(std::byte* slot, const FrameHeader& header, std::span<const std::byte> body);
+
+/// A frame as it arrived: the header, and the body behind it.
+struct DecodedFrame {
+  FrameHeader header;
+  std::span<const std::byte> body;
+};
+/// The header and body of `bytes`, or a kProtocolViolation: shorter than a header, or
+/// without the tagged magic.
+Result<DecodedFrame> decode_frame(std::span<const std::byte> bytes);
+/// The entries of a kReceives frame, or a kProtocolViolation when they do not fit its body.
+Result<std::vector<ReceiveEntry>> decode_receives(const DecodedFrame& frame);
+/// The token of a kWritten frame (0 when the body is too short to hold one).
+uint32_t decode_written_token(const DecodedFrame& frame);
 
 }  // namespace faultline::protocols::tagged
