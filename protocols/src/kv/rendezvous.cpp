@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "control_frame.hpp"
-#include "faultline/transports/memory_provider.hpp"
+#include "faultline/protocols/completion_tracker.hpp"
+#include "faultline/protocols/receive_slots.hpp"
+#include "faultline/transports/registered_buffer.hpp"
 
 namespace faultline::protocols::kv {
 
@@ -16,9 +18,10 @@ using transports::Segment;
 
 constexpr size_t kSlotBytes = 192;
 constexpr size_t kReceiveSlots = 16;
-constexpr uint64_t kRecvBase = 1000;  // wr_id of control receive slot i: kRecvBase + i
-constexpr uint64_t kControlSend = 1;  // wr_id of a control send
-constexpr uint64_t kWriteBase = 100;  // wr_id of the write of segment i: kWriteBase + i
+// The kinds of work the rendezvous tracks.
+constexpr uint32_t kControlReceive = 1;  // index: the receive slot
+constexpr uint32_t kControlSend = 2;
+constexpr uint32_t kWrite = 3;  // index: the segment
 
 std::string field_text(const ControlFrame& frame) {
   return std::string(frame.field.data(), strnlen(frame.field.data(), frame.field.size()));
@@ -30,27 +33,23 @@ struct Rendezvous::Impl {
   transports::Device& device;
   transports::Endpoint& endpoint;
   RendezvousOptions options;
-  std::shared_ptr<std::byte[]> arena;
-  std::unique_ptr<transports::MemoryRegion> arena_region;
-  std::shared_ptr<std::byte[]> slots;  // kReceiveSlots receive slots, then one send slot
-  std::unique_ptr<transports::MemoryRegion> slots_region;
+  CompletionTracker tracker;
+  transports::RegisteredBuffer arena;     // half for sending, half for receiving
+  std::optional<ReceiveSlots> slots;      // control frames arrive here
+  transports::RegisteredBuffer send_slot;  // control frames leave from here
   std::deque<ControlFrame> frames;  // control frames received, not yet consumed
   std::deque<Completion> pending;   // other completions not yet consumed
   std::vector<std::string> events;
   uint32_t next_request = 1;
 
   Impl(transports::Device& d, transports::Endpoint& e, RendezvousOptions o)
-      : device(d), endpoint(e), options(std::move(o)) {}
+      : device(d), endpoint(e), options(std::move(o)), tracker(options.side, e) {}
 
   size_t half() const { return options.arena_bytes / 2; }
-  std::byte* send_staging() const { return arena.get(); }
-  std::byte* landing() const { return arena.get() + half(); }
-  std::byte* slot(size_t i) const { return slots.get() + i * kSlotBytes; }
+  std::byte* send_staging() const { return arena.data(); }
+  std::byte* landing() const { return arena.data() + half(); }
 
-  Status post_slot(size_t i) {
-    Segment segment{slot(i), kSlotBytes, slots_region.get()};
-    return endpoint.post_recv({kRecvBase + i, {&segment, 1}});
-  }
+  Status post_slot(size_t i) { return slots->post(i, endpoint, tracker, kControlReceive); }
 
   // One completion, checked: anything but SUCCESS is an error naming it. A control frame is
   // kept in `frames` and reported as nullopt, so a caller waiting for one looks again.
@@ -77,23 +76,25 @@ struct Rendezvous::Impl {
         return Error{ErrorCode::kNativeError,
                      options.side + ": completion error: " + completion.describe()};
       }
-      // A control frame: keep it, give its slot back.
-      if (completion.op == Opcode::kRecv && completion.wr_id >= kRecvBase &&
-          completion.wr_id < kRecvBase + kReceiveSlots) {
-        const size_t index = completion.wr_id - kRecvBase;
-        ControlFrame frame;
-        std::memcpy(&frame, slot(index), sizeof frame);
-        frames.push_back(frame);
-        if (Status reposted = post_slot(index); !reposted.ok()) return reposted.error();
-        return std::optional<Completion>();
-      }
-      // A write-with-immediate that consumed a control receive (verbs) gives the slot back too.
+      // An incoming write with immediate consumes a posted receive only where the transport
+      // says so (verbs); elsewhere it carries no work request of ours.
       if (completion.op == Opcode::kRecvRdmaWithImm &&
-          device.info().capabilities.write_imm_consumes_recv && completion.wr_id >= kRecvBase &&
-          completion.wr_id < kRecvBase + kReceiveSlots) {
-        if (Status reposted = post_slot(completion.wr_id - kRecvBase); !reposted.ok())
-          return reposted.error();
+          !device.info().capabilities.write_imm_consumes_recv) {
+        return std::optional<Completion>(completion);
       }
+      auto work = tracker.complete(completion);
+      if (!work.ok()) return std::move(work).take_error();
+      if (work.value().kind != kControlReceive) return std::optional<Completion>(completion);
+      // A control frame: keep it and give its slot back; a write-with-immediate that
+      // consumed a control receive gives the slot back too.
+      const size_t index = work.value().index;
+      if (completion.op == Opcode::kRecv) {
+        ControlFrame frame;
+        std::memcpy(&frame, slots->slot(index), sizeof frame);
+        frames.push_back(frame);
+      }
+      if (Status reposted = post_slot(index); !reposted.ok()) return reposted.error();
+      if (completion.op == Opcode::kRecv) return std::optional<Completion>();
       return std::optional<Completion>(completion);
     }
   }
@@ -135,18 +136,58 @@ struct Rendezvous::Impl {
     }
   }
 
+  // Posts `request` tracked as `work`; the wr_id to wait for.
+  Result<uint64_t> post_tracked(transports::WorkRequest request, CompletionTracker::Work work) {
+    request.wr_id = tracker.post(work);
+    Status posted = endpoint.post_send(request);
+    if (!posted.ok()) {
+      tracker.cancel(request.wr_id);
+      return std::move(posted).take_error();
+    }
+    return request.wr_id;
+  }
+
   Status send_frame(const ControlFrame& frame) {
-    std::byte* slot_bytes = slot(kReceiveSlots);
-    std::memcpy(slot_bytes, &frame, sizeof frame);
-    Segment segment{slot_bytes, sizeof frame, slots_region.get()};
+    std::memcpy(send_slot.data(), &frame, sizeof frame);
+    const Segment segment = send_slot.segment(0, sizeof frame);
     const bool inline_frame = endpoint.config().max_inline >= sizeof frame;
-    FAULTLINE_RETURN_IF_ERROR(endpoint.post_send({.wr_id = kControlSend,
-                                                  .op = Opcode::kSend,
-                                                  .segments = {&segment, 1},
-                                                  .inline_data = inline_frame}));
-    auto sent = wait_completion(
-        [](const Completion& c) { return c.op == Opcode::kSend && c.wr_id == kControlSend; });
+    auto id = post_tracked(
+        {.op = Opcode::kSend, .segments = {&segment, 1}, .inline_data = inline_frame},
+        {kControlSend, 0});
+    if (!id.ok()) return std::move(id).take_error();
+    auto sent = wait_completion([id = id.value()](const Completion& c) { return c.wr_id == id; });
     return sent.ok() ? Status{} : Status{sent.error()};
+  }
+
+  // The segments, RDMA-written where `grant` says; the last non-empty one carries the
+  // signal (immediate `request_id`). Returns once every write completed.
+  Status write_segments(const std::vector<std::span<const std::byte>>& segments,
+                        const ControlFrame& grant, uint32_t request_id) {
+    size_t last = 0;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      if (!segments[i].empty()) last = i;
+    }
+    std::vector<uint64_t> ids;
+    size_t offset = 0;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      if (segments[i].empty()) continue;
+      std::memcpy(send_staging() + offset, segments[i].data(), segments[i].size());
+      const Segment local = arena.segment(offset, segments[i].size());
+      transports::WorkRequest write{
+          .op = i == last ? Opcode::kRdmaWriteWithImm : Opcode::kRdmaWrite,
+          .segments = {&local, 1},
+          .remote = {grant.addresses[i], grant.keys[i], segments[i].size()}};
+      if (i == last) write.imm = request_id;
+      auto id = post_tracked(write, {kWrite, i});
+      if (!id.ok()) return std::move(id).take_error();
+      ids.push_back(id.value());
+      offset += segments[i].size();
+    }
+    for (uint64_t id : ids) {
+      auto written = wait_completion([id](const Completion& c) { return c.wr_id == id; });
+      if (!written.ok()) return written.error();
+    }
+    return {};
   }
 
   Status reject(const ControlFrame& announce, const ProtocolViolation& violation) {
@@ -175,43 +216,39 @@ Result<std::unique_ptr<Rendezvous>> Rendezvous::create(transports::Device& devic
                                                        transports::Endpoint& endpoint,
                                                        RendezvousOptions options) {
   auto impl = std::make_unique<Impl>(device, endpoint, std::move(options));
-  transports::HostMemoryProvider host;
-  auto arena = host.allocate(impl->options.arena_bytes, 4096);
+  auto arena = transports::RegisteredBuffer::allocate(device, impl->options.arena_bytes,
+                                                      transports::kAccessAll);
   if (!arena.ok()) return std::move(arena).take_error();
-  impl->arena = arena.value();
-  auto arena_region =
-      device.register_memory(impl->arena.get(), impl->options.arena_bytes, transports::kAccessAll);
-  if (!arena_region.ok()) return std::move(arena_region).take_error();
-  impl->arena_region = std::move(arena_region).value();
-  auto slots = host.allocate((kReceiveSlots + 1) * kSlotBytes, 4096);
+  impl->arena = std::move(arena).value();
+  auto slots = ReceiveSlots::create(device, kReceiveSlots, kSlotBytes);
   if (!slots.ok()) return std::move(slots).take_error();
-  impl->slots = slots.value();
-  std::memset(impl->slots.get(), 0, (kReceiveSlots + 1) * kSlotBytes);
-  auto slots_region = device.register_memory(impl->slots.get(), (kReceiveSlots + 1) * kSlotBytes,
-                                             transports::kAccessLocalWrite);
-  if (!slots_region.ok()) return std::move(slots_region).take_error();
-  impl->slots_region = std::move(slots_region).value();
+  impl->slots = std::move(slots).value();
+  auto send_slot =
+      transports::RegisteredBuffer::allocate(device, kSlotBytes, transports::kAccessLocalWrite);
+  if (!send_slot.ok()) return std::move(send_slot).take_error();
+  impl->send_slot = std::move(send_slot).value();
   for (size_t i = 0; i < kReceiveSlots; ++i) {
     FAULTLINE_RETURN_IF_ERROR(impl->post_slot(i));
   }
   return std::unique_ptr<Rendezvous>(new Rendezvous(std::move(impl)));
 }
 
-Status Rendezvous::send(MessageType type, std::vector<std::span<const std::byte>> segments) {
-  Impl& self = *impl_;
+namespace {
+
+// The segment mutations of `mutations` for `type`, applied to `segments`; each is an event.
+void mutate_segments(const std::vector<Mutation>& mutations, MessageType type,
+                     std::vector<std::span<const std::byte>>& segments,
+                     std::vector<std::string>& events) {
   const SegmentContract& contract = contract_of(type);
-  ControlFrame frame;
-  frame.message_type = static_cast<uint8_t>(type);
-  frame.request_id = self.next_request++;
-  for (const Mutation& mutation : self.options.mutations) {
+  for (const Mutation& mutation : mutations) {
     if (mutation.message != type) continue;
     switch (mutation.kind) {
       case Mutation::Kind::kDropSegment:
         for (uint32_t i = 0; i < contract.segment_count && i < segments.size(); ++i) {
           if (contract.segments[i] == mutation.target) {
             segments.erase(segments.begin() + i);
-            self.events.push_back("mutation: dropped segment " + mutation.target + " of " +
-                                  std::string(contract.name));
+            events.push_back("mutation: dropped segment " + mutation.target + " of " +
+                             std::string(contract.name));
             break;
           }
         }
@@ -219,19 +256,42 @@ Status Rendezvous::send(MessageType type, std::vector<std::span<const std::byte>
       case Mutation::Kind::kAddSegment:
         if (!segments.empty() && segments.size() < kMaxSegments) {
           segments.push_back(segments.back());
-          self.events.push_back("mutation: added a segment to " + std::string(contract.name));
+          events.push_back("mutation: added a segment to " + std::string(contract.name));
         }
         break;
       case Mutation::Kind::kReorderSegments:
         if (segments.size() >= 2) {
           std::swap(segments[0], segments[1]);
-          self.events.push_back("mutation: swapped the first two segments of " +
-                                std::string(contract.name));
+          events.push_back("mutation: swapped the first two segments of " +
+                           std::string(contract.name));
         }
         break;
-      case Mutation::Kind::kCorruptHeader: break;  // applied to the frame below
+      case Mutation::Kind::kCorruptHeader: break;  // applied to the frame (mutate_header)
     }
   }
+}
+
+// The header mutations of `mutations` for `type`, applied to `frame`.
+void mutate_header(const std::vector<Mutation>& mutations, MessageType type, ControlFrame& frame,
+                   std::vector<std::string>& events) {
+  for (const Mutation& mutation : mutations) {
+    if (mutation.message != type || mutation.kind != Mutation::Kind::kCorruptHeader) continue;
+    if (mutation.target == "magic") frame.magic ^= 0xffU;
+    if (mutation.target == "segment_count") ++frame.segment_count;
+    events.push_back("mutation: corrupted header field " + mutation.target + " of " +
+                     std::string(contract_of(type).name));
+  }
+}
+
+}  // namespace
+
+Status Rendezvous::send(MessageType type, std::vector<std::span<const std::byte>> segments) {
+  Impl& self = *impl_;
+  const SegmentContract& contract = contract_of(type);
+  ControlFrame frame;
+  frame.message_type = static_cast<uint8_t>(type);
+  frame.request_id = self.next_request++;
+  mutate_segments(self.options.mutations, type, segments, self.events);
   if (segments.size() > kMaxSegments) {
     return Error{ErrorCode::kInvalidArgument, "at most 4 segments per message"};
   }
@@ -246,13 +306,7 @@ Status Rendezvous::send(MessageType type, std::vector<std::span<const std::byte>
                                                 std::to_string(total) + " bytes exceeds the " +
                                                 std::to_string(self.half()) + "-byte staging"};
   }
-  for (const Mutation& mutation : self.options.mutations) {
-    if (mutation.message != type || mutation.kind != Mutation::Kind::kCorruptHeader) continue;
-    if (mutation.target == "magic") frame.magic ^= 0xffU;
-    if (mutation.target == "segment_count") ++frame.segment_count;
-    self.events.push_back("mutation: corrupted header field " + mutation.target + " of " +
-                          std::string(contract.name));
-  }
+  mutate_header(self.options.mutations, type, frame, self.events);
   FAULTLINE_RETURN_IF_ERROR(self.send_frame(frame));
   self.events.push_back("announced " + std::string(contract.name) + " with " +
                         std::to_string(segments.size()) + " segments");
@@ -276,34 +330,7 @@ Status Rendezvous::send(MessageType type, std::vector<std::span<const std::byte>
     return violation.to_error();
   }
   self.events.emplace_back("granted by the peer");
-  // The segments, written where the grant says; the last non-empty one carries the signal.
-  size_t last = 0;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    if (!segments[i].empty()) last = i;
-  }
-  size_t offset = 0;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    if (segments[i].empty()) continue;
-    std::memcpy(self.send_staging() + offset, segments[i].data(), segments[i].size());
-    Segment local{self.send_staging() + offset, static_cast<uint32_t>(segments[i].size()),
-                  self.arena_region.get()};
-    transports::WorkRequest write{
-        .wr_id = kWriteBase + i,
-        .op = i == last ? Opcode::kRdmaWriteWithImm : Opcode::kRdmaWrite,
-        .segments = {&local, 1},
-        .remote = {answer->addresses[i], answer->keys[i], segments[i].size()}};
-    if (i == last) write.imm = frame.request_id;
-    FAULTLINE_RETURN_IF_ERROR(self.endpoint.post_send(write));
-    offset += segments[i].size();
-  }
-  for (size_t i = 0; i < segments.size(); ++i) {
-    if (segments[i].empty()) continue;
-    auto written = self.wait_completion([&](const Completion& c) {
-      return (c.op == Opcode::kRdmaWrite || c.op == Opcode::kRdmaWriteWithImm) &&
-             c.wr_id == kWriteBase + i;
-    });
-    if (!written.ok()) return written.error();
-  }
+  FAULTLINE_RETURN_IF_ERROR(self.write_segments(segments, answer.value(), frame.request_id));
   self.events.push_back("sent " + std::string(contract.name));
   return {};
 }
@@ -355,7 +382,7 @@ Result<Message> Rendezvous::receive() {
   grant.segment_count = frame.segment_count;
   uint64_t offset = 0;
   for (size_t i = 0; i < lengths.size(); ++i) {
-    const auto remote = self.arena_region->remote(self.half() + offset, lengths[i]);
+    const auto remote = self.arena.region->remote(self.half() + offset, lengths[i]);
     grant.addresses[i] = remote.addr;
     grant.keys[i] = remote.key;
     grant.lengths[i] = lengths[i];
