@@ -229,13 +229,6 @@ bool test_scenarios_enabled() {
 
 }  // namespace
 
-Result<std::unique_ptr<transports::Device>> open_target_device(
-    const ScenarioTarget& target) {
-  auto transport = transports::find_transport(target.transport);
-  if (!transport.ok()) return transport.error();
-  return transport.value()->open({target.provider, target.device});
-}
-
 std::vector<BuiltinScenario> builtin_scenarios() {
   std::vector<BuiltinScenario> scenarios = {
       {"pingpong", "send/recv ping-pong 1 B to 1 MiB and a 1 MiB RDMA write, data checked",

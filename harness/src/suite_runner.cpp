@@ -135,7 +135,7 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   const size_t agents = coordinator.agents().size();
   const size_t pairs = agents * (agents - 1) / 2;
   size_t total = 0;
-  for (const auto& scenario : scenarios) total += scenario.topology == "ring" ? 1 : pairs;
+  for (const auto& scenario : scenarios) total += scenario.topology == Topology::kRing ? 1 : pairs;
   Reporter reporter(coordinator, report_dir, metadata, total, out, metrics);
   if (auto written = reporter.start(); !written.ok()) {
     std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";

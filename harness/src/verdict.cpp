@@ -27,4 +27,33 @@ bool is_success(Verdict verdict) {
   return verdict == Verdict::kPass || verdict == Verdict::kSkip || verdict == Verdict::kXfail;
 }
 
+int severity(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kCrashed: return 6;
+    case Verdict::kFail: return 5;
+    case Verdict::kError: return 4;
+    case Verdict::kTimeout: return 3;
+    case Verdict::kSkip: return 2;
+    case Verdict::kXfail: return 1;
+    case Verdict::kPass: return 0;
+  }
+  return 4;
+}
+
+SettledVerdict settle_verdict(Verdict verdict, const std::string& exclude_reason, bool strict,
+                              const std::string& observed, const std::string& evidence) {
+  const bool failed =
+      verdict == Verdict::kFail || verdict == Verdict::kTimeout || verdict == Verdict::kCrashed;
+  if (failed && !exclude_reason.empty()) {
+    return {Verdict::kXfail, "", "",
+            "known failure (" + std::string(to_string(verdict)) + "), excluded: " +
+                exclude_reason + "; " + evidence};
+  }
+  if (verdict == Verdict::kSkip && strict) {
+    return {Verdict::kFail, "the scenario runs (--strict)", "skipped under --strict: " + observed,
+            ""};
+  }
+  return {verdict, "", "", ""};
+}
+
 }  // namespace faultline::harness

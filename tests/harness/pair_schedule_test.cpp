@@ -1,4 +1,4 @@
-#include "faultline/harness/pair_schedule.hpp"
+#include "faultline/harness/control/pair_schedule.hpp"
 
 #include <catch2/catch.hpp>
 #include <set>

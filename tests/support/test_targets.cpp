@@ -4,11 +4,11 @@
 
 namespace faultline::testing {
 
-TestTarget ofi_tcp() { return {"ofi", "tcp", "lo"}; }
-TestTarget ofi_shm() { return {"ofi", "shm", "shm"}; }
-TestTarget ofi_sockets() { return {"ofi", "sockets", "lo"}; }
+Target ofi_tcp() { return {"ofi", "tcp", "lo"}; }
+Target ofi_shm() { return {"ofi", "shm", "shm"}; }
+Target ofi_sockets() { return {"ofi", "sockets", "lo"}; }
 
-TestTarget verbs_device() {
+Target verbs_device() {
   const char* device = std::getenv("FAULTLINE_VERBS_DEVICE");
   return {"verbs", "", device != nullptr ? device : ""};
 }

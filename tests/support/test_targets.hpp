@@ -1,21 +1,15 @@
 #pragma once
 
-#include <string>
+#include "faultline/transports/target.hpp"
 
 namespace faultline::testing {
 
-/// One transport, provider and device that a conformance test runs on.
-struct TestTarget {
-  std::string transport;
-  std::string provider;
-  std::string device;
-  std::string label() const { return transport + "/" + (provider.empty() ? device : provider); }
-};
+using transports::Target;
 
-TestTarget ofi_tcp();
-TestTarget ofi_shm();
-TestTarget ofi_sockets();
+Target ofi_tcp();
+Target ofi_shm();
+Target ofi_sockets();
 /// The verbs device under test: $FAULTLINE_VERBS_DEVICE, or the first active device.
-TestTarget verbs_device();
+Target verbs_device();
 
 }  // namespace faultline::testing

@@ -9,7 +9,7 @@ namespace faultline::testing {
 
 using namespace transports;
 
-std::unique_ptr<Device> open_device(const TestTarget& target) {
+std::unique_ptr<Device> open_device(const Target& target) {
   auto transport = find_transport(target.transport);
   INFO((transport.ok() ? std::string() : transport.error().describe_with_hint()));
   REQUIRE(transport.ok());
@@ -33,7 +33,7 @@ TestBuffer make_buffer(Device& device, size_t length, uint32_t access) {
   return buffer;
 }
 
-TransportPair::TransportPair(const TestTarget& target, const EndpointConfig& config_a,
+TransportPair::TransportPair(const Target& target, const EndpointConfig& config_a,
                              const EndpointConfig& config_b)
     : device_a_(open_device(target)), device_b_(open_device(target)) {
   auto a = device_a_->create_endpoint(config_a);

@@ -30,9 +30,9 @@ struct TestBuffer {
 /// would hold them. Opening failures fail the test (REQUIRE): a target under test must work.
 class TransportPair {
  public:
-  TransportPair(const TestTarget& target, const transports::EndpointConfig& config_a,
+  TransportPair(const Target& target, const transports::EndpointConfig& config_a,
                 const transports::EndpointConfig& config_b);
-  explicit TransportPair(const TestTarget& target, const transports::EndpointConfig& config = {})
+  explicit TransportPair(const Target& target, const transports::EndpointConfig& config = {})
       : TransportPair(target, config, config) {}
 
   transports::Device& device_a() { return *device_a_; }
@@ -70,7 +70,7 @@ class TransportPair {
 };
 
 /// Opens the target's device (REQUIRE).
-std::unique_ptr<transports::Device> open_device(const TestTarget& target);
+std::unique_ptr<transports::Device> open_device(const Target& target);
 TestBuffer make_buffer(transports::Device& device, size_t length, uint32_t access);
 
 using transports::fill_pattern;

@@ -18,11 +18,11 @@ using namespace faultline;
 using namespace faultline::transports;
 using namespace faultline::testing;
 
-DeviceLimits limits_of(const TestTarget& target) { return open_device(target)->info().limits; }
+DeviceLimits limits_of(const Target& target) { return open_device(target)->info().limits; }
 
 // A sends `bytes` to B, which posted one buffer of the same size.
 // Expect: both complete with SUCCESS, B's byte_len is `bytes`, the bytes arrive unchanged.
-void check_send_recv(const TestTarget& target, size_t bytes) {
+void check_send_recv(const Target& target, size_t bytes) {
   TransportPair pair(target);
   TestBuffer source = pair.buffer_a(std::max<size_t>(bytes, 1));
   TestBuffer sink = pair.buffer_b(std::max<size_t>(bytes, 1));
@@ -48,12 +48,12 @@ void check_send_recv(const TestTarget& target, size_t bytes) {
   CHECK(first_pattern_mismatch(sink.data(), bytes, 1) == bytes);
 }
 
-void send_recv_0(const TestTarget& t) { check_send_recv(t, 0); }
-void send_recv_1(const TestTarget& t) { check_send_recv(t, 1); }
-void send_recv_4095(const TestTarget& t) { check_send_recv(t, 4095); }
-void send_recv_4096(const TestTarget& t) { check_send_recv(t, 4096); }
-void send_recv_4097(const TestTarget& t) { check_send_recv(t, 4097); }
-void send_recv_1mib(const TestTarget& t) { check_send_recv(t, 1 << 20); }
+void send_recv_0(const Target& t) { check_send_recv(t, 0); }
+void send_recv_1(const Target& t) { check_send_recv(t, 1); }
+void send_recv_4095(const Target& t) { check_send_recv(t, 4095); }
+void send_recv_4096(const Target& t) { check_send_recv(t, 4096); }
+void send_recv_4097(const Target& t) { check_send_recv(t, 4097); }
+void send_recv_1mib(const Target& t) { check_send_recv(t, 1 << 20); }
 TRANSPORT_CONFORMANCE_CASE(send_recv_0, "send and receive 0 bytes")
 TRANSPORT_CONFORMANCE_CASE(send_recv_1, "send and receive 1 byte")
 TRANSPORT_CONFORMANCE_CASE(send_recv_4095, "send and receive 4095 bytes")
@@ -73,7 +73,7 @@ size_t span_of_segments(size_t count, size_t gap) {
 
 // A gathers 1..max_send_sge segments from scattered places of one buffer into one send.
 // Expect: B receives the segments back to back, in order.
-void gather_send(const TestTarget& target) {
+void gather_send(const Target& target) {
   const DeviceLimits limits = limits_of(target);
   EndpointConfig config;
   config.max_send_sge = limits.max_send_sge;
@@ -111,7 +111,7 @@ TRANSPORT_CONFORMANCE_CASE(gather_send, "send gathers 1 to max_send_sge segments
 
 // B scatters one contiguous message into 1..max_recv_sge segments at scattered places.
 // Expect: each segment holds its own slice of the message, gaps stay untouched.
-void scatter_recv(const TestTarget& target) {
+void scatter_recv(const Target& target) {
   const DeviceLimits limits = limits_of(target);
   EndpointConfig config;
   config.max_recv_sge = limits.max_recv_sge;
@@ -156,7 +156,7 @@ TRANSPORT_CONFORMANCE_CASE(scatter_recv, "receive scatters into 1 to max_recv_sg
 
 // Inline sends of 1 byte and of exactly the granted inline size, signaled and unsignaled.
 // Expect: the bytes arrive; a signaled inline send completes, an unsignaled one does not.
-void inline_within_limit(const TestTarget& target) {
+void inline_within_limit(const Target& target) {
   const DeviceLimits limits = limits_of(target);
   if (limits.max_inline_data == 0)
     FAULTLINE_SKIP(target.label() + " has no inline path (max_inline_data 0)");
@@ -199,7 +199,7 @@ TRANSPORT_CONFORMANCE_CASE(inline_within_limit, "inline sends within the granted
 // A writes 64 KiB + 5 bytes into B's registered region at an offset.
 // Expect: A's write completes; the bytes land at the offset in B, nothing else changes;
 // B sees no completion for a plain write.
-void rdma_write(const TestTarget& target) {
+void rdma_write(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.rdma_write) FAULTLINE_SKIP(target.label() + " has no RDMA write");
   const size_t bytes = 64 * 1024 + 5;
@@ -229,7 +229,7 @@ TRANSPORT_CONFORMANCE_CASE(rdma_write, "RDMA write places the bytes at the remot
 // bytes; where no receive is consumed the completion names none (shm in libfabric 1.17 can
 // leave garbage in op_context there: the tagged engine's grouped-receive test over shm is
 // where reading it crashed).
-void rdma_write_with_imm(const TestTarget& target) {
+void rdma_write_with_imm(const Target& target) {
   TransportPair pair(target);
   const Capabilities caps = pair.info().capabilities;
   if (!caps.write_with_imm) FAULTLINE_SKIP(target.label() + " has no write with immediate");
@@ -269,7 +269,7 @@ TRANSPORT_CONFORMANCE_CASE(rdma_write_with_imm, "RDMA write with immediate deliv
 
 // A sends with immediate 0x1234abcd.
 // Expect: B's receive completes with the immediate and the bytes.
-void send_with_imm(const TestTarget& target) {
+void send_with_imm(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.send_with_imm)
     FAULTLINE_SKIP(target.label() + " has no send with immediate");
@@ -294,7 +294,7 @@ TRANSPORT_CONFORMANCE_CASE(send_with_imm, "send with immediate delivers the imme
 
 // A reads 128 KiB + 3 bytes from B's region into two local segments.
 // Expect: A's read completes and both segments hold B's bytes.
-void rdma_read(const TestTarget& target) {
+void rdma_read(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.rdma_read) FAULTLINE_SKIP(target.label() + " has no RDMA read");
   const size_t bytes = 128 * 1024 + 3;
@@ -320,7 +320,7 @@ namespace {
 
 // Sends of active MTU - 1, MTU and MTU + 1 bytes (4096 where the transport has no MTU).
 // Expect: exact bytes on both sides of the packet boundary.
-void sizes_around_mtu(const TestTarget& target) {
+void sizes_around_mtu(const Target& target) {
   const uint32_t mtu = limits_of(target).active_mtu.value_or(4096);
   for (size_t bytes : {size_t{mtu} - 1, size_t{mtu}, size_t{mtu} + 1}) {
     CAPTURE(mtu, bytes);
@@ -331,7 +331,7 @@ TRANSPORT_CONFORMANCE_CASE(sizes_around_mtu, "send and receive around the active
 
 // A posts 7 unsignaled sends, then one signaled send; B receives all 8.
 // Expect: A sees exactly one completion, the signaled one; B gets the 8 messages in order.
-void unsignaled_then_signaled(const TestTarget& target) {
+void unsignaled_then_signaled(const Target& target) {
   TransportPair pair(target);
   TestBuffer source = pair.buffer_a(size_t{8} * 128);
   TestBuffer sink = pair.buffer_b(size_t{8} * 128);
@@ -362,7 +362,7 @@ TRANSPORT_CONFORMANCE_CASE(unsignaled_then_signaled,
 
 // A reads 3 slices of B's region into 3 local segments in one RDMA read.
 // Expect: the segments hold B's bytes back to back.
-void read_into_segments(const TestTarget& target) {
+void read_into_segments(const Target& target) {
   const DeviceLimits limits = limits_of(target);
   if (limits.max_sge_rd < 3) FAULTLINE_SKIP(target.label() + " reads into fewer than 3 segments");
   EndpointConfig config;

@@ -18,7 +18,7 @@ using namespace faultline;
 using namespace faultline::transports;
 using namespace faultline::testing;
 
-DeviceLimits limits_of(const TestTarget& target) { return open_device(target)->info().limits; }
+DeviceLimits limits_of(const Target& target) { return open_device(target)->info().limits; }
 
 /// What one side shows for an operation: the status of its first completion, or nullopt when
 /// it sees no completion at all.
@@ -109,7 +109,7 @@ void check_follow_up_send(TransportPair& pair, const Outcome& expected) {
 // B posts a 100-byte receive; A sends 4096 bytes.
 // Expect: LOC_LEN_ERR at the receiver (FI_ETRUNC on libfabric); the sender's outcome and the
 // connection's health as the table says.
-void short_receive(const TestTarget& target) {
+void short_receive(const Target& target) {
   TransportPair pair(target);
   TestBuffer source = pair.buffer_a(4096);
   TestBuffer sink = pair.buffer_b(4096);
@@ -131,7 +131,7 @@ TRANSPORT_CONFORMANCE_CASE(short_receive, "receive buffer smaller than the send"
 // A writes into B's region with a key that is not B's.
 // Expect: REM_ACCESS_ERR at the writer on a conformant stack; what each provider really does
 // is in the table.
-void wrong_remote_key(const TestTarget& target) {
+void wrong_remote_key(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.rdma_write) FAULTLINE_SKIP(target.label() + " has no RDMA write");
   TestBuffer source = pair.buffer_a(4096);
@@ -157,7 +157,7 @@ TRANSPORT_CONFORMANCE_CASE(wrong_remote_key, "RDMA write with a wrong remote key
 // B registers only the first 4 KiB of a 12 KiB allocation; A writes 8 KiB at its start.
 // Expect: REM_ACCESS_ERR at the writer on a conformant stack, and the bytes behind the region
 // untouched; the table records providers that write past the region.
-void write_beyond_region(const TestTarget& target) {
+void write_beyond_region(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.rdma_write) FAULTLINE_SKIP(target.label() + " has no RDMA write");
   TestBuffer source = pair.buffer_a(8192);
@@ -185,7 +185,7 @@ TRANSPORT_CONFORMANCE_CASE(write_beyond_region, "RDMA write past the end of the 
 
 // An endpoint asks for one more send work request than the device allows.
 // Expect: refused before any native call, naming send_depth, the value and max_qp_wr.
-void send_depth_above_limit(const TestTarget& target) {
+void send_depth_above_limit(const Target& target) {
   auto device = open_device(target);
   const DeviceLimits limits = device->info().limits;
   EndpointConfig config;
@@ -204,7 +204,7 @@ TRANSPORT_CONFORMANCE_CASE(send_depth_above_limit, "send_depth above max_qp_wr i
 
 // A send with one segment more than the endpoint was granted.
 // Expect: refused at post time naming max_send_sge; nothing reaches the peer.
-void too_many_segments(const TestTarget& target) {
+void too_many_segments(const Target& target) {
   const DeviceLimits limits = limits_of(target);
   EndpointConfig config;
   config.max_send_sge = limits.max_send_sge;
@@ -224,7 +224,7 @@ TRANSPORT_CONFORMANCE_CASE(too_many_segments,
 
 // An inline send one byte above the granted inline size.
 // Expect: refused at post time naming max_inline; never silently truncated.
-void inline_above_limit(const TestTarget& target) {
+void inline_above_limit(const Target& target) {
   const DeviceLimits limits = limits_of(target);
   if (limits.max_inline_data == 0)
     FAULTLINE_SKIP(target.label() + " has no inline path (max_inline_data 0)");
@@ -246,7 +246,7 @@ TRANSPORT_CONFORMANCE_CASE(inline_above_limit, "inline send above the granted li
 
 // B posts 3 receives, then moves its endpoint to the error state.
 // Expect: the 3 receives complete with WR_FLUSH_ERR, and a post afterwards fails by name.
-void flush_after_error(const TestTarget& target) {
+void flush_after_error(const Target& target) {
   TransportPair pair(target);
   TestBuffer sink = pair.buffer_b(3 * 1024);
   for (uint64_t i = 0; i < 3; ++i) {
@@ -275,7 +275,7 @@ TRANSPORT_CONFORMANCE_CASE(flush_after_error,
 
 // B posts one receive more than its recv_depth.
 // Expect: the last post is refused naming the queue and its depth.
-void receive_queue_full(const TestTarget& target) {
+void receive_queue_full(const Target& target) {
   EndpointConfig config;
   config.recv_depth = 4;
   TransportPair pair(target, config);
@@ -300,7 +300,7 @@ namespace {
 // B has no receive posted; A sends with rnr_retry 0.
 // Expect on verbs: RNR_RETRY_EXC_ERR at the sender, no hang. libfabric buffers the message
 // as unexpected instead (sender SUCCESS); the table says which.
-void send_without_receive(const TestTarget& target) {
+void send_without_receive(const Target& target) {
   EndpointConfig config;
   config.rnr_retry = 0;
   TransportPair pair(target, config);
@@ -316,7 +316,7 @@ TRANSPORT_CONFORMANCE_CASE(send_without_receive, "send with no receive posted an
 // A posts 4 sends that B never receives (B's receives absent, rnr_retry 7 = retry forever),
 // then moves A to the error state.
 // Expect: all 4 sends complete with WR_FLUSH_ERR, in posting order; nothing hangs.
-void flush_sends_in_flight(const TestTarget& target) {
+void flush_sends_in_flight(const Target& target) {
   TransportPair pair(target);
   REQUIRE(pair.info().capabilities.flushes_sends_on_error);
   TestBuffer source = pair.buffer_a(4 * 512);
@@ -346,7 +346,7 @@ FAULTLINE_VERBS_CONFORMANCE_CASE(flush_sends_in_flight, "error state flushes sen
 
 // Endpoint creation one above each advertised limit: CQ depth, SGEs, inline.
 // Expect: refused before any native call, naming the field, the value and the limit.
-void each_limit_refused(const TestTarget& target) {
+void each_limit_refused(const Target& target) {
   auto device = open_device(target);
   const DeviceLimits limits = device->info().limits;
   struct Case {
@@ -391,7 +391,7 @@ TRANSPORT_CONFORMANCE_CASE(each_limit_refused,
 // Expect: the native call's own answer, with the violated limit named beside it. verbs:
 // ibv_create_qp fails with its errno; tcp and shm: fi_endpoint fails with FI_ENODATA;
 // sockets accepts the size silently.
-void raw_create_above_limit(const TestTarget& target) {
+void raw_create_above_limit(const Target& target) {
   auto device = open_device(target);
   const DeviceLimits limits = device->info().limits;
   EndpointConfig config;
@@ -430,7 +430,7 @@ namespace {
 
 // A posts send_depth sends without polling, then one more.
 // Expect: the extra post is refused naming the send queue and its depth; nothing is lost.
-void send_queue_full(const TestTarget& target) {
+void send_queue_full(const Target& target) {
   EndpointConfig config;
   config.send_depth = 8;
   TransportPair pair(target, config);

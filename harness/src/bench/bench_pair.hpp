@@ -41,7 +41,7 @@ struct BenchSide {
 };
 
 struct BenchPairOptions {
-  ScenarioTarget target;
+  transports::Target target;
   size_t buffer_bytes = 0;
   uint32_t send_depth = 64;
   uint32_t recv_depth = 64;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "faultline/harness/local_run.hpp"
+#include "faultline/harness/control/local_run.hpp"
 #include "faultline/harness/scenario/scenario_loader.hpp"
 #include "statistics.hpp"
 
@@ -39,7 +39,7 @@ Result<ScenarioSpec> barrier_scenario(size_t barriers) {
 // Runs `scenarios` on `agents` into a scratch directory; the duration of every run, in
 // milliseconds, by scenario id.
 Result<std::map<std::string, std::vector<double>>> run_and_time(
-    LocalAgents& agents, const std::vector<ScenarioSpec>& scenarios, const ScenarioTarget& target,
+    LocalAgents& agents, const std::vector<ScenarioSpec>& scenarios, const transports::Target& target,
     const std::filesystem::path& report_dir) {
   std::ostringstream progress;
   const int code =

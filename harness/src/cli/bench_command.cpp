@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 struct BenchCommand {
-  harness::ScenarioTarget target;
+  transports::Target target;
   bool json_output = false;
   harness::bench::PingpongOptions pingpong;
   harness::bench::BandwidthOptions bandwidth;
@@ -38,7 +38,7 @@ struct BenchCommand {
   // Checks the target, runs `measure`, prints its error or its result.
   template <typename Measure, typename Print>
   int run(const std::string& name, Measure measure, Print print) {
-    if (target.transport == "ofi" && target.provider.empty()) target.provider = "tcp";
+    target = target.with_defaults();
     if (auto present = harness::list_devices({target.transport, target.provider, target.device});
         !present.ok()) {
       std::cerr << "faultline bench " << name << ": " << present.error().describe_with_hint()
@@ -208,7 +208,7 @@ struct BenchCommand {
   }
 };
 
-void add_target_options(CLI::App* command, harness::ScenarioTarget& target, bool& json_output) {
+void add_target_options(CLI::App* command, transports::Target& target, bool& json_output) {
   command->add_option("--transport", target.transport, "Transport (ofi, verbs)")
       ->capture_default_str();
   command->add_option("--provider", target.provider, "ofi provider (tcp, shm, ...)");

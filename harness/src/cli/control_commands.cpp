@@ -9,13 +9,13 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "faultline/harness/agent.hpp"
+#include "faultline/harness/control/agent.hpp"
 #include "faultline/harness/control/auth.hpp"
-#include "faultline/harness/coordinator.hpp"
+#include "faultline/harness/control/coordinator.hpp"
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/exit_codes.hpp"
-#include "faultline/harness/local_run.hpp"
-#include "faultline/harness/scenario_child.hpp"
+#include "faultline/harness/control/local_run.hpp"
+#include "faultline/harness/control/scenario_child.hpp"
 #include "faultline/harness/suite_runner.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "metrics_options.hpp"
@@ -36,7 +36,7 @@ int usage_error(const std::string& command, const std::string& text) {
 }
 
 struct TargetOptions {
-  harness::ScenarioTarget target;
+  transports::Target target;
   void add_to(CLI::App* command) {
     command->add_option("--transport", target.transport, "Transport the agents use (ofi, verbs)")
         ->capture_default_str();
@@ -152,8 +152,7 @@ struct RunCommand {
     if (agents < 2) return usage_error("run", "--agents must be at least 2");
     if (auto present = target.check(); !present.ok())
       return usage_error("run", present.error().describe_with_hint());
-    if (target.target.transport == "ofi" && target.target.provider.empty())
-      target.target.provider = "tcp";
+    target.target = target.target.with_defaults();
     auto resolved = selection.resolve("run", target.target);
     if (!resolved) return kExitUsage;
 

@@ -20,7 +20,7 @@ struct DiagnoseCommand {
 
   int run() {
     auto& target = options.target;
-    if (target.transport == "ofi" && target.provider.empty()) target.provider = "tcp";
+    target = target.with_defaults();
     if (auto present = harness::list_devices({target.transport, target.provider, target.device});
         !present.ok()) {
       std::cerr << "faultline diagnose: " << present.error().describe_with_hint() << "\n";

@@ -22,7 +22,7 @@ void ScenarioSelection::add_to(CLI::App* command) {
 }
 
 std::optional<std::vector<harness::ScenarioSpec>> ScenarioSelection::resolve(
-    const std::string& command, const harness::ScenarioTarget& target) const {
+    const std::string& command, const transports::Target& target) const {
   std::vector<harness::LoadProblem> problems;
   const auto catalog = harness::ScenarioCatalog::load(
       scenario_dir.empty() ? harness::default_scenario_dir() : scenario_dir, problems);

@@ -27,7 +27,7 @@ struct ScenarioSelection {
   /// an unknown suite or id) is printed to stderr as "faultline COMMAND: FILE: POINTER:
   /// expected ..."; then nullopt, and the caller exits 2 before anything runs.
   std::optional<std::vector<harness::ScenarioSpec>> resolve(
-      const std::string& command, const harness::ScenarioTarget& target) const;
+      const std::string& command, const transports::Target& target) const;
   /// --seed, or a fresh random seed (printed and recorded, so the run can be replayed).
   uint64_t seed_or_random() const;
 };

@@ -38,7 +38,7 @@ ProbeResult locked_memory(const std::string& transport) {
 
 std::vector<ProbeResult> probe_environment(const ProbeContext& context) {
   std::vector<ProbeResult> probes;
-  const ScenarioTarget& target = context.target;
+  const transports::Target& target = context.target;
   auto devices = list_devices({target.transport, target.provider, target.device});
   if (!devices.ok()) {
     probes.push_back(failed_probe("device present", "the device of --transport/--provider/--device",

@@ -13,7 +13,7 @@ namespace faultline::harness::diagnose {
 
 /// What the in-process layers (L0 to L2) probe: the target, with the injected faults.
 struct ProbeContext {
-  ScenarioTarget target;
+  transports::Target target;
   nlohmann::json inject_faults = nlohmann::json::array();  ///< fault entries, without a role
 
   /// Opens the target's device, behind the fault decorator when a fault is injected.

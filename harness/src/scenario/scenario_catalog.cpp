@@ -185,7 +185,7 @@ std::vector<ExcludeEntry> load_exclude_file(const std::string& path,
 }
 
 void apply_excludes(std::vector<ScenarioSpec>& scenarios, const std::vector<ExcludeEntry>& excludes,
-                    const ScenarioTarget& target) {
+                    const transports::Target& target) {
   for (auto& spec : scenarios) {
     for (const auto& entry : excludes) {
       if (!matches(entry.scenario, spec.id)) continue;

@@ -64,13 +64,13 @@ class SemanticChecker {
   }
 
   void check() {
-    const std::string topology = document_.value("topology", "pair");
+    const Topology topology = topology_of(document_);
     // The rest refers to the roles: check it only once they are right.
-    if (topology == "pair" && roles_.size() != 2) {
+    if (topology == Topology::kPair && roles_.size() != 2) {
       problem("/roles", "two roles for a pair scenario; got " + std::to_string(roles_.size()));
       return;
     }
-    if (topology == "ring" && roles_.size() != 1) {
+    if (topology == Topology::kRing && roles_.size() != 1) {
       problem("/roles", "one role for a ring scenario (every rank plays it); got " +
                             std::to_string(roles_.size()));
       return;
@@ -194,6 +194,10 @@ class SemanticChecker {
 
 }  // namespace
 
+Topology topology_of(const nlohmann::json& document) {
+  return document.value("topology", "pair") == "ring" ? Topology::kRing : Topology::kPair;
+}
+
 std::string LoadProblem::describe() const {
   return file + ": " + (pointer.empty() ? std::string("(document)") : pointer) + ": expected " +
          expected;
@@ -236,7 +240,7 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
   spec.roles.clear();
   for (const auto& [role, _] : document.at("roles").items()) spec.roles.push_back(role);
   spec.deadline = std::chrono::milliseconds(document.value("timeout_ms", 30000));
-  spec.topology = document.value("topology", "pair");
+  spec.topology = topology_of(document);
   spec.document = std::move(document);
   return spec;
 }

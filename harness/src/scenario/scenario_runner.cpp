@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "faultline/harness/net_address.hpp"
+#include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/json.hpp"
@@ -21,7 +22,7 @@ bool contains(const json& list, const std::string& value) {
 
 // Why this target cannot run the scenario, or "" when it can.
 std::string unmet_requirement(const json& document, const std::string& role,
-                              const ScenarioTarget& target, const transports::DeviceInfo& device) {
+                              const transports::Target& target, const transports::DeviceInfo& device) {
   const json requirements = document.value("requires", json::object());
   if (requirements.contains("transports") &&
       !contains(requirements.at("transports"), target.transport))
@@ -65,12 +66,12 @@ json port_counter_growth(const std::optional<transports::PortCounters>& before) 
 
 ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
                                       const std::string& role, uint64_t run_seed,
-                                      const ScenarioTarget& target, size_t rank, size_t size) {
+                                      const transports::Target& target, size_t rank, size_t size) {
   const std::string id = document.at("id");
   // Every rank of a ring plays the same role; its rank tells the seeds apart.
   const uint64_t seed = side_seed(
       run_seed, id,
-      document.value("topology", "pair") == "ring" ? role + "#" + std::to_string(rank) : role);
+      topology_of(document) == Topology::kRing ? role + "#" + std::to_string(rank) : role);
   ScenarioOutcome outcome;
   auto device = open_target_device(target);
   if (!device.ok()) {

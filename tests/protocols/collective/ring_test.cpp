@@ -10,7 +10,7 @@
 #include "support/transport_pair.hpp"
 
 using namespace faultline::protocols::collective;
-using faultline::testing::TestTarget;
+using faultline::transports::Target;
 using faultline::Status;
 
 namespace {
@@ -22,7 +22,7 @@ struct RingFixture {
   std::vector<std::unique_ptr<faultline::transports::Endpoint>> from_prev;
   std::vector<std::unique_ptr<Ring>> rings;
 
-  RingFixture(const TestTarget& target, size_t size, RingOptions options = {}) {
+  RingFixture(const Target& target, size_t size, RingOptions options = {}) {
     faultline::transports::EndpointConfig config;
     config.send_depth = 64;
     config.recv_depth = 64;

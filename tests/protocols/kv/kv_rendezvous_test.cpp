@@ -8,7 +8,7 @@
 #include "support/transport_pair.hpp"
 
 using namespace faultline::protocols::kv;
-using faultline::testing::TestTarget;
+using faultline::transports::Target;
 using faultline::testing::TransportPair;
 using faultline::ErrorCode;
 
@@ -36,7 +36,7 @@ struct KvPair {
   std::unique_ptr<Rendezvous> worker_side;
   std::unique_ptr<Rendezvous> server_side;
 
-  explicit KvPair(const TestTarget& target) : pair(target) {
+  explicit KvPair(const Target& target) : pair(target) {
     auto worker = Rendezvous::create(pair.device_a(), pair.a(), {.side = "worker"});
     auto server = Rendezvous::create(pair.device_b(), pair.b(), {.side = "server"});
     REQUIRE_OK(worker);
@@ -46,7 +46,7 @@ struct KvPair {
   }
 };
 
-void push_then_pull(const TestTarget& target) {
+void push_then_pull(const Target& target) {
   KvPair kv(target);
   KvServer server(*kv.server_side);
   auto serving = std::async(std::launch::async, [&] { return server.serve(2); });

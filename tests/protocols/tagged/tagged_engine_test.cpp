@@ -10,7 +10,7 @@
 #include "support/transport_pair.hpp"
 
 using namespace faultline::protocols::tagged;
-using faultline::testing::TestTarget;
+using faultline::transports::Target;
 using faultline::testing::TransportPair;
 using faultline::ErrorCode;
 using faultline::Status;
@@ -30,7 +30,7 @@ struct TaggedPair {
   std::unique_ptr<TaggedEngine> sender;
   std::unique_ptr<TaggedEngine> receiver;
 
-  explicit TaggedPair(const TestTarget& target, TaggedOptions options = {})
+  explicit TaggedPair(const Target& target, TaggedOptions options = {})
       : pair(target, endpoint_config()) {
     options.side = "sender";
     auto a = TaggedEngine::create(pair.device_a(), pair.a(), options);
@@ -119,11 +119,11 @@ void check_group(const TaggedEngine& engine, const Group& group, const Traffic& 
   }
 }
 
-std::vector<TestTarget> ofi_targets() {
+std::vector<Target> ofi_targets() {
   return {faultline::testing::ofi_tcp(), faultline::testing::ofi_shm()};
 }
 
-void eager_boundary(const TestTarget& target) {
+void eager_boundary(const Target& target) {
   const size_t threshold = 8184;
   TaggedPair tagged(target, {.eager_threshold = threshold});
   // Sent before any receive is posted: the eager ones complete at once, and the receiver
@@ -152,7 +152,7 @@ void eager_boundary(const TestTarget& target) {
   CHECK(tagged.receiver->stats().rendezvous_received == 1);
 }
 
-void eager_queue_full(const TestTarget& target) {
+void eager_queue_full(const Target& target) {
   TaggedPair tagged(target, {.eager_queue_depth = 4, .receive_slots = 8});
   std::vector<Outgoing> messages;
   for (size_t i = 0; i < 40; ++i) messages.push_back({i % 3, 100 + i});
@@ -176,7 +176,7 @@ void eager_queue_full(const TestTarget& target) {
   CHECK(tagged.sender->stats().eager_sent == 40);
 }
 
-void grouped_receives(const TestTarget& target) {
+void grouped_receives(const Target& target) {
   TaggedPair tagged(target, {.eager_threshold = 1024});
   Traffic traffic;
   for (size_t n = 1; n <= 8; ++n) {
@@ -198,7 +198,7 @@ void grouped_receives(const TestTarget& target) {
   }
 }
 
-void interleaved_groups(const TestTarget& target) {
+void interleaved_groups(const Target& target) {
   TaggedPair tagged(target, {.eager_threshold = 1024});
   Traffic traffic;
   // Two groups over the same four tags; the sender alternates between them message by
@@ -248,7 +248,7 @@ TEST_CASE("interleaved sends across two groups of the same tags keep per-tag ord
 
 TEST_CASE("the tagged engine over verbs: eager boundary, full queue, groups, interleaving",
           "[integration][verbs]") {
-  const TestTarget target = faultline::testing::verbs_device();
+  const Target target = faultline::testing::verbs_device();
   eager_boundary(target);
   eager_queue_full(target);
   grouped_receives(target);

@@ -1,5 +1,7 @@
 #include "faultline/transports/ofi/ofi_transport.hpp"
 
+#include "faultline/transports/target.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -10,8 +12,6 @@
 namespace faultline::transports::ofi {
 
 namespace {
-
-constexpr const char* kDefaultProvider = "tcp";
 
 // Socket-based providers default to the loopback domain, so nothing leaves the host unasked.
 std::string default_device(const std::string& provider) {
@@ -56,7 +56,7 @@ class OfiTransport final : public Transport {
   }
 
   Result<std::unique_ptr<Device>> open(const DeviceSelector& selector) const override {
-    const std::string provider = selector.provider.empty() ? kDefaultProvider : selector.provider;
+    const std::string provider = selector.provider.empty() ? kOfiDefaultProvider : selector.provider;
     const std::string device_name =
         selector.device.empty() ? default_device(provider) : selector.device;
     InfoList list = get_info("");

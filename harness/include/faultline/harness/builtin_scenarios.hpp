@@ -5,23 +5,15 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/scenario_link.hpp"
+#include "faultline/harness/control/scenario_link.hpp"
 #include "faultline/harness/verdict.hpp"
+#include "faultline/transports/target.hpp"
 #include "faultline/transports/transport.hpp"
 
 namespace faultline::harness {
 
 /// Where a scenario runs: transport, provider and device of the agent's choice.
-struct ScenarioTarget {
-  std::string transport = "ofi";
-  std::string provider;
-  std::string device;
-};
-
-/// Opens the target's device through the transport registry (an unknown transport, provider
-/// or device is an error naming what is present).
-Result<std::unique_ptr<transports::Device>> open_target_device(
-    const ScenarioTarget& target);
+using transports::open_target_device;
 
 /// What one side of a scenario reports.
 struct ScenarioOutcome {
@@ -38,7 +30,7 @@ struct ScenarioContext {
   ScenarioLink& link;
   std::string role;  ///< "initiator" or "responder"
   nlohmann::json params;
-  ScenarioTarget target;
+  transports::Target target;
 };
 
 using ScenarioFunction = std::function<ScenarioOutcome(ScenarioContext&)>;

@@ -5,14 +5,14 @@
 #include <string>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/harness/coordinator.hpp"
+#include "faultline/harness/control/coordinator.hpp"
 
 namespace faultline::harness {
 
 /// What a run records about itself in the report.
 struct RunMetadata {
   std::string suite;
-  ScenarioTarget target;
+  transports::Target target;
   uint64_t seed = 0;
   bool strict = false;
 };

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/harness/coordinator.hpp"
+#include "faultline/harness/control/coordinator.hpp"
 #include "faultline/harness/report_document.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/reports/metrics.hpp"

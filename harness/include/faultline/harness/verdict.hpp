@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace faultline::harness {
@@ -21,5 +22,22 @@ std::optional<Verdict> verdict_from_string(std::string_view name);
 
 /// Pass, skip and xfail do not fail a run.
 bool is_success(Verdict verdict);
+
+/// Which side's verdict speaks for a run: the most specific failure (crashed, then fail,
+/// error, timeout, skip, xfail, pass) has the highest severity.
+int severity(Verdict verdict);
+
+/// What a run's verdict becomes under the suite's rules, and the text that says why.
+struct SettledVerdict {
+  Verdict verdict = Verdict::kPass;
+  std::string expected;  ///< replaces the run's `expected` when not empty
+  std::string observed;  ///< replaces the run's `observed` when not empty
+  std::string evidence;  ///< replaces the run's `evidence` when not empty
+};
+
+/// A known failure listed in an exclude file (`exclude_reason`) is xfail; under `strict` a
+/// skip fails. `observed` and `evidence` are the run's own, to be prefixed with the reason.
+SettledVerdict settle_verdict(Verdict verdict, const std::string& exclude_reason, bool strict,
+                              const std::string& observed, const std::string& evidence);
 
 }  // namespace faultline::harness

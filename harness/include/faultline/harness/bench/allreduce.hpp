@@ -19,7 +19,7 @@ struct AllreduceRow {
 };
 
 struct AllreduceOptions {
-  ScenarioTarget target;
+  transports::Target target;
   std::vector<size_t> ranks = {2, 3, 4};
   std::vector<size_t> sizes = {size_t{1} << 20, size_t{16} << 20};
   uint64_t iterations = 20;

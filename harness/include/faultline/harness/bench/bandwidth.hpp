@@ -19,7 +19,7 @@ struct BandwidthRow {
 };
 
 struct BandwidthOptions {
-  ScenarioTarget target;
+  transports::Target target;
   std::string op = "write";  ///< "write" (RDMA write) or "send" (send/recv)
   std::vector<size_t> sizes = {4096, 65536, 1048576, 4194304};
   uint64_t iterations = 1000;

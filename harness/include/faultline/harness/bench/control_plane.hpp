@@ -8,7 +8,7 @@
 namespace faultline::harness::bench {
 
 struct ControlPlaneOptions {
-  ScenarioTarget target;
+  transports::Target target;
   size_t agents = 16;     ///< for the all-pairs schedule
   size_t barriers = 200;  ///< steps of the timed scenario
   size_t repetitions = 5;

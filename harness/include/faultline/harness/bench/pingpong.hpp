@@ -20,7 +20,7 @@ struct LatencyRow {
 };
 
 struct PingpongOptions {
-  ScenarioTarget target;
+  transports::Target target;
   std::string op = "send";  ///< "send" (send/recv) or "write" (RDMA write with immediate)
   std::vector<size_t> sizes = {8, 64, 512, 4096, 65536};
   uint64_t iterations = 1000;

@@ -36,7 +36,7 @@ struct LayerResult {
 };
 
 struct DiagnoseOptions {
-  ScenarioTarget target;
+  transports::Target target;
   std::vector<std::string> inject;      ///< fault kinds (inject_kinds()), active in every layer
   std::string limits_file;              ///< a workload's configuration to check in L1
   bool all = false;                     ///< run every layer even after one failed

@@ -7,6 +7,14 @@
 
 namespace faultline::harness {
 
+/// How a scenario's roles map onto agents. kPair: every pair of agents in turn, roles[0] and
+/// roles[1]; kRing: one run over all agents, each the only role at its rank.
+enum class Topology { kPair, kRing };
+
+/// The topology a scenario document names (`"topology"`, default "pair"): the one place the
+/// text is read. Anything but "ring" is a pair (the schema allows only the two).
+Topology topology_of(const nlohmann::json& document);
+
 /// One runnable scenario: a scenario file, or a scenario built into faultline.
 struct ScenarioSpec {
   std::string id;
@@ -17,9 +25,7 @@ struct ScenarioSpec {
   nlohmann::json document;  ///< the scenario file; null for built-ins
   std::vector<std::string> roles = {"initiator", "responder"};  ///< [0] runs on the initiator
   std::chrono::milliseconds deadline{60000};
-  /// "pair": every pair of agents in turn, roles[0] and roles[1]; "ring": one run over all
-  /// agents, each the only role at its rank.
-  std::string topology = "pair";
+  Topology topology = Topology::kPair;
   std::string exclude_reason;  ///< set when an exclude entry matches this run's target
 };
 

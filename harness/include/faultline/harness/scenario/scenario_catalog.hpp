@@ -51,7 +51,7 @@ std::vector<ExcludeEntry> load_exclude_file(const std::string& path,
 
 /// Marks each scenario matched by an entry for `target` with the entry's reason.
 void apply_excludes(std::vector<ScenarioSpec>& scenarios, const std::vector<ExcludeEntry>& excludes,
-                    const ScenarioTarget& target);
+                    const transports::Target& target);
 
 /// A built-in scenario as a ScenarioSpec.
 ScenarioSpec spec_of(const BuiltinScenario& scenario);

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/harness/scenario_link.hpp"
+#include "faultline/harness/control/scenario_link.hpp"
 #include "faultline/transports/fault/fault_plan.hpp"
 
 namespace faultline::harness {
@@ -25,7 +25,7 @@ uint64_t side_seed(uint64_t run_seed, const std::string& scenario_id, const std:
 /// `rank` of `size`: this side's place in the run (0 or 1 of 2 in a pair).
 ScenarioOutcome run_scenario_document(ScenarioLink& link, const nlohmann::json& document,
                                       const std::string& role, uint64_t run_seed,
-                                      const ScenarioTarget& target, size_t rank = 0,
+                                      const transports::Target& target, size_t rank = 0,
                                       size_t size = 2);
 
 }  // namespace faultline::harness

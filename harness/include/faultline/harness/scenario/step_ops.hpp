@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "faultline/harness/scenario/protocol_session.hpp"
-#include "faultline/harness/scenario_link.hpp"
+#include "faultline/harness/control/scenario_link.hpp"
 #include "faultline/harness/verdict.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/transport.hpp"

@@ -1,4 +1,4 @@
-#include "faultline/harness/local_run.hpp"
+#include "faultline/harness/control/local_run.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,7 +19,7 @@ using namespace std::chrono_literals;
 // An agent process of this binary; the token travels in its environment, never on a command
 // line that `ps` shows.
 pid_t start_agent(const std::string& executable, const std::string& address,
-                  const std::string& token, const ScenarioTarget& target) {
+                  const std::string& token, const transports::Target& target) {
   const pid_t pid = fork();
   if (pid != 0) return pid;
   setenv("FAULTLINE_TOKEN", token.c_str(), 1);
@@ -44,7 +44,7 @@ std::string own_executable() {
 }
 
 Result<std::unique_ptr<LocalAgents>> LocalAgents::start(LocalRun run,
-                                                                    const ScenarioTarget& target) {
+                                                                    const transports::Target& target) {
   if (run.options.listen.empty() || run.remote_agents == 0) run.options.listen = "127.0.0.1:0";
   if (run.options.token.empty()) run.options.token = control::make_token();
   run.options.agents = run.agents + run.remote_agents;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/coordinator.hpp"
+#include "faultline/harness/control/coordinator.hpp"
 #include "faultline/harness/report_document.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/reports/metrics.hpp"
@@ -32,7 +32,7 @@ class LocalAgents {
   /// Listens, starts the local agents and waits for every agent to join; an error names what
   /// failed (the address, how many joined).
   static Result<std::unique_ptr<LocalAgents>> start(LocalRun run,
-                                                                const ScenarioTarget& target);
+                                                                const transports::Target& target);
   ~LocalAgents();
   LocalAgents(const LocalAgents&) = delete;
   LocalAgents& operator=(const LocalAgents&) = delete;

@@ -1,4 +1,4 @@
-#include "faultline/harness/agent.hpp"
+#include "faultline/harness/control/agent.hpp"
 #include "faultline/reports/metrics.hpp"
 
 #include <signal.h>
@@ -227,6 +227,150 @@ void reap_child(Child& child, control::Channel& coordinator) {
   (void)coordinator.send_message("scenario_result", result);
 }
 
+// One connected, authenticated agent: what it reads from the coordinator and from its
+// scenario child, one handler per message type, until the coordinator says shutdown or is
+// lost.
+class AgentSession {
+ public:
+  AgentSession(const AgentOptions& options, control::Channel& coordinator, Welcome welcome,
+               reports::Metrics* metrics)
+      : options_(options), coordinator_(coordinator), welcome_(std::move(welcome)),
+        metrics_(metrics) {}
+
+  int serve() {
+    std::thread coordinator_reader = start_reader(coordinator_, Source::kCoordinator, events_);
+    std::atomic<bool> stopping{false};
+    std::thread heartbeat([&] {
+      while (!stopping) {
+        std::this_thread::sleep_for(welcome_.heartbeat);
+        if (!stopping && !coordinator_.send_message("heartbeat").ok()) return;
+      }
+    });
+    while (running_) {
+      auto event = events_.pop(std::chrono::seconds(1));
+      if (!event) continue;
+      if (event->source == Source::kChild) {
+        on_child(*event);
+      } else {
+        on_coordinator(*event);
+      }
+    }
+    stopping = true;
+    if (child_) {
+      kill(child_->pid, SIGKILL);
+      child_->reported = true;
+      reap_child(*child_, coordinator_);
+    }
+    coordinator_.shutdown();
+    coordinator_reader.join();
+    heartbeat.join();
+    return exit_code_;
+  }
+
+ private:
+  void stop(int exit_code) {
+    running_ = false;
+    exit_code_ = exit_code;
+  }
+
+  void on_child(Event& event) {
+    if (!child_ || child_->run_id != event.run_id) return;
+    if (!event.message.ok()) {  // the child closed its socket: it ended
+      reap_child(*child_, coordinator_);
+      child_.reset();
+      return;
+    }
+    nlohmann::json& message = event.message.value();
+    if (auto valid = control::validate_message(
+            message, {"endpoint_info", "barrier", "step", "scenario_result"});
+        !valid.ok()) {
+      log("scenario child sent a bad message, killing it: " + valid.error().describe());
+      kill(child_->pid, SIGKILL);
+      return;
+    }
+    if (message.at("type") == "step") child_->last_step = message.at("name");
+    if (message.at("type") == "scenario_result") {
+      child_->reported = true;
+      // Kept until the coordinator's verdict comes, to count this side's traffic with it.
+      if (metrics_ && message.contains("details")) own_details_[child_->run_id] = message["details"];
+    }
+    const std::string type = message.at("type");
+    (void)coordinator_.send_message(type, body_of(std::move(message)));
+  }
+
+  void on_coordinator(Event& event) {
+    if (!event.message.ok()) {
+      log("lost the coordinator: " + event.message.error().describe());
+      return stop(kExitHarnessError);
+    }
+    nlohmann::json& message = event.message.value();
+    if (auto valid =
+            control::validate_message(message, {"run_scenario", "abort_scenario", "run_result",
+                                                "peer_info", "barrier_release", "shutdown"});
+        !valid.ok()) {
+      log("the coordinator sent a bad message: " + valid.error().describe());
+      return stop(kExitHarnessError);
+    }
+    const std::string type = message.at("type");
+    if (type == "shutdown") return stop(kExitPass);
+    if (type == "run_scenario") return run_scenario(message);
+    if (type == "abort_scenario") return abort_scenario(message);
+    if (type == "run_result") return run_result(message);
+    if (child_ && child_->run_id == message.at("run_id")) {
+      (void)child_->channel->send(message);  // peer_info, barrier_release
+    }
+  }
+
+  void run_scenario(nlohmann::json& message) {
+    if (child_) {
+      kill(child_->pid, SIGKILL);
+      reap_child(*child_, coordinator_);
+    }
+    auto spawned = spawn_child(options_, message.at("run_id"), events_);
+    if (!spawned.ok()) {
+      (void)coordinator_.send_message("scenario_result",
+                                      {{"run_id", message.at("run_id")},
+                                       {"verdict", "error"},
+                                       {"evidence", spawned.error().describe()}});
+      return;
+    }
+    child_ = std::move(spawned).value();
+    message["target"] = {{"transport", options_.target.transport},
+                         {"provider", options_.target.provider},
+                         {"device", options_.target.device}};
+    (void)child_->channel->send(message);
+  }
+
+  void abort_scenario(const nlohmann::json& message) {
+    if (child_ && child_->run_id == message.at("run_id")) kill(child_->pid, SIGKILL);
+  }
+
+  // The run's verdict as the coordinator decided it, with what this side reported, for this
+  // agent's metrics.
+  void run_result(nlohmann::json& message) {
+    if (!metrics_) return;
+    const std::string provider = options_.target.provider;
+    const uint64_t run_id = message.at("run_id");
+    if (auto own = own_details_.find(run_id); own != own_details_.end()) {
+      message["sides"] = {{welcome_.agent_id, {{"details", std::move(own->second)}}}};
+      own_details_.erase(own);
+    }
+    metrics_->count_scenario(message, message.at("suite"),
+                             options_.target.transport + (provider.empty() ? "" : "/" + provider),
+                             options_.target.device);
+  }
+
+  const AgentOptions& options_;
+  control::Channel& coordinator_;
+  Welcome welcome_;
+  reports::Metrics* metrics_;
+  EventQueue<Event> events_;
+  std::unique_ptr<Child> child_;
+  std::map<uint64_t, nlohmann::json> own_details_;  // by run_id, until its run_result
+  bool running_ = true;
+  int exit_code_ = kExitPass;
+};
+
 }  // namespace
 
 int run_agent(const AgentOptions& options) {
@@ -249,118 +393,12 @@ int run_agent(const AgentOptions& options) {
     log(welcome.error().describe_with_hint());
     return welcome.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitHarnessError;
   }
-  const auto heartbeat_interval = welcome->heartbeat;
-  if (metrics) metrics->set_agent_up(welcome->agent_id, true);
-
-  EventQueue<Event> events;
-  std::thread coordinator_reader = start_reader(coordinator, Source::kCoordinator, events);
-  std::atomic<bool> stopping{false};
-  std::thread heartbeat([&] {
-    while (!stopping) {
-      std::this_thread::sleep_for(heartbeat_interval);
-      if (!stopping && !coordinator.send_message("heartbeat").ok()) return;
-    }
-  });
-
-  std::unique_ptr<Child> child;
-  std::map<uint64_t, nlohmann::json> own_details;  // by run_id, until its run_result
-  int exit_code = kExitPass;
-  for (bool running = true; running;) {
-    auto event = events.pop(1s);
-    if (!event) continue;
-    if (event->source == Source::kChild) {
-      if (!child || child->run_id != event->run_id) continue;
-      if (!event->message.ok()) {  // the child closed its socket: it ended
-        reap_child(*child, coordinator);
-        child.reset();
-        continue;
-      }
-      nlohmann::json& message = event->message.value();
-      if (auto valid = control::validate_message(
-              message, {"endpoint_info", "barrier", "step", "scenario_result"});
-          !valid.ok()) {
-        log("scenario child sent a bad message, killing it: " + valid.error().describe());
-        kill(child->pid, SIGKILL);
-        continue;
-      }
-      if (message.at("type") == "step") child->last_step = message.at("name");
-      if (message.at("type") == "scenario_result") {
-        child->reported = true;
-        // Kept until the coordinator's verdict comes, to count this side's traffic with it.
-        if (metrics && message.contains("details")) own_details[child->run_id] = message["details"];
-      }
-      const std::string type = message.at("type");
-      (void)coordinator.send_message(type, body_of(std::move(message)));
-      continue;
-    }
-
-    if (!event->message.ok()) {
-      log("lost the coordinator: " + event->message.error().describe());
-      exit_code = kExitHarnessError;
-      break;
-    }
-    nlohmann::json& message = event->message.value();
-    if (auto valid =
-            control::validate_message(message, {"run_scenario", "abort_scenario", "run_result",
-                                                "peer_info", "barrier_release", "shutdown"});
-        !valid.ok()) {
-      log("the coordinator sent a bad message: " + valid.error().describe());
-      exit_code = kExitHarnessError;
-      break;
-    }
-    const std::string type = message.at("type");
-    if (type == "shutdown") {
-      running = false;
-    } else if (type == "run_scenario") {
-      if (child) {
-        kill(child->pid, SIGKILL);
-        reap_child(*child, coordinator);
-      }
-      auto spawned = spawn_child(options, message.at("run_id"), events);
-      if (!spawned.ok()) {
-        (void)coordinator.send_message("scenario_result",
-                                       {{"run_id", message.at("run_id")},
-                                        {"verdict", "error"},
-                                        {"evidence", spawned.error().describe()}});
-        continue;
-      }
-      child = std::move(spawned).value();
-      message["target"] = {{"transport", options.target.transport},
-                           {"provider", options.target.provider},
-                           {"device", options.target.device}};
-      (void)child->channel->send(message);
-    } else if (type == "abort_scenario") {
-      if (child && child->run_id == message.at("run_id")) kill(child->pid, SIGKILL);
-    } else if (type == "run_result") {
-      // The run's verdict as the coordinator decided it, with what this side reported, for
-      // this agent's metrics.
-      if (metrics) {
-        const std::string provider = options.target.provider;
-        const uint64_t run_id = message.at("run_id");
-        if (auto own = own_details.find(run_id); own != own_details.end()) {
-          message["sides"] = {{welcome->agent_id, {{"details", std::move(own->second)}}}};
-          own_details.erase(own);
-        }
-        metrics->count_scenario(message, message.at("suite"),
-                                options.target.transport + (provider.empty() ? "" : "/" + provider),
-                                options.target.device);
-      }
-    } else if (child && child->run_id == message.at("run_id")) {
-      (void)child->channel->send(message);  // peer_info, barrier_release
-    }
-  }
-
-  stopping = true;
-  if (child) {
-    kill(child->pid, SIGKILL);
-    child->reported = true;
-    reap_child(*child, coordinator);
-  }
-  coordinator.shutdown();
-  coordinator_reader.join();
-  heartbeat.join();
+  const std::string agent_id = welcome->agent_id;
+  if (metrics) metrics->set_agent_up(agent_id, true);
+  const int exit_code =
+      AgentSession(options, coordinator, std::move(welcome).value(), metrics.get()).serve();
   if (metrics) {
-    metrics->set_agent_up(welcome->agent_id, false);
+    metrics->set_agent_up(agent_id, false);
     std::this_thread::sleep_for(options.metrics_linger);
   }
   return exit_code;

@@ -1,4 +1,4 @@
-#include "faultline/harness/scenario_link.hpp"
+#include "faultline/harness/control/scenario_link.hpp"
 
 #include "faultline/harness/control/messages.hpp"
 

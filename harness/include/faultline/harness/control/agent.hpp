@@ -10,7 +10,7 @@ namespace faultline::harness {
 struct AgentOptions {
   std::string coordinator;  ///< HOST:PORT
   std::string token;
-  ScenarioTarget target;
+  transports::Target target;
   /// How long to keep trying to reach the coordinator (exponential backoff from 100 ms).
   std::chrono::milliseconds connect_budget = std::chrono::seconds(10);
   /// The faultline binary, re-executed as `scenario-child` for every scenario.

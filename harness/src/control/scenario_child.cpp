@@ -1,4 +1,4 @@
-#include "faultline/harness/scenario_child.hpp"
+#include "faultline/harness/control/scenario_child.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -26,7 +26,7 @@ int run_scenario_child(int fd) {
   const nlohmann::json& message = assignment.value();
   const uint64_t run_id = message.at("run_id");
   const auto& target = message.at("target");
-  const ScenarioTarget where{target.value("transport", "ofi"), target.value("provider", ""),
+  const transports::Target where{target.value("transport", "ofi"), target.value("provider", ""),
                              target.value("device", "")};
   const nlohmann::json& params = message.at("params");
   ScenarioLink link(channel, run_id,

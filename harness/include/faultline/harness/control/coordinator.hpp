@@ -138,6 +138,13 @@ class Coordinator {
     }
   };
 
+  /// The rounds of `scenario`: each a list of runs, each run the agents' indices in rank
+  /// order (all pairs in rounds of disjoint pairs, or one ring over every agent).
+  std::vector<std::vector<std::vector<size_t>>> rounds_for(const ScenarioSpec& scenario) const;
+  ActiveRun new_run(const ScenarioSpec& scenario, const RunSettings& settings, size_t round,
+                    const std::vector<size_t>& members);
+  /// Tells each agent of `run` its part, or finishes the run when one was lost earlier.
+  void launch(ActiveRun& run, const RunSettings& settings, RunObserver& observer);
   void accept_loop();
   void serve_connection(Connection& connection);
   Result<std::string> handshake(Connection& connection);

@@ -1,4 +1,4 @@
-#include "faultline/harness/pair_schedule.hpp"
+#include "faultline/harness/control/pair_schedule.hpp"
 
 namespace faultline::harness {
 

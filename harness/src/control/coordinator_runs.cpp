@@ -1,0 +1,367 @@
+// The coordinator's run table: agents as they join and are lost, the runs of each round, the
+// relays (endpoint info, barriers), every deadline, and each run's verdict.
+#include <algorithm>
+#include <iostream>
+#include <utility>
+
+#include "faultline/harness/control/coordinator.hpp"
+#include "faultline/harness/control/pair_schedule.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// After one side reports a failure, how long the other side gets to report its own view.
+constexpr auto kGraceAfterFirstFailure = 2s;
+
+void log(const std::string& text) { std::cerr << "faultline coordinator: " << text << std::endl; }
+
+}  // namespace
+
+AgentRecord* Coordinator::agent(const std::string& id) {
+  for (auto& record : agents_) {
+    if (record.id == id) return &record;
+  }
+  return nullptr;
+}
+
+Status Coordinator::wait_for_agents(std::chrono::milliseconds timeout) {
+  struct Quiet : RunObserver {
+  } quiet;
+  const auto deadline = Clock::now() + timeout;
+  while (agents_.size() < options_.agents) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return Error{ErrorCode::kTimeout, "only " + std::to_string(agents_.size()) + " of " +
+                                            std::to_string(options_.agents) +
+                                            " agents connected within " +
+                                            std::to_string(timeout.count() / 1000) + " s"}
+          .with_hint("start the agents with --coordinator pointing here and the same token");
+    }
+    if (auto event = events_.pop(std::min(left, std::chrono::milliseconds(100))))
+      handle(*event, quiet);
+  }
+  return {};
+}
+
+Coordinator::ActiveRun* Coordinator::active_run(uint64_t run_id, const std::string& agent_id) {
+  for (auto& run : active_) {
+    if (run.result.run_id == run_id && !run.finished && run.involves(agent_id)) {
+      return &run;
+    }
+  }
+  return nullptr;
+}
+
+void Coordinator::handle(const Event& event, RunObserver& observer) {
+  if (event.kind == EventKind::kJoined) {
+    AgentRecord record;
+    record.id = event.agent_id;
+    record.host = event.message.at("host");
+    record.pid = event.message.at("pid");
+    record.remote = event.message.at("remote");
+    record.hello = event.message;
+    record.last_seen = Clock::now();
+    log(record.id + " joined from " + record.remote + " (host " + record.host + ", pid " +
+        std::to_string(record.pid) + ")");
+    agents_.push_back(std::move(record));
+    // Joins are handled in whatever order their threads got here; keep the order of the ids
+    // (agent-2 before agent-10), so that pairs and rings are the same from run to run.
+    std::sort(agents_.begin(), agents_.end(), [](const AgentRecord& a, const AgentRecord& b) {
+      return a.id.size() != b.id.size() ? a.id.size() < b.id.size() : a.id < b.id;
+    });
+    return;
+  }
+  if (event.kind == EventKind::kLost) {
+    mark_lost(event.agent_id, event.reason, observer);
+    return;
+  }
+  AgentRecord* record = agent(event.agent_id);
+  if (record == nullptr || record->lost) return;
+  record->last_seen = Clock::now();
+  const nlohmann::json& message = event.message;
+  const std::string type = message.at("type");
+  if (type == "heartbeat") return;
+  ActiveRun* run = active_run(message.at("run_id"), event.agent_id);
+  if (run == nullptr) return;  // a late message for a run that already ended
+  const auto& agents = run->result.agents;
+
+  if (type == "step") {
+    run->last_step[event.agent_id] = message.at("name");
+    run->step_started[event.agent_id] = Clock::now();
+    observer.step(run->result, event.agent_id, message.at("name"));
+  } else if (type == "endpoint_info") {
+    run->infos[event.agent_id] = message.at("info");
+    if (run->infos.size() == agents.size()) {
+      // A pair gets the other side's info; a ring gets every rank's, in rank order.
+      nlohmann::json ranks = nlohmann::json::array();
+      for (const auto& agent_id : agents) ranks.push_back(run->infos.at(agent_id));
+      for (size_t i = 0; i < agents.size(); ++i) {
+        const nlohmann::json info =
+            run->spec->topology == Topology::kRing ? nlohmann::json{{"ranks", ranks}} : ranks.at(1 - i);
+        send_to(agents[i], "peer_info", {{"run_id", run->result.run_id}, {"info", info}});
+      }
+      run->infos.clear();  // a later exchange (a reconnect) is a round of its own
+    }
+  } else if (type == "barrier") {
+    auto& arrived = run->barriers[message.at("name")];
+    arrived.insert(event.agent_id);
+    if (arrived.size() == agents.size()) {
+      for (const auto& agent_id : agents) {
+        send_to(agent_id, "barrier_release",
+                {{"run_id", run->result.run_id}, {"name", message.at("name")}});
+      }
+      run->barriers.erase(message.at("name"));  // the same name may be reached again
+    }
+  } else if (type == "scenario_result") {
+    nlohmann::json side = message;
+    side.erase("seq");
+    side.erase("session");
+    side.erase("type");
+    run->result.sides[event.agent_id] = side;
+    const auto verdict =
+        verdict_from_string(message.at("verdict").get<std::string>()).value_or(Verdict::kError);
+    if (run->result.sides.size() == agents.size() || verdict == Verdict::kCrashed) {
+      finish(*run, observer);
+      for (const auto& agent_id : agents) {
+        if (!run->result.sides.contains(agent_id))
+          send_to(agent_id, "abort_scenario", {{"run_id", run->result.run_id}});
+      }
+    } else if (verdict != Verdict::kPass && !run->grace_until) {
+      run->grace_until = Clock::now() + kGraceAfterFirstFailure;
+    }
+  }
+}
+
+void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
+  // The most specific failure among the sides speaks for the run, named by its agent.
+  Verdict verdict = Verdict::kPass;
+  const nlohmann::json* speaker = nullptr;
+  std::string speaker_id;
+  for (const auto& [agent_id, side] : run.result.sides.items()) {
+    const Verdict side_verdict =
+        verdict_from_string(side.value("verdict", "error")).value_or(Verdict::kError);
+    if (speaker == nullptr || severity(side_verdict) > severity(verdict)) {
+      verdict = side_verdict;
+      speaker = &side;
+      speaker_id = agent_id;
+    }
+  }
+  if (run.result.sides.size() < run.result.agents.size() && verdict == Verdict::kPass)
+    verdict = Verdict::kError;
+  std::string observed;
+  std::string evidence;
+  std::string hint;
+  if (speaker != nullptr && verdict != Verdict::kPass) {
+    const auto rank = static_cast<size_t>(
+        std::find(run.result.agents.begin(), run.result.agents.end(), speaker_id) -
+        run.result.agents.begin());
+    const std::string role = run.spec->topology == Topology::kRing ? "rank " + std::to_string(rank)
+                             : rank == 0                  ? std::string("initiator")
+                                                          : std::string("responder");
+    observed = speaker_id + " (" + role + "): " + speaker->value("observed", "");
+    evidence = speaker->value("evidence", "");
+    hint = speaker->value("hint", "");
+    run.result.expected = speaker->value("expected", "");
+  }
+  finish_with(run, verdict, observed, evidence, hint, observer);
+}
+
+void Coordinator::finish_with(ActiveRun& run, Verdict verdict, std::string observed,
+                              std::string evidence, std::string hint, RunObserver& observer) {
+  run.finished = true;
+  if (!observed.empty()) run.result.observed = std::move(observed);
+  if (!evidence.empty()) run.result.evidence = std::move(evidence);
+  if (!hint.empty()) run.result.hint = std::move(hint);
+  const SettledVerdict settled =
+      settle_verdict(verdict, run.spec != nullptr ? run.spec->exclude_reason : std::string(),
+                     run.strict, run.result.observed, run.result.evidence);
+  if (!settled.expected.empty()) run.result.expected = settled.expected;
+  if (!settled.observed.empty()) run.result.observed = settled.observed;
+  if (!settled.evidence.empty()) run.result.evidence = settled.evidence;
+  run.result.verdict = settled.verdict;
+  run.result.duration_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - run.started).count();
+  for (const auto& agent_id : run.result.agents) {
+    send_to(agent_id, "run_result",
+            {{"run_id", run.result.run_id},
+             {"id", run.result.scenario},
+             {"suite", suite_},
+             {"verdict", to_string(run.result.verdict)},
+             {"duration_ms", run.result.duration_ms}});
+  }
+  observer.run_finished(run.result);
+}
+
+void Coordinator::mark_lost(const std::string& agent_id, const std::string& reason,
+                            RunObserver& observer) {
+  AgentRecord* record = agent(agent_id);
+  if (record == nullptr || record->lost) return;
+  record->lost = true;
+  record->lost_reason = reason;
+  log(agent_id + " lost: " + reason);
+  if (control::Channel* channel = channel_of(agent_id)) channel->shutdown();
+  for (auto& run : active_) {
+    if (run.finished || !run.involves(agent_id)) continue;
+    finish_with(run, Verdict::kError,
+                "agent lost: " + agent_id + " (host " + record->host + ", pid " +
+                    std::to_string(record->pid) + ")",
+                reason + "; last step of " + agent_id + ": " + run.last_step[agent_id],
+                "the agent process died or its host stopped answering; check the agent's log",
+                observer);
+    for (const auto& other : run.result.agents) {
+      if (other != agent_id) send_to(other, "abort_scenario", {{"run_id", run.result.run_id}});
+    }
+  }
+}
+
+void Coordinator::check_deadlines(RunObserver& observer) {
+  for (const auto& [agent_id, reason] : std::exchange(send_failures_, {}))
+    mark_lost(agent_id, reason, observer);
+  const auto now = Clock::now();
+  for (auto& record : agents_) {
+    if (!record.lost && now - record.last_seen > options_.agent_lost_after) {
+      mark_lost(record.id,
+                "no message or heartbeat for " + std::to_string(options_.agent_lost_after.count()) +
+                    " ms",
+                observer);
+    }
+  }
+  for (auto& run : active_) {
+    if (run.finished) continue;
+    if (run.grace_until && now > *run.grace_until) {
+      finish(run, observer);
+    } else if (auto stuck = std::find_if(run.step_started.begin(), run.step_started.end(),
+                                         [&](const auto& entry) {
+                                           return !run.result.sides.contains(entry.first) &&
+                                                  now - entry.second > options_.step_deadline;
+                                         });
+               stuck != run.step_started.end()) {
+      finish_with(run, Verdict::kTimeout,
+                  stuck->first + " spent more than " +
+                      std::to_string(options_.step_deadline.count()) + " ms in one step",
+                  "the step: " + run.last_step[stuck->first],
+                  "the step hung; a completion that never came, or a peer that never reached "
+                  "the same barrier, is the usual cause",
+                  observer);
+    } else if (now > run.deadline) {
+      std::string steps;
+      for (const auto& [agent_id, step] : run.last_step)
+        steps += (steps.empty() ? "" : "; ") + agent_id + ": " + step;
+      finish_with(run, Verdict::kTimeout, "no result within the deadline",
+                  "last steps: " + (steps.empty() ? std::string("none") : steps),
+                  "the scenario hung; a completion that never came is the usual cause", observer);
+    } else {
+      continue;
+    }
+    for (const auto& agent_id : run.result.agents) {
+      send_to(agent_id, "abort_scenario", {{"run_id", run.result.run_id}});
+    }
+  }
+}
+
+std::vector<std::vector<std::vector<size_t>>> Coordinator::rounds_for(
+    const ScenarioSpec& scenario) const {
+  std::vector<std::vector<std::vector<size_t>>> rounds;
+  if (scenario.topology == Topology::kRing) {
+    // A ring runs once over every agent, in the order they joined.
+    rounds.push_back({{}});
+    for (size_t i = 0; i < agents_.size(); ++i) rounds[0][0].push_back(i);
+    return rounds;
+  }
+  for (const auto& round : pair_rounds(agents_.size())) {
+    rounds.emplace_back();
+    for (const auto& [a, b] : round) rounds.back().push_back({a, b});
+  }
+  return rounds;
+}
+
+Coordinator::ActiveRun Coordinator::new_run(const ScenarioSpec& scenario,
+                                            const RunSettings& settings, size_t round,
+                                            const std::vector<size_t>& members) {
+  ActiveRun run;
+  run.spec = &scenario;
+  run.strict = settings.strict;
+  run.result.run_id = next_run_id_++;
+  run.result.scenario = scenario.id;
+  run.result.tags = scenario.tags;
+  run.result.source = scenario.source;
+  run.result.sha256 = scenario.sha256;
+  run.result.seed = settings.seed;
+  run.result.round = round + 1;
+  for (size_t index : members) run.result.agents.push_back(agents_[index].id);
+  run.result.initiator = run.result.agents.at(0);
+  run.result.responder = run.result.agents.at(1);
+  run.result.expected = "every side passes";
+  run.started = Clock::now();
+  run.deadline = run.started + scenario.deadline;
+  return run;
+}
+
+void Coordinator::launch(ActiveRun& run, const RunSettings& settings, RunObserver& observer) {
+  observer.run_started(run.result);
+  for (const auto& id : run.result.agents) {
+    const AgentRecord* record = agent(id);
+    if (record->lost) {
+      finish_with(run, Verdict::kError, "agent lost: " + id + " was lost earlier",
+                  record->lost_reason,
+                  "the agent process died or its host stopped answering; check the agent's log",
+                  observer);
+      return;
+    }
+  }
+  const ScenarioSpec& scenario = *run.spec;
+  const bool ring = scenario.topology == Topology::kRing;
+  const size_t size = run.result.agents.size();
+  for (size_t rank = 0; rank < size; ++rank) {
+    nlohmann::json params = {{"seed", settings.seed},
+                             {"role_name", scenario.roles.at(ring ? 0 : rank)},
+                             {"rank", rank},
+                             {"size", size}};
+    if (!scenario.document.is_null()) params["document"] = scenario.document;
+    send_to(run.result.agents[rank], "run_scenario",
+            {{"run_id", run.result.run_id},
+             {"scenario", scenario.id},
+             {"role", ring ? "rank" : (rank == 0 ? "initiator" : "responder")},
+             {"params", params},
+             {"target", nlohmann::json::object()},
+             {"deadline_ms", static_cast<uint64_t>(scenario.deadline.count())}});
+  }
+}
+
+std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scenarios,
+                                          const RunSettings& settings, RunObserver& observer) {
+  std::vector<ScenarioRun> results;
+  suite_ = settings.suite;
+  for (const ScenarioSpec& scenario : scenarios) {
+    const auto rounds = rounds_for(scenario);
+    for (size_t round = 0; round < rounds.size(); ++round) {
+      active_.clear();
+      for (const auto& members : rounds[round])
+        active_.push_back(new_run(scenario, settings, round, members));
+      for (auto& run : active_) launch(run, settings, observer);
+      auto unfinished = [&] {
+        return std::any_of(active_.begin(), active_.end(),
+                           [](const ActiveRun& r) { return !r.finished; });
+      };
+      while (unfinished()) {
+        if (auto event = events_.pop(100ms)) handle(*event, observer);
+        check_deadlines(observer);
+      }
+      for (auto& run : active_) results.push_back(run.result);
+    }
+  }
+  active_.clear();
+  return results;
+}
+
+void Coordinator::shutdown_agents() {
+  released_ = true;
+  for (const auto& record : agents_) send_to(record.id, "shutdown", nlohmann::json::object());
+}
+
+}  // namespace faultline::harness
