@@ -8,6 +8,7 @@
 #include "faultline/transports/data_pattern.hpp"
 #include "faultline/transports/json.hpp"
 #include "faultline/transports/memory_provider.hpp"
+#include "faultline/transports/registered_buffer.hpp"
 #include "faultline/transports/registry.hpp"
 
 namespace faultline::harness {
@@ -27,21 +28,8 @@ ScenarioOutcome failure(std::string expected, std::string observed, std::string 
           std::move(hint)};
 }
 
-struct Buffer {
-  std::shared_ptr<std::byte[]> memory;
-  std::unique_ptr<MemoryRegion> region;
-  Segment segment(size_t length) const {
-    return {memory.get(), static_cast<uint32_t>(length), region.get()};
-  }
-};
-
-Result<Buffer> make_buffer(Device& device, size_t length) {
-  HostMemoryProvider host;
-  auto memory = host.allocate(length, 4096);
-  if (!memory.ok()) return std::move(memory).take_error();
-  auto region = device.register_memory(memory.value().get(), length, kAccessAll);
-  if (!region.ok()) return std::move(region).take_error();
-  return Buffer{memory.value(), std::move(region).value()};
+Result<transports::RegisteredBuffer> make_buffer(Device& device, size_t length) {
+  return transports::RegisteredBuffer::allocate(device, length, kAccessAll);
 }
 
 // The next completion, which must be a success of `op`; anything else is the scenario's
@@ -101,7 +89,7 @@ ScenarioOutcome pingpong(ScenarioContext& context) {
   }
 
   const bool initiator = context.role == "initiator";
-  Segment whole_recv = recv_buffer->segment(kLargest);
+  Segment whole_recv = recv_buffer->segment(0, kLargest);
   auto repost = [&] { return endpoint.post_recv({1, {&whole_recv, 1}}); };
   if (Status posted = repost(); !posted.ok()) return harness_error(posted.error());
   if (Status ready = context.link.barrier("connected"); !ready.ok())
@@ -112,7 +100,7 @@ ScenarioOutcome pingpong(ScenarioContext& context) {
     const size_t size = kSizes[i];
     const auto ping_seed = static_cast<unsigned>(2 * i + 1);
     const auto pong_seed = static_cast<unsigned>(2 * i + 2);
-    Segment message = send_buffer->segment(size);
+    Segment message = send_buffer->segment(0, size);
     if (initiator) {
       context.link.step("send " + std::to_string(size) + " B ping");
       fill_pattern(send_buffer->memory.get(), size, ping_seed);
@@ -157,11 +145,11 @@ ScenarioOutcome pingpong(ScenarioContext& context) {
   // RDMA write of 1 MiB, then a 1-byte send that orders after it; the responder checks the
   // region and answers with one byte: 1 when the bytes are right.
   constexpr unsigned kWriteSeed = 99;
-  Segment one_byte = send_buffer->segment(1);
+  Segment one_byte = send_buffer->segment(0, 1);
   if (initiator) {
     context.link.step("RDMA write 1 MiB");
     fill_pattern(send_buffer->memory.get(), kLargest, kWriteSeed);
-    Segment all = send_buffer->segment(kLargest);
+    Segment all = send_buffer->segment(0, kLargest);
     if (Status s = endpoint.post_send(
             {.wr_id = 100, .op = Opcode::kRdmaWrite, .segments = {&all, 1}, .remote = peer_region});
         !s.ok()) {

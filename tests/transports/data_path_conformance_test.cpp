@@ -24,8 +24,8 @@ DeviceLimits limits_of(const Target& target) { return open_device(target)->info(
 // Expect: both complete with SUCCESS, B's byte_len is `bytes`, the bytes arrive unchanged.
 void check_send_recv(const Target& target, size_t bytes) {
   TransportPair pair(target);
-  TestBuffer source = pair.buffer_a(std::max<size_t>(bytes, 1));
-  TestBuffer sink = pair.buffer_b(std::max<size_t>(bytes, 1));
+  transports::RegisteredBuffer source = pair.buffer_a(std::max<size_t>(bytes, 1));
+  transports::RegisteredBuffer sink = pair.buffer_b(std::max<size_t>(bytes, 1));
   fill_pattern(source.data(), bytes, 1);
   // A zero-length message carries no segment: a zero SGE length means 2 GiB on some NICs.
   Segment send_segment = source.segment(0, bytes);
@@ -78,8 +78,8 @@ void gather_send(const Target& target) {
   EndpointConfig config;
   config.max_send_sge = limits.max_send_sge;
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(span_of_segments(limits.max_send_sge, 100));
-  TestBuffer sink = pair.buffer_b(span_of_segments(limits.max_send_sge, 0));
+  transports::RegisteredBuffer source = pair.buffer_a(span_of_segments(limits.max_send_sge, 100));
+  transports::RegisteredBuffer sink = pair.buffer_b(span_of_segments(limits.max_send_sge, 0));
   fill_pattern(source.data(), source.length, 2);
   for (uint32_t count = 1; count <= limits.max_send_sge; ++count) {
     CAPTURE(count);
@@ -116,8 +116,8 @@ void scatter_recv(const Target& target) {
   EndpointConfig config;
   config.max_recv_sge = limits.max_recv_sge;
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(span_of_segments(limits.max_recv_sge, 0));
-  TestBuffer sink = pair.buffer_b(span_of_segments(limits.max_recv_sge, 64));
+  transports::RegisteredBuffer source = pair.buffer_a(span_of_segments(limits.max_recv_sge, 0));
+  transports::RegisteredBuffer sink = pair.buffer_b(span_of_segments(limits.max_recv_sge, 64));
   fill_pattern(source.data(), source.length, 3);
   for (uint32_t count = 1; count <= limits.max_recv_sge; ++count) {
     CAPTURE(count);
@@ -163,8 +163,8 @@ void inline_within_limit(const Target& target) {
   EndpointConfig config;
   config.max_inline = std::min<uint32_t>(limits.max_inline_data, 256);
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(4096);
-  TestBuffer sink = pair.buffer_b(4096);
+  transports::RegisteredBuffer source = pair.buffer_a(4096);
+  transports::RegisteredBuffer sink = pair.buffer_b(4096);
   fill_pattern(source.data(), source.length, 4);
   uint64_t wr_id = 1;
   for (size_t bytes : {size_t{1}, size_t{config.max_inline}}) {
@@ -203,8 +203,8 @@ void rdma_write(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.rdma_write) FAULTLINE_SKIP(target.label() + " has no RDMA write");
   const size_t bytes = 64 * 1024 + 5;
-  TestBuffer source = pair.buffer_a(bytes);
-  TestBuffer target_region = pair.buffer_b(bytes + 4096);
+  transports::RegisteredBuffer source = pair.buffer_a(bytes);
+  transports::RegisteredBuffer target_region = pair.buffer_b(bytes + 4096);
   fill_pattern(source.data(), bytes, 5);
   Segment segment = source.whole();
   REQUIRE_OK(pair.a().post_send({.wr_id = 21,
@@ -234,9 +234,9 @@ void rdma_write_with_imm(const Target& target) {
   const Capabilities caps = pair.info().capabilities;
   if (!caps.write_with_imm) FAULTLINE_SKIP(target.label() + " has no write with immediate");
   const size_t bytes = 8192;
-  TestBuffer source = pair.buffer_a(bytes);
-  TestBuffer target_region = pair.buffer_b(bytes);
-  TestBuffer receive = pair.buffer_b(size_t{64} * 3);
+  transports::RegisteredBuffer source = pair.buffer_a(bytes);
+  transports::RegisteredBuffer target_region = pair.buffer_b(bytes);
+  transports::RegisteredBuffer receive = pair.buffer_b(size_t{64} * 3);
   fill_pattern(source.data(), bytes, 6);
   Segment segment = source.whole();
   for (uint64_t i = 0; i < 3; ++i) {
@@ -273,8 +273,8 @@ void send_with_imm(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.send_with_imm)
     FAULTLINE_SKIP(target.label() + " has no send with immediate");
-  TestBuffer source = pair.buffer_a(512);
-  TestBuffer sink = pair.buffer_b(512);
+  transports::RegisteredBuffer source = pair.buffer_a(512);
+  transports::RegisteredBuffer sink = pair.buffer_b(512);
   fill_pattern(source.data(), 512, 7);
   Segment send_segment = source.whole();
   Segment recv_segment = sink.whole();
@@ -298,8 +298,8 @@ void rdma_read(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.rdma_read) FAULTLINE_SKIP(target.label() + " has no RDMA read");
   const size_t bytes = 128 * 1024 + 3;
-  TestBuffer remote_source = pair.buffer_b(bytes);
-  TestBuffer local = pair.buffer_a(bytes);
+  transports::RegisteredBuffer remote_source = pair.buffer_b(bytes);
+  transports::RegisteredBuffer local = pair.buffer_a(bytes);
   fill_pattern(remote_source.data(), bytes, 8);
   Segment segment = local.whole();
   REQUIRE_OK(pair.a().post_send({.wr_id = 23,
@@ -333,8 +333,8 @@ TRANSPORT_CONFORMANCE_CASE(sizes_around_mtu, "send and receive around the active
 // Expect: A sees exactly one completion, the signaled one; B gets the 8 messages in order.
 void unsignaled_then_signaled(const Target& target) {
   TransportPair pair(target);
-  TestBuffer source = pair.buffer_a(size_t{8} * 128);
-  TestBuffer sink = pair.buffer_b(size_t{8} * 128);
+  transports::RegisteredBuffer source = pair.buffer_a(size_t{8} * 128);
+  transports::RegisteredBuffer sink = pair.buffer_b(size_t{8} * 128);
   for (size_t i = 0; i < 8; ++i) std::fill_n(source.data() + i * 128, 128, std::byte(i + 1));
   for (uint64_t i = 0; i < 8; ++i) {
     Segment segment = sink.segment(i * 128, 128);
@@ -369,8 +369,8 @@ void read_into_segments(const Target& target) {
   config.max_send_sge = std::min<uint32_t>(3, limits.max_send_sge);
   TransportPair pair(target, config);
   if (!pair.info().capabilities.rdma_read) FAULTLINE_SKIP(target.label() + " has no RDMA read");
-  TestBuffer remote_source = pair.buffer_b(3000);
-  TestBuffer local = pair.buffer_a(4096);
+  transports::RegisteredBuffer remote_source = pair.buffer_b(3000);
+  transports::RegisteredBuffer local = pair.buffer_a(4096);
   fill_pattern(remote_source.data(), 3000, 11);
   std::vector<Segment> segments = {local.segment(0, 1000), local.segment(1500, 1000),
                                    local.segment(3000, 1000)};

@@ -90,8 +90,8 @@ void check_outcome(const char* what, const std::vector<Completion>& completions,
 // After a fault: B posts a receive and A sends 64 bytes; A's completion says whether the
 // connection survived the fault.
 void check_follow_up_send(TransportPair& pair, const Outcome& expected) {
-  TestBuffer source = pair.buffer_a(64);
-  TestBuffer sink = pair.buffer_b(64);
+  transports::RegisteredBuffer source = pair.buffer_a(64);
+  transports::RegisteredBuffer sink = pair.buffer_b(64);
   Segment send_segment = source.whole();
   Segment recv_segment = sink.whole();
   // A receive on an endpoint in the error state may be refused; that is part of the outcome.
@@ -111,8 +111,8 @@ void check_follow_up_send(TransportPair& pair, const Outcome& expected) {
 // connection's health as the table says.
 void short_receive(const Target& target) {
   TransportPair pair(target);
-  TestBuffer source = pair.buffer_a(4096);
-  TestBuffer sink = pair.buffer_b(4096);
+  transports::RegisteredBuffer source = pair.buffer_a(4096);
+  transports::RegisteredBuffer sink = pair.buffer_b(4096);
   Segment send_segment = source.whole();
   Segment recv_segment = sink.segment(0, 100);
   REQUIRE_OK(pair.b().post_recv({41, {&recv_segment, 1}}));
@@ -134,8 +134,8 @@ TRANSPORT_CONFORMANCE_CASE(short_receive, "receive buffer smaller than the send"
 void wrong_remote_key(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.rdma_write) FAULTLINE_SKIP(target.label() + " has no RDMA write");
-  TestBuffer source = pair.buffer_a(4096);
-  TestBuffer region = pair.buffer_b(4096);
+  transports::RegisteredBuffer source = pair.buffer_a(4096);
+  transports::RegisteredBuffer region = pair.buffer_b(4096);
   fill_pattern(source.data(), source.length, 9);
   RemoteBuffer remote = region.region->remote();
   remote.key ^= 0x5a5a5a;
@@ -160,9 +160,9 @@ TRANSPORT_CONFORMANCE_CASE(wrong_remote_key, "RDMA write with a wrong remote key
 void write_beyond_region(const Target& target) {
   TransportPair pair(target);
   if (!pair.info().capabilities.rdma_write) FAULTLINE_SKIP(target.label() + " has no RDMA write");
-  TestBuffer source = pair.buffer_a(8192);
+  transports::RegisteredBuffer source = pair.buffer_a(8192);
   fill_pattern(source.data(), source.length, 10);
-  TestBuffer allocation = pair.buffer_a(3 * 4096);  // memory only; registered on B below
+  transports::RegisteredBuffer allocation = pair.buffer_a(3 * 4096);  // memory only; registered on B below
   auto region = pair.device_b().register_memory(allocation.data(), 4096, kAccessAll);
   REQUIRE_OK(region);
   RemoteBuffer remote = region.value()->remote();
@@ -209,7 +209,7 @@ void too_many_segments(const Target& target) {
   EndpointConfig config;
   config.max_send_sge = limits.max_send_sge;
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(4096);
+  transports::RegisteredBuffer source = pair.buffer_a(4096);
   std::vector<Segment> segments(limits.max_send_sge + 1, source.segment(0, 16));
   Status posted = pair.a().post_send({.wr_id = 71, .op = Opcode::kSend, .segments = segments});
   REQUIRE_FALSE(posted.ok());
@@ -231,7 +231,7 @@ void inline_above_limit(const Target& target) {
   EndpointConfig config;
   config.max_inline = std::min<uint32_t>(limits.max_inline_data, 256);
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(8192);
+  transports::RegisteredBuffer source = pair.buffer_a(8192);
   Segment segment = source.segment(0, config.max_inline + 1);
   Status posted = pair.a().post_send(
       {.wr_id = 81, .op = Opcode::kSend, .segments = {&segment, 1}, .inline_data = true});
@@ -248,7 +248,7 @@ TRANSPORT_CONFORMANCE_CASE(inline_above_limit, "inline send above the granted li
 // Expect: the 3 receives complete with WR_FLUSH_ERR, and a post afterwards fails by name.
 void flush_after_error(const Target& target) {
   TransportPair pair(target);
-  TestBuffer sink = pair.buffer_b(3 * 1024);
+  transports::RegisteredBuffer sink = pair.buffer_b(3 * 1024);
   for (uint64_t i = 0; i < 3; ++i) {
     Segment segment = sink.segment(i * 1024, 1024);
     REQUIRE_OK(pair.b().post_recv({100 + i, {&segment, 1}}));
@@ -279,7 +279,7 @@ void receive_queue_full(const Target& target) {
   EndpointConfig config;
   config.recv_depth = 4;
   TransportPair pair(target, config);
-  TestBuffer sink = pair.buffer_b(5 * 64);
+  transports::RegisteredBuffer sink = pair.buffer_b(5 * 64);
   for (uint64_t i = 0; i < 4; ++i) {
     Segment segment = sink.segment(i * 64, 64);
     REQUIRE_OK(pair.b().post_recv({i, {&segment, 1}}));
@@ -304,7 +304,7 @@ void send_without_receive(const Target& target) {
   EndpointConfig config;
   config.rnr_retry = 0;
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(256);
+  transports::RegisteredBuffer source = pair.buffer_a(256);
   Segment segment = source.whole();
   REQUIRE_OK(pair.a().post_send({.wr_id = 111, .op = Opcode::kSend, .segments = {&segment, 1}}));
   const Outcome expected =
@@ -319,7 +319,7 @@ TRANSPORT_CONFORMANCE_CASE(send_without_receive, "send with no receive posted an
 void flush_sends_in_flight(const Target& target) {
   TransportPair pair(target);
   REQUIRE(pair.info().capabilities.flushes_sends_on_error);
-  TestBuffer source = pair.buffer_a(4 * 512);
+  transports::RegisteredBuffer source = pair.buffer_a(4 * 512);
   for (uint64_t i = 0; i < 4; ++i) {
     Segment segment = source.segment(i * 512, 512);
     REQUIRE_OK(
@@ -434,8 +434,8 @@ void send_queue_full(const Target& target) {
   EndpointConfig config;
   config.send_depth = 8;
   TransportPair pair(target, config);
-  TestBuffer source = pair.buffer_a(64);
-  TestBuffer sink = pair.buffer_b(9 * 64);
+  transports::RegisteredBuffer source = pair.buffer_a(64);
+  transports::RegisteredBuffer sink = pair.buffer_b(9 * 64);
   for (uint64_t i = 0; i < 9; ++i) {
     Segment segment = sink.segment(i * 64, 64);
     REQUIRE_OK(pair.b().post_recv({i, {&segment, 1}}));

@@ -11,7 +11,7 @@ Result<RegisteredBuffer> RegisteredBuffer::allocate(Device& device, size_t bytes
   if (!memory.ok()) return std::move(memory).take_error();
   RegisteredBuffer buffer;
   buffer.memory = memory.value();
-  buffer.bytes = bytes;
+  buffer.length = bytes;
   auto region = device.register_memory(buffer.memory.get(), bytes, access);
   if (!region.ok()) return std::move(region).take_error();
   buffer.region = std::move(region).value();

@@ -25,41 +25,17 @@ Result<std::unique_ptr<transports::Device>> open_device(const BenchPairOptions& 
                                         std::make_shared<transports::fault::FaultLog>());
 }
 
-Result<std::unique_ptr<BenchSide>> open_side(const BenchPairOptions& options) {
-  auto side = std::make_unique<BenchSide>();
-  auto device = open_device(options);
-  if (!device.ok()) return device.error();
-  side->device = std::move(device).value();
-  transports::EndpointConfig config;
-  config.send_depth = options.send_depth;
-  config.recv_depth = options.recv_depth;
-  config.max_inline = side->device->info().limits.max_inline_data;
-  auto endpoint = side->device->create_endpoint(config);
-  if (!endpoint.ok()) return endpoint.error();
-  side->endpoint = std::move(endpoint).value();
-  side->tx.resize(options.buffer_bytes);
-  side->rx.resize(options.buffer_bytes);
-  for (auto [bytes, region] :
-       {std::pair{&side->tx, &side->tx_region}, std::pair{&side->rx, &side->rx_region}}) {
-    auto registered =
-        side->device->register_memory(bytes->data(), bytes->size(), transports::kAccessAll);
-    if (!registered.ok()) return registered.error();
-    *region = std::move(registered).value();
-  }
-  return side;
-}
-
 }  // namespace
 
 Status BenchSide::post_receive() {
-  transports::Segment into{rx.data(), static_cast<uint32_t>(rx.size()), rx_region.get()};
+  const transports::Segment into = rx->whole();
   FAULTLINE_RETURN_IF_ERROR(endpoint->post_recv({receives_posted++, {&into, 1}}));
   return {};
 }
 
 Status BenchSide::post_message(const BenchSide& peer, Opcode op, size_t length, bool inline_data,
                                bool signaled) {
-  transports::Segment from{tx.data(), static_cast<uint32_t>(length), tx_region.get()};
+  const transports::Segment from = tx->segment(0, length);
   transports::WorkRequest request{.wr_id = 1,
                                   .op = op,
                                   .segments = {&from, 1},
@@ -67,7 +43,7 @@ Status BenchSide::post_message(const BenchSide& peer, Opcode op, size_t length, 
                                   .signaled = signaled};
   if (op == Opcode::kSendWithImm || op == Opcode::kRdmaWriteWithImm) request.imm = 1;
   if (op == Opcode::kRdmaWrite || op == Opcode::kRdmaWriteWithImm)
-    request.remote = peer.rx_region->remote(0, length);
+    request.remote = peer.rx->region->remote(0, length);
   FAULTLINE_RETURN_IF_ERROR(endpoint->post_send(request));
   if (signaled) ++signaled_sends_outstanding;
   return {};
@@ -101,17 +77,31 @@ Status BenchSide::finish_sends() {
 }
 
 Result<BenchPair> open_bench_pair(const BenchPairOptions& options) {
-  auto client = open_side(options);
-  if (!client.ok()) return client.error();
-  auto server = open_side(options);
-  if (!server.ok()) return server.error();
-  BenchPair pair{std::move(client).value(), std::move(server).value()};
+  auto local = transports::LocalPair::open(
+      [&options] { return open_device(options); },
+      [&options](const transports::DeviceInfo& info) {
+        transports::EndpointConfig config;
+        config.send_depth = options.send_depth;
+        config.recv_depth = options.recv_depth;
+        config.max_inline = info.limits.max_inline_data;
+        return config;
+      });
+  if (!local.ok()) return local.error();
+  BenchPair pair{std::move(local).value(), std::make_unique<BenchSide>(),
+                 std::make_unique<BenchSide>()};
   // Every message of a run fits the buffers, so the largest is what the device must take.
   if (const uint64_t most = pair.info().limits.max_msg_size; options.buffer_bytes > most)
     return Error{ErrorCode::kLimitExceeded, "size " + std::to_string(options.buffer_bytes) +
                                                 " exceeds max_msg_size " + std::to_string(most)};
-  FAULTLINE_RETURN_IF_ERROR(pair.client->endpoint->connect(pair.server->endpoint->address()));
-  FAULTLINE_RETURN_IF_ERROR(pair.server->endpoint->connect(pair.client->endpoint->address()));
+  for (auto [side, end] : {std::pair{pair.client.get(), transports::LocalPair::kA},
+                           std::pair{pair.server.get(), transports::LocalPair::kB}}) {
+    side->endpoint = &pair.local->endpoint(end);
+    for (auto* buffer : {&side->tx, &side->rx}) {
+      auto registered = pair.local->buffer(end, options.buffer_bytes);
+      if (!registered.ok()) return registered.error();
+      *buffer = registered.value();
+    }
+  }
   return pair;
 }
 

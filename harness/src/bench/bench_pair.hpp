@@ -1,26 +1,23 @@
 #pragma once
 
-// Two endpoints of one target for the data-path benchmarks: each on its own device (as two
-// processes would hold them), each with one registered buffer per direction, connected.
+// Two endpoints of one target for the data-path benchmarks (a LocalPair: each on its own
+// device, as two processes would hold them), each with one registered buffer per direction.
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/transports/transport.hpp"
+#include "faultline/transports/local_pair.hpp"
 
 namespace faultline::harness::bench {
 
-// Members are destroyed in reverse order: the endpoint first, then the regions, their
-// buffers and last the device.
+// One side of a benchmark pair: its endpoint and buffers live in the pair's LocalPair; this
+// keeps the side's counts. Each side may be driven by a thread of its own.
 struct BenchSide {
-  std::unique_ptr<transports::Device> device;
-  std::vector<std::byte> tx;
-  std::vector<std::byte> rx;
-  std::unique_ptr<transports::MemoryRegion> tx_region;
-  std::unique_ptr<transports::MemoryRegion> rx_region;
-  std::unique_ptr<transports::Endpoint> endpoint;
+  transports::Endpoint* endpoint = nullptr;
+  transports::RegisteredBuffer* tx = nullptr;
+  transports::RegisteredBuffer* rx = nullptr;
   uint64_t receives_posted = 0;
   uint64_t receives_completed = 0;
   uint64_t signaled_sends_outstanding = 0;
@@ -50,9 +47,10 @@ struct BenchPairOptions {
 };
 
 struct BenchPair {
-  std::unique_ptr<BenchSide> client;
-  std::unique_ptr<BenchSide> server;
-  const transports::DeviceInfo& info() const { return client->device->info(); }
+  std::unique_ptr<transports::LocalPair> local;  ///< owns both endpoints and the buffers
+  std::unique_ptr<BenchSide> client;              ///< side A
+  std::unique_ptr<BenchSide> server;              ///< side B
+  const transports::DeviceInfo& info() const { return local->info(); }
 };
 
 Result<BenchPair> open_bench_pair(const BenchPairOptions& options);

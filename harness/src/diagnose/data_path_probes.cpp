@@ -35,9 +35,9 @@ Status rdma_checked(ProbePair& pair, Opcode op, size_t length, bool inline_data)
   auto remote = pair.buffer(ProbePair::kB, length);
   if (!remote.ok()) return remote.error();
   const bool read = op == Opcode::kRdmaRead;
-  ProbeBuffer& source = read ? *remote.value() : *local.value();
-  ProbeBuffer& target = read ? *local.value() : *remote.value();
-  transports::fill_pattern(source.bytes.data(), length, kSeed);
+  transports::RegisteredBuffer& source = read ? *remote.value() : *local.value();
+  transports::RegisteredBuffer& target = read ? *local.value() : *remote.value();
+  transports::fill_pattern(source.data(), length, kSeed);
   const bool with_imm = op == Opcode::kRdmaWriteWithImm;
   const bool imm_needs_recv =
       pair.device(ProbePair::kB).info().capabilities.write_imm_consumes_recv;
@@ -53,21 +53,21 @@ Status rdma_checked(ProbePair& pair, Opcode op, size_t length, bool inline_data)
                                   .remote = remote.value()->region->remote(0, length)};
   if (with_imm) request.imm = 0x1234;
   if (Status posted = pair.endpoint(ProbePair::kA).post_send(request); !posted.ok()) return posted;
-  auto done = pair.next(ProbePair::kA, kTimeout, std::string(transports::to_string(op)));
+  auto done = next_completion(pair, ProbePair::kA, kTimeout, std::string(transports::to_string(op)));
   if (!done.ok()) return done.error();
   if (!done->ok()) {
     return Error{ErrorCode::kNativeError, "completion " + done->describe()}.with_hint(
         "the device rejected the RDMA operation; the status and native code say why");
   }
   if (with_imm) {
-    auto arrived = pair.next(ProbePair::kB, kTimeout, "the immediate data at the target");
+    auto arrived = next_completion(pair, ProbePair::kB, kTimeout, "the immediate data at the target");
     if (!arrived.ok()) return arrived.error();
     if (!arrived->ok() || arrived->imm != 0x1234u) {
       return Error{ErrorCode::kProtocolViolation,
                    "target completion " + arrived->describe() + ", expected immediate 0x1234"};
     }
   }
-  const size_t wrong = transports::first_pattern_mismatch(target.bytes.data(), length, kSeed);
+  const size_t wrong = transports::first_pattern_mismatch(target.data(), length, kSeed);
   if (wrong != length) {
     return Error{ErrorCode::kProtocolViolation,
                  std::string(transports::to_string(op)) + " of " + std::to_string(length) +
@@ -90,7 +90,7 @@ std::vector<ProbeResult> probe_data_path(const ProbeContext& context) {
   }
   const transports::DeviceInfo& info = opened.value();
   const transports::EndpointConfig config = workload_config(info.limits);
-  auto pair = ProbePair::open(context, config);
+  auto pair = open_probe_pair(context, config);
   if (!pair.ok()) {
     probes.push_back(failed_probe("endpoint pair", "two connected endpoints", pair.error()));
     return probes;

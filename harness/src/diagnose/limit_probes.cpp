@@ -78,7 +78,7 @@ ProbeResult bisect(const LimitProbe& probe) {
 Status pair_works(const ProbeContext& context, EndpointConfig config, size_t length,
                   bool inline_data, size_t segments = 1) {
   config.raw = true;  // the device decides, not faultline's check
-  auto pair = ProbePair::open(context, config);
+  auto pair = open_probe_pair(context, config);
   if (!pair.ok()) return pair.error();
   std::vector<size_t> pieces(segments, length / segments);
   pieces.back() += length % segments;

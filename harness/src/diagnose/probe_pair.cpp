@@ -36,66 +36,24 @@ Result<transports::DeviceInfo> ProbeContext::device_info() const {
   return device.value()->info();
 }
 
-Result<std::unique_ptr<ProbePair>> ProbePair::open(const ProbeContext& context,
+Result<std::unique_ptr<ProbePair>> open_probe_pair(const ProbeContext& context,
                                                    const transports::EndpointConfig& config) {
-  auto pair = std::make_unique<ProbePair>();
-  for (auto* device : {&pair->device_a_, &pair->device_b_}) {
-    auto opened = context.open();
-    if (!opened.ok()) return opened.error();
-    *device = std::move(opened).value();
-  }
-  auto a = pair->device_a_->create_endpoint(config);
-  if (!a.ok()) return a.error();
-  pair->a_ = std::move(a).value();
-  auto b = pair->device_b_->create_endpoint(config);
-  if (!b.ok()) return b.error();
-  pair->b_ = std::move(b).value();
-  if (Status connected = pair->a_->connect(pair->b_->address()); !connected.ok())
-    return std::move(connected).take_error();
-  if (Status connected = pair->b_->connect(pair->a_->address()); !connected.ok())
-    return std::move(connected).take_error();
-  return pair;
+  return ProbePair::open([&context] { return context.open(); }, config, config);
 }
 
-ProbePair::~ProbePair() {
-  a_.reset();
-  b_.reset();
-  buffers_.clear();
-}
-
-Result<ProbeBuffer*> ProbePair::buffer(Side side, size_t length) {
-  auto buffer = std::make_unique<ProbeBuffer>();
-  buffer->bytes.resize(std::max<size_t>(length, 1));
-  auto region = device(side).register_memory(buffer->bytes.data(), buffer->bytes.size(),
-                                             transports::kAccessAll);
-  if (!region.ok()) return region.error();
-  buffer->region = std::move(region).value();
-  buffers_.push_back(std::move(buffer));
-  return buffers_.back().get();
-}
-
-Result<Completion> ProbePair::next(Side side, std::chrono::milliseconds timeout,
+Result<Completion> next_completion(ProbePair& pair, ProbePair::Side side,
+                                   std::chrono::milliseconds timeout,
                                    const std::string& waiting_for) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const Side other = side == kA ? kB : kA;
-  while (backlog_[side].empty()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return Error{ErrorCode::kTimeout, "no completion for " + waiting_for + " within " +
-                                            std::to_string(timeout.count()) + " ms"}
-          .with_hint(
-              "the operation never completed: a lost completion, a peer that never "
-              "received, or a provider that needs progress");
-    }
-    Completion got[8];
-    for (Side polled : {side, other}) {
-      auto count = endpoint(polled).poll(got, std::chrono::milliseconds(polled == side ? 1 : 0));
-      if (!count.ok()) return count.error();
-      for (size_t i = 0; i < count.value(); ++i) backlog_[polled].push_back(got[i]);
-    }
+  auto next = pair.next(side, timeout);
+  if (!next.ok()) return std::move(next).take_error();
+  if (!next.value()) {
+    return Error{ErrorCode::kTimeout, "no completion for " + waiting_for + " within " +
+                                          std::to_string(timeout.count()) + " ms"}
+        .with_hint(
+            "the operation never completed: a lost completion, a peer that never "
+            "received, or a provider that needs progress");
   }
-  Completion completion = backlog_[side].front();
-  backlog_[side].pop_front();
-  return completion;
+  return *next.value();
 }
 
 Status send_checked(ProbePair& pair, size_t length, bool inline_data,
@@ -104,7 +62,7 @@ Status send_checked(ProbePair& pair, size_t length, bool inline_data,
   if (!tx.ok()) return tx.error();
   auto rx = pair.buffer(ProbePair::kB, length);
   if (!rx.ok()) return rx.error();
-  transports::fill_pattern(tx.value()->bytes.data(), length, kPatternSeed);
+  transports::fill_pattern(tx.value()->data(), length, kPatternSeed);
   transports::Segment into = rx.value()->segment(0, length);
   if (Status posted = pair.endpoint(ProbePair::kB).post_recv({1, {&into, 1}}); !posted.ok())
     return posted;
@@ -124,8 +82,8 @@ Status send_checked(ProbePair& pair, size_t length, bool inline_data,
     return posted;
   }
   for (auto side : {ProbePair::kA, ProbePair::kB}) {
-    auto completion = pair.next(side, kCompletionTimeout,
-                                side == ProbePair::kA ? "the SEND" : "the matching RECV");
+    auto completion = next_completion(pair, side, kCompletionTimeout,
+                                      side == ProbePair::kA ? "the SEND" : "the matching RECV");
     if (!completion.ok()) return completion.error();
     if (!completion->ok()) {
       return Error{ErrorCode::kNativeError, "completion " + completion->describe()}.with_hint(
@@ -138,7 +96,7 @@ Status send_checked(ProbePair& pair, size_t length, bool inline_data,
     }
   }
   const size_t wrong =
-      transports::first_pattern_mismatch(rx.value()->bytes.data(), length, kPatternSeed);
+      transports::first_pattern_mismatch(rx.value()->data(), length, kPatternSeed);
   if (wrong != length) {
     return Error{ErrorCode::kProtocolViolation,
                  "received data differs from what was sent at byte " + std::to_string(wrong) +

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/transports/transport.hpp"
+#include "faultline/transports/local_pair.hpp"
 
 namespace faultline::harness::diagnose {
 
@@ -22,40 +22,19 @@ struct ProbeContext {
   Result<transports::DeviceInfo> device_info() const;
 };
 
-/// A registered buffer of a probe.
-struct ProbeBuffer {
-  std::vector<std::byte> bytes;
-  std::unique_ptr<transports::MemoryRegion> region;
-  transports::Segment segment(size_t offset, size_t length) {
-    return {bytes.data() + offset, static_cast<uint32_t>(length), region.get()};
-  }
-};
+/// The local pair the probes run on: two devices of the target (behind the injected faults)
+/// with one endpoint each, connected.
+using ProbePair = transports::LocalPair;
 
-/// Two devices of the target with one endpoint each, connected: the local pair the probes
-/// run on. Owns the buffers it registers; endpoints go first when it is destroyed.
-class ProbePair {
- public:
-  enum Side { kA, kB };
-  static Result<std::unique_ptr<ProbePair>> open(
-      const ProbeContext& context, const transports::EndpointConfig& config);
-  ~ProbePair();
+/// Opens the probes' pair on `context` with `config` on both sides.
+Result<std::unique_ptr<ProbePair>> open_probe_pair(const ProbeContext& context,
+                                                   const transports::EndpointConfig& config);
 
-  transports::Endpoint& endpoint(Side side) { return side == kA ? *a_ : *b_; }
-  transports::Device& device(Side side) { return side == kA ? *device_a_ : *device_b_; }
-  Result<ProbeBuffer*> buffer(Side side, size_t length);
-  /// The next completion of `side`, driving the other side meanwhile (manual-progress
-  /// providers need it); a timeout is an error naming what was waited for.
-  Result<transports::Completion> next(Side side, std::chrono::milliseconds timeout,
-                                                  const std::string& waiting_for);
-
- private:
-  std::unique_ptr<transports::Device> device_a_;
-  std::unique_ptr<transports::Device> device_b_;
-  std::unique_ptr<transports::Endpoint> a_;
-  std::unique_ptr<transports::Endpoint> b_;
-  std::vector<std::unique_ptr<ProbeBuffer>> buffers_;
-  std::deque<transports::Completion> backlog_[2];
-};
+/// The next completion of `side`, driving the other side meanwhile; a timeout is an error
+/// naming what was waited for.
+Result<transports::Completion> next_completion(ProbePair& pair, ProbePair::Side side,
+                                               std::chrono::milliseconds timeout,
+                                               const std::string& waiting_for);
 
 /// Sends `length` bytes of a checked pattern from A to B (send/recv), inline or not, and
 /// says what went wrong: a refused post, a completion status, a length or a byte that differs.

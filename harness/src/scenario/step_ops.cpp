@@ -86,18 +86,17 @@ Result<std::vector<Segment>> segments_of(StepState& state, const json& list) {
     auto found = state.buffers.find(name);
     if (found == state.buffers.end())
       return Error{ErrorCode::kInvalidArgument, "no buffer \"" + name + "\" registered"};
-    const ScenarioBuffer& buffer = found->second;
+    const transports::RegisteredBuffer& buffer = found->second;
     const uint64_t offset = entry.value("offset", uint64_t{0});
     const uint64_t length =
-        entry.value("length", buffer.bytes > offset ? buffer.bytes - offset : 0);
-    if (offset + length > buffer.bytes) {
+        entry.value("length", buffer.length > offset ? buffer.length - offset : 0);
+    if (offset + length > buffer.length) {
       return Error{ErrorCode::kInvalidArgument, "segment [" + std::to_string(offset) + ", " +
                                                     std::to_string(offset + length) +
                                                     ") lies outside buffer \"" + name + "\" of " +
-                                                    std::to_string(buffer.bytes) + " bytes"};
+                                                    std::to_string(buffer.length) + " bytes"};
     }
-    segments.push_back(
-        {buffer.memory.get() + offset, static_cast<uint32_t>(length), buffer.region.get()});
+    segments.push_back(buffer.segment(offset, length));
   }
   return segments;
 }
@@ -147,15 +146,6 @@ StepResult create_endpoint(StepState& state, const json& step) {
 StepResult register_buffer(StepState& state, const json& step) {
   const std::string name = step.at("buffer");
   const size_t bytes = step.at("bytes");
-  transports::HostMemoryProvider host;
-  auto memory = host.allocate(bytes, 4096);
-  if (!memory.ok()) return broken(memory.error());
-  const json fill = step.value("fill", json("zero"));
-  if (fill.is_number_unsigned()) {
-    transports::fill_pattern(memory.value().get(), bytes, fill.get<unsigned>());
-  } else {
-    std::memset(memory.value().get(), 0, bytes);
-  }
   uint32_t access = 0;
   const json rights =
       step.value("access", json::array({"local_write", "remote_write", "remote_read"}));
@@ -164,9 +154,13 @@ StepResult register_buffer(StepState& state, const json& step) {
     if (right == "remote_write") access |= transports::kAccessRemoteWrite;
     if (right == "remote_read") access |= transports::kAccessRemoteRead;
   }
-  auto region = state.device->register_memory(memory.value().get(), bytes, access);
-  if (!region.ok()) return failed("register " + name + " succeeds", region.error().describe());
-  state.buffers[name] = {memory.value(), bytes, std::move(region).value()};
+  auto buffer = transports::RegisteredBuffer::allocate(*state.device, bytes, access);
+  if (!buffer.ok()) return failed("register " + name + " succeeds", buffer.error().describe());
+  // Zero-filled already; a pattern is written after registration (the region covers it).
+  const json fill = step.value("fill", json("zero"));
+  if (fill.is_number_unsigned())
+    transports::fill_pattern(buffer.value().data(), bytes, fill.get<unsigned>());
+  state.buffers[name] = std::move(buffer).value();
   return met("registered " + name + " (" + std::to_string(bytes) + " B)");
 }
 
@@ -292,14 +286,14 @@ StepResult check_data(StepState& state, const json& step) {
   const std::string name = step.at("buffer");
   auto found = state.buffers.find(name);
   if (found == state.buffers.end()) return broken("no buffer \"" + name + "\" registered");
-  const ScenarioBuffer& buffer = found->second;
+  const transports::RegisteredBuffer& buffer = found->second;
   const uint64_t offset = step.value("offset", uint64_t{0});
-  const uint64_t length = step.value("length", buffer.bytes > offset ? buffer.bytes - offset : 0);
-  if (offset + length > buffer.bytes) return broken("check_data range outside buffer " + name);
-  std::vector<std::byte> expected_bytes(buffer.bytes, std::byte{0});
+  const uint64_t length = step.value("length", buffer.length > offset ? buffer.length - offset : 0);
+  if (offset + length > buffer.length) return broken("check_data range outside buffer " + name);
+  std::vector<std::byte> expected_bytes(buffer.length, std::byte{0});
   const json& expect = step.at("expect");
   if (expect.is_number_unsigned())
-    transports::fill_pattern(expected_bytes.data(), buffer.bytes, expect.get<unsigned>());
+    transports::fill_pattern(expected_bytes.data(), buffer.length, expect.get<unsigned>());
   const std::string what = expect.is_number_unsigned()
                                ? "the bytes of pattern " + expect.dump()
                                : std::string("zero bytes (nothing delivered)");

@@ -24,8 +24,8 @@ struct FaultedPair {
   std::unique_ptr<Device> receiver_device;
   std::unique_ptr<Endpoint> sender;
   std::unique_ptr<Endpoint> receiver;
-  faultline::testing::TestBuffer tx;
-  faultline::testing::TestBuffer rx;
+  faultline::transports::RegisteredBuffer tx;
+  faultline::transports::RegisteredBuffer rx;
 
   explicit FaultedPair(FaultPlan plan)
       : sender_device(wrap_device(open_device(ofi_tcp()), std::move(plan), log)),

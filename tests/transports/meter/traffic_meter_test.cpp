@@ -25,8 +25,8 @@ struct MeteredPair {
   std::unique_ptr<Device> device_b;
   std::unique_ptr<Endpoint> a;
   std::unique_ptr<Endpoint> b;
-  faultline::testing::TestBuffer buffer_a;
-  faultline::testing::TestBuffer buffer_b;
+  faultline::transports::RegisteredBuffer buffer_a;
+  faultline::transports::RegisteredBuffer buffer_b;
 
   explicit MeteredPair(fault::FaultPlan plan = {})
       : device_a(meter::meter_device(fault::wrap_device(open_device(ofi_tcp()), std::move(plan),

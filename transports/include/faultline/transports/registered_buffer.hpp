@@ -11,7 +11,7 @@ namespace faultline::transports {
 /// benchmarks post from and into. Move-only; the region goes before the memory it covers.
 struct RegisteredBuffer {
   std::shared_ptr<std::byte[]> memory;
-  size_t bytes = 0;
+  size_t length = 0;  ///< bytes of `memory` the caller asked for
   std::unique_ptr<MemoryRegion> region;
 
   /// `bytes` of zeroed, page-aligned host memory registered on `device` with `access` (kAccess* flags).
@@ -22,9 +22,11 @@ struct RegisteredBuffer {
 
   std::byte* data() const { return memory.get(); }
   /// The segment [offset, offset + length) of this buffer, with its region.
-  Segment segment(size_t offset, size_t length) const {
-    return {memory.get() + offset, static_cast<uint32_t>(length), region.get()};
+  Segment segment(size_t offset, size_t bytes) const {
+    return {memory.get() + offset, static_cast<uint32_t>(bytes), region.get()};
   }
+  /// The whole buffer as one segment.
+  Segment whole() const { return segment(0, length); }
 };
 
 }  // namespace faultline::transports

@@ -13,16 +13,10 @@
 #include "faultline/harness/control/scenario_link.hpp"
 #include "faultline/harness/verdict.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
+#include "faultline/transports/registered_buffer.hpp"
 #include "faultline/transports/transport.hpp"
 
 namespace faultline::harness {
-
-/// A registered buffer of a scenario side, by the name the scenario gives it.
-struct ScenarioBuffer {
-  std::shared_ptr<std::byte[]> memory;
-  size_t bytes = 0;
-  std::unique_ptr<transports::MemoryRegion> region;
-};
 
 /// Everything the steps of one side share.
 struct StepState {
@@ -42,7 +36,7 @@ struct StepState {
   uint64_t seed = 0;
   std::unique_ptr<transports::Device> device;
   std::unique_ptr<transports::Endpoint> endpoint;
-  std::map<std::string, ScenarioBuffer> buffers;
+  std::map<std::string, transports::RegisteredBuffer> buffers;  ///< by the scenario's names
   std::map<std::string, transports::RemoteBuffer> peer_buffers;
   std::shared_ptr<transports::fault::FaultLog> faults_applied;
   /// Completions reaped while waiting for the peer (see `progress`), handed to the next polls.
