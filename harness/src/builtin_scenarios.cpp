@@ -58,136 +58,164 @@ std::optional<ScenarioOutcome> expect_completion(Endpoint& endpoint, Opcode op, 
 constexpr size_t kLargest = 1 << 20;
 constexpr std::array<size_t, 5> kSizes{1, 64, 4096, 65536, kLargest};
 
-ScenarioOutcome pingpong(ScenarioContext& context) {
-  auto device = open_target_device(context.target);
-  if (!device.ok()) return harness_error(device.error());
-  EndpointConfig config;
-  config.send_depth = 16;
-  config.recv_depth = 16;
-  auto endpoint_result = device.value()->create_endpoint(config);
-  if (!endpoint_result.ok()) return harness_error(endpoint_result.error());
-  Endpoint& endpoint = *endpoint_result.value();
-  auto send_buffer = make_buffer(*device.value(), kLargest);
-  auto recv_buffer = make_buffer(*device.value(), kLargest);
-  auto rdma_region = make_buffer(*device.value(), kLargest);
-  for (auto* buffer : {&send_buffer, &recv_buffer, &rdma_region}) {
-    if (!buffer->ok()) return harness_error(buffer->error());
-  }
+// One side of the built-in pingpong: an endpoint, a send and a receive buffer, and a region
+// the peer writes into. Every method returns the side's failure, or nullopt.
+class PingPong {
+ public:
+  using Outcome = std::optional<ScenarioOutcome>;
 
-  auto peer = context.link.exchange(
-      {{"address", to_hex(endpoint.address())}, {"region", rdma_region->region->remote()}});
-  if (!peer.ok()) return harness_error(peer.error());
-  RemoteBuffer peer_region;
-  try {
-    peer->at("region").get_to(peer_region);
-    if (Status connected = endpoint.connect(from_hex(peer->at("address"))); !connected.ok()) {
-      return harness_error(connected.error());
+  explicit PingPong(ScenarioContext& context)
+      : context_(context), initiator_(context.role == "initiator") {}
+
+  Outcome run() {
+    if (auto bad = connect()) return bad;
+    for (size_t i = 0; i < kSizes.size(); ++i) {
+      if (auto bad = ping_pong(i)) return bad;
     }
-  } catch (const nlohmann::json::exception& e) {
-    return harness_error(
-        Error{ErrorCode::kProtocolViolation, std::string("peer info: ") + e.what()});
+    if (auto bad = initiator_ ? write_and_ask() : check_write_and_answer()) return bad;
+    // Both sides finish together, so no endpoint is torn down under the peer's last send.
+    if (Status done = context_.link.barrier("done"); !done.ok()) return harness_error(done.error());
+    return std::nullopt;
   }
 
-  const bool initiator = context.role == "initiator";
-  Segment whole_recv = recv_buffer->segment(0, kLargest);
-  auto repost = [&] { return endpoint.post_recv({1, {&whole_recv, 1}}); };
-  if (Status posted = repost(); !posted.ok()) return harness_error(posted.error());
-  if (Status ready = context.link.barrier("connected"); !ready.ok())
-    return harness_error(ready.error());
+ private:
+  static constexpr auto kTimeout = 10s;
+  static constexpr unsigned kWriteSeed = 99;
 
-  const auto timeout = 10s;
-  for (size_t i = 0; i < kSizes.size(); ++i) {
+  Outcome connect() {
+    auto device = open_target_device(context_.target);
+    if (!device.ok()) return harness_error(device.error());
+    device_ = std::move(device).value();
+    EndpointConfig config;
+    config.send_depth = 16;
+    config.recv_depth = 16;
+    auto endpoint = device_->create_endpoint(config);
+    if (!endpoint.ok()) return harness_error(endpoint.error());
+    endpoint_ = std::move(endpoint).value();
+    for (auto* buffer : {&send_buffer_, &recv_buffer_, &rdma_region_}) {
+      auto made = make_buffer(*device_, kLargest);
+      if (!made.ok()) return harness_error(made.error());
+      *buffer = std::move(made).value();
+    }
+    auto peer = context_.link.exchange(
+        {{"address", to_hex(endpoint_->address())}, {"region", rdma_region_.region->remote()}});
+    if (!peer.ok()) return harness_error(peer.error());
+    try {
+      peer->at("region").get_to(peer_region_);
+      if (Status connected = endpoint_->connect(from_hex(peer->at("address"))); !connected.ok())
+        return harness_error(connected.error());
+    } catch (const nlohmann::json::exception& e) {
+      return harness_error(
+          Error{ErrorCode::kProtocolViolation, std::string("peer info: ") + e.what()});
+    }
+    if (Status posted = repost(); !posted.ok()) return harness_error(posted.error());
+    if (Status ready = context_.link.barrier("connected"); !ready.ok())
+      return harness_error(ready.error());
+    return std::nullopt;
+  }
+
+  // Size i: the initiator sends a ping and receives the pong; the responder the reverse.
+  Outcome ping_pong(size_t i) {
     const size_t size = kSizes[i];
     const auto ping_seed = static_cast<unsigned>(2 * i + 1);
     const auto pong_seed = static_cast<unsigned>(2 * i + 2);
-    Segment message = send_buffer->segment(0, size);
-    if (initiator) {
-      context.link.step("send " + std::to_string(size) + " B ping");
-      fill_pattern(send_buffer->memory.get(), size, ping_seed);
-      if (Status s =
-              endpoint.post_send({.wr_id = i, .op = Opcode::kSend, .segments = {&message, 1}});
-          !s.ok()) {
-        return harness_error(s.error());
-      }
-      if (auto bad = expect_completion(endpoint, Opcode::kSend, 0, timeout)) return *bad;
-      context.link.step("receive " + std::to_string(size) + " B pong");
-      if (auto bad =
-              expect_completion(endpoint, Opcode::kRecv, static_cast<uint32_t>(size), timeout))
-        return *bad;
-      if (size_t at = first_pattern_mismatch(recv_buffer->memory.get(), size, pong_seed);
-          at != size) {
-        return failure("pong of " + std::to_string(size) + " bytes as sent",
-                       "byte " + std::to_string(at) + " differs", "send/recv data check");
-      }
-      if (Status s = repost(); !s.ok()) return harness_error(s.error());
-    } else {
-      context.link.step("receive " + std::to_string(size) + " B ping");
-      if (auto bad =
-              expect_completion(endpoint, Opcode::kRecv, static_cast<uint32_t>(size), timeout))
-        return *bad;
-      if (size_t at = first_pattern_mismatch(recv_buffer->memory.get(), size, ping_seed);
-          at != size) {
-        return failure("ping of " + std::to_string(size) + " bytes as sent",
-                       "byte " + std::to_string(at) + " differs", "send/recv data check");
-      }
-      if (Status s = repost(); !s.ok()) return harness_error(s.error());
-      context.link.step("send " + std::to_string(size) + " B pong");
-      fill_pattern(send_buffer->memory.get(), size, pong_seed);
-      if (Status s =
-              endpoint.post_send({.wr_id = i, .op = Opcode::kSend, .segments = {&message, 1}});
-          !s.ok()) {
-        return harness_error(s.error());
-      }
-      if (auto bad = expect_completion(endpoint, Opcode::kSend, 0, timeout)) return *bad;
+    const std::string bytes = std::to_string(size) + " B";
+    if (initiator_) {
+      if (auto bad = send(size, ping_seed, i, "send " + bytes + " ping")) return bad;
+      return receive(size, pong_seed, "pong");
     }
+    if (auto bad = receive(size, ping_seed, "ping")) return bad;
+    return send(size, pong_seed, i, "send " + bytes + " pong");
+  }
+
+  Status repost() {
+    const Segment whole = recv_buffer_.segment(0, kLargest);
+    return endpoint_->post_recv({1, {&whole, 1}});
+  }
+
+  // Sends `size` bytes of pattern `seed` and waits for the send to complete.
+  Outcome send(size_t size, unsigned seed, uint64_t wr_id, const std::string& step) {
+    context_.link.step(step);
+    fill_pattern(send_buffer_.data(), size, seed);
+    const Segment message = send_buffer_.segment(0, size);
+    if (Status s =
+            endpoint_->post_send({.wr_id = wr_id, .op = Opcode::kSend, .segments = {&message, 1}});
+        !s.ok()) {
+      return harness_error(s.error());
+    }
+    return expect_completion(*endpoint_, Opcode::kSend, 0, kTimeout);
+  }
+
+  // Receives `size` bytes that must hold pattern `seed`, then posts the receive again.
+  Outcome receive(size_t size, unsigned seed, const std::string& what) {
+    context_.link.step("receive " + std::to_string(size) + " B " + what);
+    if (auto bad =
+            expect_completion(*endpoint_, Opcode::kRecv, static_cast<uint32_t>(size), kTimeout))
+      return bad;
+    if (size_t at = first_pattern_mismatch(recv_buffer_.data(), size, seed); at != size) {
+      return failure(what + " of " + std::to_string(size) + " bytes as sent",
+                     "byte " + std::to_string(at) + " differs", "send/recv data check");
+    }
+    if (Status s = repost(); !s.ok()) return harness_error(s.error());
+    return std::nullopt;
   }
 
   // RDMA write of 1 MiB, then a 1-byte send that orders after it; the responder checks the
   // region and answers with one byte: 1 when the bytes are right.
-  constexpr unsigned kWriteSeed = 99;
-  Segment one_byte = send_buffer->segment(0, 1);
-  if (initiator) {
-    context.link.step("RDMA write 1 MiB");
-    fill_pattern(send_buffer->memory.get(), kLargest, kWriteSeed);
-    Segment all = send_buffer->segment(0, kLargest);
-    if (Status s = endpoint.post_send(
-            {.wr_id = 100, .op = Opcode::kRdmaWrite, .segments = {&all, 1}, .remote = peer_region});
+  Outcome write_and_ask() {
+    context_.link.step("RDMA write 1 MiB");
+    fill_pattern(send_buffer_.data(), kLargest, kWriteSeed);
+    const Segment all = send_buffer_.segment(0, kLargest);
+    if (Status s = endpoint_->post_send({.wr_id = 100,
+                                         .op = Opcode::kRdmaWrite,
+                                         .segments = {&all, 1},
+                                         .remote = peer_region_});
         !s.ok()) {
       return harness_error(s.error());
     }
-    if (auto bad = expect_completion(endpoint, Opcode::kRdmaWrite, 0, timeout)) return *bad;
-    send_buffer->memory[0] = std::byte{0};
-    if (Status s =
-            endpoint.post_send({.wr_id = 101, .op = Opcode::kSend, .segments = {&one_byte, 1}});
-        !s.ok()) {
-      return harness_error(s.error());
-    }
-    if (auto bad = expect_completion(endpoint, Opcode::kSend, 0, timeout)) return *bad;
-    context.link.step("receive the write check");
-    if (auto bad = expect_completion(endpoint, Opcode::kRecv, 1, timeout)) return *bad;
-    if (recv_buffer->memory[0] != std::byte{1}) {
+    if (auto bad = expect_completion(*endpoint_, Opcode::kRdmaWrite, 0, kTimeout)) return bad;
+    if (auto bad = send(1, 0, 101, "ask for the write check")) return bad;
+    context_.link.step("receive the write check");
+    if (auto bad = expect_completion(*endpoint_, Opcode::kRecv, 1, kTimeout)) return bad;
+    if (recv_buffer_.data()[0] != std::byte{1}) {
       return failure("RDMA write of 1 MiB lands intact", "the responder found different bytes",
                      "RDMA write data check");
     }
-  } else {
-    context.link.step("wait for the RDMA write");
-    if (auto bad = expect_completion(endpoint, Opcode::kRecv, 1, timeout)) return *bad;
-    const size_t at = first_pattern_mismatch(rdma_region->memory.get(), kLargest, kWriteSeed);
-    send_buffer->memory[0] = at == kLargest ? std::byte{1} : std::byte{0};
+    return std::nullopt;
+  }
+
+  Outcome check_write_and_answer() {
+    context_.link.step("wait for the RDMA write");
+    if (auto bad = expect_completion(*endpoint_, Opcode::kRecv, 1, kTimeout)) return bad;
+    const size_t at = first_pattern_mismatch(rdma_region_.data(), kLargest, kWriteSeed);
+    context_.link.step("answer the write check");
+    send_buffer_.data()[0] = at == kLargest ? std::byte{1} : std::byte{0};
+    const Segment one_byte = send_buffer_.segment(0, 1);
     if (Status s =
-            endpoint.post_send({.wr_id = 102, .op = Opcode::kSend, .segments = {&one_byte, 1}});
+            endpoint_->post_send({.wr_id = 102, .op = Opcode::kSend, .segments = {&one_byte, 1}});
         !s.ok()) {
       return harness_error(s.error());
     }
-    if (auto bad = expect_completion(endpoint, Opcode::kSend, 0, timeout)) return *bad;
+    if (auto bad = expect_completion(*endpoint_, Opcode::kSend, 0, kTimeout)) return bad;
     if (at != kLargest) {
       return failure("RDMA write of 1 MiB lands intact", "byte " + std::to_string(at) + " differs",
                      "RDMA write data check");
     }
+    return std::nullopt;
   }
-  // Both sides finish together, so no endpoint is torn down under the peer's last send.
-  if (Status done = context.link.barrier("done"); !done.ok()) return harness_error(done.error());
-  return {};
+
+  ScenarioContext& context_;
+  const bool initiator_;
+  std::unique_ptr<Device> device_;
+  transports::RegisteredBuffer send_buffer_;
+  transports::RegisteredBuffer recv_buffer_;
+  transports::RegisteredBuffer rdma_region_;
+  RemoteBuffer peer_region_;
+  std::unique_ptr<Endpoint> endpoint_;  // last: destroyed before the buffers and the device
+};
+
+ScenarioOutcome pingpong(ScenarioContext& context) {
+  return PingPong(context).run().value_or(ScenarioOutcome{});
 }
 
 // Test-only: the harness's own crash and kill handling.

@@ -34,6 +34,58 @@ ProbeResult locked_memory(const std::string& transport) {
   return probe;
 }
 
+ProbeResult port_state(const transports::DeviceInfo& info) {
+  ProbeResult port{"port state", ProbeVerdict::kPass, "active", "", "", ""};
+  if (info.state.empty()) {
+    port.verdict = ProbeVerdict::kSkip;
+    port.observed = info.transport + " reports no port state";
+  } else {
+    port.observed = "port " + std::to_string(info.port) + " " + info.state +
+                    (info.link_layer.empty() ? "" : ", link layer " + info.link_layer);
+    if (info.state != "active") {
+      port.verdict = ProbeVerdict::kFail;
+      port.hint =
+          "the link is not up: check the cable, the switch port, or for Soft-RoCE that "
+          "the rxe device is attached to an interface that is up";
+    }
+  }
+  return port;
+}
+
+ProbeResult gid_table(const transports::DeviceInfo& info) {
+  ProbeResult gids{"GID table", ProbeVerdict::kPass, "a usable GID (RoCE v2 preferred)", "", "",
+                   ""};
+  if (info.transport != "verbs") {
+    gids.verdict = ProbeVerdict::kSkip;
+    gids.observed = "no GIDs on " + info.transport;
+  } else if (info.gids.empty()) {
+    gids.verdict = ProbeVerdict::kFail;
+    gids.observed = "the GID table of port " + std::to_string(info.port) + " is empty";
+    gids.hint = "RoCE needs an IP address on the network interface the device is bound to";
+  } else {
+    gids.observed = std::to_string(info.gids.size()) + " GIDs";
+    for (const auto& gid : info.gids)
+      gids.evidence += (gids.evidence.empty() ? "" : ", ") + std::to_string(gid.index) + ": " +
+                       gid.gid + " " + gid.type;
+    if (info.gid_index) gids.observed += ", using index " + std::to_string(*info.gid_index);
+    if (!info.gid_choice.empty()) gids.observed += " (" + info.gid_choice + ")";
+  }
+  return gids;
+}
+
+ProbeResult active_mtu(const transports::DeviceInfo& info) {
+  ProbeResult mtu{"MTU", ProbeVerdict::kPass, "an active MTU", "", "", ""};
+  if (!info.limits.active_mtu) {
+    mtu.verdict = ProbeVerdict::kSkip;
+    mtu.observed = info.transport + " reports no MTU";
+  } else {
+    mtu.observed =
+        "active " + std::to_string(*info.limits.active_mtu) + " B" +
+        (info.limits.max_mtu ? ", max " + std::to_string(*info.limits.max_mtu) + " B" : "");
+  }
+  return mtu;
+}
+
 }  // namespace
 
 std::vector<ProbeResult> probe_environment(const ProbeContext& context) {
@@ -58,51 +110,11 @@ std::vector<ProbeResult> probe_environment(const ProbeContext& context) {
                         (info.firmware.empty() ? "" : ", firmware " + info.firmware),
                     std::to_string(devices->size()) + " matching device(s)", ""});
 
-  ProbeResult port{"port state", ProbeVerdict::kPass, "active", "", "", ""};
-  if (info.state.empty()) {
-    port.verdict = ProbeVerdict::kSkip;
-    port.observed = info.transport + " reports no port state";
-  } else {
-    port.observed = "port " + std::to_string(info.port) + " " + info.state +
-                    (info.link_layer.empty() ? "" : ", link layer " + info.link_layer);
-    if (info.state != "active") {
-      port.verdict = ProbeVerdict::kFail;
-      port.hint =
-          "the link is not up: check the cable, the switch port, or for Soft-RoCE that "
-          "the rxe device is attached to an interface that is up";
-    }
-  }
-  probes.push_back(port);
+  probes.push_back(port_state(info));
 
-  ProbeResult gids{"GID table", ProbeVerdict::kPass, "a usable GID (RoCE v2 preferred)", "", "",
-                   ""};
-  if (info.transport != "verbs") {
-    gids.verdict = ProbeVerdict::kSkip;
-    gids.observed = "no GIDs on " + info.transport;
-  } else if (info.gids.empty()) {
-    gids.verdict = ProbeVerdict::kFail;
-    gids.observed = "the GID table of port " + std::to_string(info.port) + " is empty";
-    gids.hint = "RoCE needs an IP address on the network interface the device is bound to";
-  } else {
-    gids.observed = std::to_string(info.gids.size()) + " GIDs";
-    for (const auto& gid : info.gids)
-      gids.evidence += (gids.evidence.empty() ? "" : ", ") + std::to_string(gid.index) + ": " +
-                       gid.gid + " " + gid.type;
-    if (info.gid_index) gids.observed += ", using index " + std::to_string(*info.gid_index);
-    if (!info.gid_choice.empty()) gids.observed += " (" + info.gid_choice + ")";
-  }
-  probes.push_back(gids);
+  probes.push_back(gid_table(info));
 
-  ProbeResult mtu{"MTU", ProbeVerdict::kPass, "an active MTU", "", "", ""};
-  if (!info.limits.active_mtu) {
-    mtu.verdict = ProbeVerdict::kSkip;
-    mtu.observed = info.transport + " reports no MTU";
-  } else {
-    mtu.observed =
-        "active " + std::to_string(*info.limits.active_mtu) + " B" +
-        (info.limits.max_mtu ? ", max " + std::to_string(*info.limits.max_mtu) + " B" : "");
-  }
-  probes.push_back(mtu);
+  probes.push_back(active_mtu(info));
   probes.push_back(locked_memory(info.transport));
 
   ProbeResult opens{"device opens", ProbeVerdict::kPass, "the device opens", "", "", ""};

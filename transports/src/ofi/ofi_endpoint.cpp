@@ -24,6 +24,21 @@ constexpr auto kIdleSleep = std::chrono::microseconds(50);
 
 std::atomic<uint32_t> next_endpoint_number{1};
 
+// Why shm's fi_enable failed, where its errors have a known cause.
+std::string shm_enable_hint(int rc) {
+  if (rc == -FI_ENOENT) {
+    return "the shm provider keeps its regions in /dev/shm: check that /dev/shm exists and is "
+           "a writable tmpfs (mount -t tmpfs tmpfs /dev/shm)";
+  }
+  if (rc == -FI_EBUSY) {
+    return "a region of the same name (PID:DOMAIN:EP) is in /dev/shm and its pid is alive: "
+           "another process of this pid left it (killed with SIGKILL) or another container "
+           "shares the pid; remove /dev/shm/" +
+           std::to_string(::getpid()) + ":* if no process of yours uses them";
+  }
+  return "";
+}
+
 }  // namespace
 
 OfiEndpoint::OfiEndpoint(OfiDevice& device, const EndpointConfig& config)
@@ -122,18 +137,7 @@ Result<std::unique_ptr<OfiEndpoint>> OfiEndpoint::create(OfiDevice& device,
   }
   if (int rc = fi_enable(ep); rc != 0) {
     Error error = native_failure("fi_enable", rc);
-    if (rc == -FI_ENOENT && info.provider == "shm") {
-      error.hint =
-          "the shm provider keeps its regions in /dev/shm: check that /dev/shm exists "
-          "and is a writable tmpfs (mount -t tmpfs tmpfs /dev/shm)";
-    }
-    if (rc == -FI_EBUSY && info.provider == "shm") {
-      error.hint =
-          "a region of the same name (PID:DOMAIN:EP) is in /dev/shm and its pid is alive: "
-          "another process of this pid left it (killed with SIGKILL) or another container "
-          "shares the pid; remove /dev/shm/" +
-          std::to_string(::getpid()) + ":* if no process of yours uses them";
-    }
+    if (info.provider == "shm") error.hint = shm_enable_hint(rc);
     return error;
   }
   endpoint->enabled_ = true;
