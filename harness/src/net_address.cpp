@@ -10,7 +10,6 @@
 
 namespace faultline::harness {
 
-
 Result<HostPort> parse_host_port(const std::string& text) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {

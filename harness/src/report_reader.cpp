@@ -10,7 +10,6 @@
 
 namespace faultline::harness {
 
-
 std::vector<std::string> report_schema_problems(const nlohmann::json& report) {
   static const SchemaChecker checker(report_schema_text());
   return checker.problem_lines(report);

@@ -46,8 +46,8 @@ SettledVerdict settle_verdict(Verdict verdict, const std::string& exclude_reason
       verdict == Verdict::kFail || verdict == Verdict::kTimeout || verdict == Verdict::kCrashed;
   if (failed && !exclude_reason.empty()) {
     return {Verdict::kXfail, "", "",
-            "known failure (" + std::string(to_string(verdict)) + "), excluded: " +
-                exclude_reason + "; " + evidence};
+            "known failure (" + std::string(to_string(verdict)) + "), excluded: " + exclude_reason +
+                "; " + evidence};
   }
   if (verdict == Verdict::kSkip && strict) {
     return {Verdict::kFail, "the scenario runs (--strict)", "skipped under --strict: " + observed,

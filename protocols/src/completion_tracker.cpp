@@ -37,8 +37,7 @@ bool CompletionTracker::owns(uint64_t wr_id) const {
 
 Error CompletionTracker::violation(const transports::Completion& completion,
                                    const std::string& why) const {
-  return Error{ErrorCode::kProtocolViolation,
-               who_ + ": " + why + ": " + completion.describe()};
+  return Error{ErrorCode::kProtocolViolation, who_ + ": " + why + ": " + completion.describe()};
 }
 
 Result<CompletionTracker::Work> CompletionTracker::complete(
@@ -57,10 +56,10 @@ Result<CompletionTracker::Work> CompletionTracker::complete(
   auto found = outstanding_.find(completion.wr_id);
   if (found == outstanding_.end()) {
     const bool issued = (completion.wr_id & kSequenceMask) < next_sequence_;
-    return violation(completion,
-                     issued ? "a stale or duplicate completion for a work request already "
-                              "completed (or given up on)"
-                            : "a completion for a work request this engine never posted");
+    return violation(completion, issued
+                                     ? "a stale or duplicate completion for a work request already "
+                                       "completed (or given up on)"
+                                     : "a completion for a work request this engine never posted");
   }
   const Work work = found->second;
   outstanding_.erase(found);

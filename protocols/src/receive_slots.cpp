@@ -2,8 +2,7 @@
 
 namespace faultline::protocols {
 
-Result<ReceiveSlots> ReceiveSlots::create(transports::Device& device, size_t count,
-                                          size_t bytes) {
+Result<ReceiveSlots> ReceiveSlots::create(transports::Device& device, size_t count, size_t bytes) {
   if (count == 0 || bytes == 0) {
     return Error{ErrorCode::kInvalidArgument, "receive slots need a count and a size"};
   }
@@ -17,8 +16,8 @@ Result<ReceiveSlots> ReceiveSlots::create(transports::Device& device, size_t cou
   return slots;
 }
 
-Status ReceiveSlots::post(size_t index, transports::Endpoint& endpoint,
-                          CompletionTracker& tracker, uint32_t kind) {
+Status ReceiveSlots::post(size_t index, transports::Endpoint& endpoint, CompletionTracker& tracker,
+                          uint32_t kind) {
   const transports::Segment segment = buffer_.segment(index * bytes_, bytes_);
   const uint64_t wr_id = tracker.post({kind, index});
   Status posted = endpoint.post_recv({wr_id, {&segment, 1}});

@@ -14,8 +14,7 @@ Status write_file_atomically(const std::string& path, const std::string& content
   std::error_code error;
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), error);
   if (error) {
-    return errno_error("mkdir", error.value(),
-                                   "creating " + target.parent_path().string());
+    return errno_error("mkdir", error.value(), "creating " + target.parent_path().string());
   }
   std::string temporary = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(temporary.data());

@@ -16,7 +16,7 @@ Status FileSink::write(const nlohmann::json& report) const {
 Status FileSink::on_run_started(const nlohmann::json& report) { return write(report); }
 
 Status FileSink::on_scenario_finished(const nlohmann::json& /*scenario*/,
-                                                  const nlohmann::json& report) {
+                                      const nlohmann::json& report) {
   return write(report);
 }
 

@@ -11,12 +11,11 @@
 #include <optional>
 #include <tuple>
 
+#include "faultline/core/latency_buckets.hpp"
 #include "faultline/reports/infiniband_names.hpp"
 #include "faultline/reports/report_view.hpp"
-#include "faultline/core/latency_buckets.hpp"
 
 namespace faultline::reports {
-
 
 namespace {
 
@@ -283,7 +282,7 @@ Status MetricsSink::on_run_started(const nlohmann::json& report) {
 }
 
 Status MetricsSink::on_scenario_finished(const nlohmann::json& scenario,
-                                                     const nlohmann::json& report) {
+                                         const nlohmann::json& report) {
   const nlohmann::json run = report.value("run", nlohmann::json::object());
   std::string transport = run.value("transport", std::string());
   if (!run.value("provider", std::string()).empty()) transport += "/" + run.value("provider", "");

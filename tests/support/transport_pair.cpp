@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "faultline/transports/target.hpp"
 #include "faultline/transports/registry.hpp"
+#include "faultline/transports/target.hpp"
 
 namespace faultline::testing {
 
@@ -29,8 +29,7 @@ RegisteredBuffer make_buffer(Device& device, size_t length, uint32_t access) {
 
 TransportPair::TransportPair(const Target& target, const EndpointConfig& config_a,
                              const EndpointConfig& config_b) {
-  auto pair = LocalPair::open([&target] { return open_target_device(target); }, config_a,
-                              config_b);
+  auto pair = LocalPair::open([&target] { return open_target_device(target); }, config_a, config_b);
   INFO((pair.ok() ? std::string() : pair.error().describe_with_hint()));
   REQUIRE(pair.ok());
   pair_ = std::move(pair).value();

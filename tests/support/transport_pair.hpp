@@ -41,8 +41,7 @@ class TransportPair {
   transports::RegisteredBuffer buffer_b(size_t length, uint32_t access = transports::kAccessAll);
 
  private:
-  transports::Completion wait(transports::LocalPair::Side side,
-                              std::chrono::milliseconds timeout);
+  transports::Completion wait(transports::LocalPair::Side side, std::chrono::milliseconds timeout);
   std::vector<transports::Completion> drain(transports::LocalPair::Side side,
                                             std::chrono::milliseconds quiet);
 

@@ -162,7 +162,8 @@ void write_beyond_region(const Target& target) {
   if (!pair.info().capabilities.rdma_write) FAULTLINE_SKIP(target.label() + " has no RDMA write");
   transports::RegisteredBuffer source = pair.buffer_a(8192);
   fill_pattern(source.data(), source.length, 10);
-  transports::RegisteredBuffer allocation = pair.buffer_a(3 * 4096);  // memory only; registered on B below
+  transports::RegisteredBuffer allocation =
+      pair.buffer_a(3 * 4096);  // memory only; registered on B below
   auto region = pair.device_b().register_memory(allocation.data(), 4096, kAccessAll);
   REQUIRE_OK(region);
   RemoteBuffer remote = region.value()->remote();

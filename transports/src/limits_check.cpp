@@ -1,6 +1,5 @@
 #include "faultline/transports/limits_check.hpp"
 
-
 namespace faultline::transports {
 
 std::string LimitViolation::describe() const {
@@ -50,8 +49,8 @@ uint64_t total_bytes(std::span<const Segment> segments) {
   return bytes;
 }
 
-Status check_segments(std::string_view op, size_t count, const char* limit_name,
-                      uint32_t limit, size_t max_segments) {
+Status check_segments(std::string_view op, size_t count, const char* limit_name, uint32_t limit,
+                      size_t max_segments) {
   if (count <= limit && count <= max_segments) return {};
   const bool device_limit = limit <= max_segments;
   return Error{ErrorCode::kLimitExceeded,
@@ -89,9 +88,9 @@ Status check_send(const WorkRequest& request, const PostLimits& limits) {
   // max_sge_rd; the lower one is named.
   const bool read = request.op == Opcode::kRdmaRead;
   const bool read_limited = read && limits.max_sge_rd < limits.max_send_sge;
-  FAULTLINE_RETURN_IF_ERROR(check_segments(
-      op, request.segments.size(), read_limited ? "max_sge_rd" : "max_send_sge",
-      read_limited ? limits.max_sge_rd : limits.max_send_sge, limits.max_segments));
+  FAULTLINE_RETURN_IF_ERROR(
+      check_segments(op, request.segments.size(), read_limited ? "max_sge_rd" : "max_send_sge",
+                     read_limited ? limits.max_sge_rd : limits.max_send_sge, limits.max_segments));
   const uint64_t bytes = total_bytes(request.segments);
   if (request.inline_data) {
     if (read) return Error{ErrorCode::kInvalidArgument, "RDMA_READ cannot be inline"};

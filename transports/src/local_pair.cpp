@@ -50,8 +50,7 @@ Result<RegisteredBuffer*> LocalPair::buffer(Side side, size_t length, uint32_t a
 Status LocalPair::progress(Side side, std::chrono::milliseconds wait) {
   Completion batch[8];
   for (Side polled : {side, side == kA ? kB : kA}) {
-    auto count =
-        endpoint(polled).poll(batch, polled == side ? wait : std::chrono::milliseconds(0));
+    auto count = endpoint(polled).poll(batch, polled == side ? wait : std::chrono::milliseconds(0));
     if (!count.ok()) return std::move(count).take_error();
     auto& backlog = sides_[polled].backlog;
     backlog.insert(backlog.end(), batch, batch + count.value());

@@ -4,8 +4,7 @@
 
 namespace faultline::transports {
 
-Result<RegisteredBuffer> RegisteredBuffer::allocate(Device& device, size_t bytes,
-                                                    uint32_t access) {
+Result<RegisteredBuffer> RegisteredBuffer::allocate(Device& device, size_t bytes, uint32_t access) {
   HostMemoryProvider host;
   auto memory = host.allocate(bytes, 4096);
   if (!memory.ok()) return std::move(memory).take_error();

@@ -77,15 +77,14 @@ Status BenchSide::finish_sends() {
 }
 
 Result<BenchPair> open_bench_pair(const BenchPairOptions& options) {
-  auto local = transports::LocalPair::open(
-      [&options] { return open_device(options); },
-      [&options](const transports::DeviceInfo& info) {
-        transports::EndpointConfig config;
-        config.send_depth = options.send_depth;
-        config.recv_depth = options.recv_depth;
-        config.max_inline = info.limits.max_inline_data;
-        return config;
-      });
+  auto local = transports::LocalPair::open([&options] { return open_device(options); },
+                                           [&options](const transports::DeviceInfo& info) {
+                                             transports::EndpointConfig config;
+                                             config.send_depth = options.send_depth;
+                                             config.recv_depth = options.recv_depth;
+                                             config.max_inline = info.limits.max_inline_data;
+                                             return config;
+                                           });
   if (!local.ok()) return local.error();
   BenchPair pair{std::move(local).value(), std::make_unique<BenchSide>(),
                  std::make_unique<BenchSide>()};

@@ -27,8 +27,8 @@ struct BenchSide {
   Status post_receive();
   /// Posts one message of `length` from the tx buffer: a send, or an RDMA write (with
   /// immediate when `imm`) into the peer's rx buffer.
-  Status post_message(const BenchSide& peer, transports::Opcode op, size_t length,
-                                  bool inline_data, bool signaled);
+  Status post_message(const BenchSide& peer, transports::Opcode op, size_t length, bool inline_data,
+                      bool signaled);
   /// Polls once without blocking: counts receives and signaled send completions; a failed
   /// completion is an error naming it.
   Status poll_once();
@@ -48,8 +48,8 @@ struct BenchPairOptions {
 
 struct BenchPair {
   std::unique_ptr<transports::LocalPair> local;  ///< owns both endpoints and the buffers
-  std::unique_ptr<BenchSide> client;              ///< side A
-  std::unique_ptr<BenchSide> server;              ///< side B
+  std::unique_ptr<BenchSide> client;             ///< side A
+  std::unique_ptr<BenchSide> server;             ///< side B
   const transports::DeviceInfo& info() const { return local->info(); }
 };
 

@@ -39,8 +39,8 @@ Result<ScenarioSpec> barrier_scenario(size_t barriers) {
 // Runs `scenarios` on `agents` into a scratch directory; the duration of every run, in
 // milliseconds, by scenario id.
 Result<std::map<std::string, std::vector<double>>> run_and_time(
-    LocalAgents& agents, const std::vector<ScenarioSpec>& scenarios, const transports::Target& target,
-    const std::filesystem::path& report_dir) {
+    LocalAgents& agents, const std::vector<ScenarioSpec>& scenarios,
+    const transports::Target& target, const std::filesystem::path& report_dir) {
   std::ostringstream progress;
   const int code =
       agents.run(scenarios, report_dir.string(), {"bench", target, 1, false}, progress, nullptr);

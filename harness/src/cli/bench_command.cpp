@@ -49,9 +49,8 @@ struct BenchCommand {
     if (!result.ok()) {
       std::cerr << "faultline bench " << name << ": " << result.error().describe_with_hint()
                 << "\n";
-      return result.error().code == ErrorCode::kInvalidArgument
-                 ? harness::kExitUsage
-                 : harness::kExitHarnessError;
+      return result.error().code == ErrorCode::kInvalidArgument ? harness::kExitUsage
+                                                                : harness::kExitHarnessError;
     }
     print(result.value());
     return harness::kExitPass;

@@ -111,7 +111,7 @@ int run_devices(const DevicesOptions& options) {
   if (!devices.ok()) {
     std::cerr << "faultline devices: " << devices.error().describe_with_hint() << "\n";
     return devices.error().code == ErrorCode::kNotFound ? harness::kExitUsage
-                                                                    : harness::kExitHarnessError;
+                                                        : harness::kExitHarnessError;
   }
   if (!options.save_profile.empty()) return save_profile(devices.value(), options.save_profile);
   if (options.json) {

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "faultline/reports/metrics.hpp"
 #include "faultline/core/status.hpp"
+#include "faultline/reports/metrics.hpp"
 
 namespace faultline::cli {
 

@@ -26,8 +26,8 @@ struct ScenarioSelection {
   /// The scenarios to run with their excludes applied for `target`. Every problem (a bad file,
   /// an unknown suite or id) is printed to stderr as "faultline COMMAND: FILE: POINTER:
   /// expected ..."; then nullopt, and the caller exits 2 before anything runs.
-  std::optional<std::vector<harness::ScenarioSpec>> resolve(
-      const std::string& command, const transports::Target& target) const;
+  std::optional<std::vector<harness::ScenarioSpec>> resolve(const std::string& command,
+                                                            const transports::Target& target) const;
   /// --seed, or a fresh random seed (printed and recorded, so the run can be replayed).
   uint64_t seed_or_random() const;
 };

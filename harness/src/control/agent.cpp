@@ -234,7 +234,9 @@ class AgentSession {
  public:
   AgentSession(const AgentOptions& options, control::Channel& coordinator, Welcome welcome,
                reports::Metrics* metrics)
-      : options_(options), coordinator_(coordinator), welcome_(std::move(welcome)),
+      : options_(options),
+        coordinator_(coordinator),
+        welcome_(std::move(welcome)),
         metrics_(metrics) {}
 
   int serve() {
@@ -292,7 +294,8 @@ class AgentSession {
     if (message.at("type") == "scenario_result") {
       child_->reported = true;
       // Kept until the coordinator's verdict comes, to count this side's traffic with it.
-      if (metrics_ && message.contains("details")) own_details_[child_->run_id] = message["details"];
+      if (metrics_ && message.contains("details"))
+        own_details_[child_->run_id] = message["details"];
     }
     const std::string type = message.at("type");
     (void)coordinator_.send_message(type, body_of(std::move(message)));

@@ -8,7 +8,6 @@
 
 namespace faultline::harness::control {
 
-
 Channel::Channel(int fd, std::string peer_name) : fd_(fd), peer_name_(std::move(peer_name)) {}
 
 Channel::~Channel() {

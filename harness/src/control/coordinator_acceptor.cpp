@@ -92,8 +92,7 @@ Status Coordinator::listen() {
   if (!error) acceptor.bind(endpoint, error);
   if (!error) acceptor.listen(128, error);
   if (error) {
-    Error failed =
-        errno_error("bind", error.value(), "listening on " + address->text());
+    Error failed = errno_error("bind", error.value(), "listening on " + address->text());
     failed.code = ErrorCode::kIoError;
     return failed;
   }

@@ -101,8 +101,9 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
       nlohmann::json ranks = nlohmann::json::array();
       for (const auto& agent_id : agents) ranks.push_back(run->infos.at(agent_id));
       for (size_t i = 0; i < agents.size(); ++i) {
-        const nlohmann::json info =
-            run->spec->topology == Topology::kRing ? nlohmann::json{{"ranks", ranks}} : ranks.at(1 - i);
+        const nlohmann::json info = run->spec->topology == Topology::kRing
+                                        ? nlohmann::json{{"ranks", ranks}}
+                                        : ranks.at(1 - i);
         send_to(agents[i], "peer_info", {{"run_id", run->result.run_id}, {"info", info}});
       }
       run->infos.clear();  // a later exchange (a reconnect) is a round of its own
@@ -161,8 +162,8 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
         std::find(run.result.agents.begin(), run.result.agents.end(), speaker_id) -
         run.result.agents.begin());
     const std::string role = run.spec->topology == Topology::kRing ? "rank " + std::to_string(rank)
-                             : rank == 0                  ? std::string("initiator")
-                                                          : std::string("responder");
+                             : rank == 0                           ? std::string("initiator")
+                                                                   : std::string("responder");
     observed = speaker_id + " (" + role + "): " + speaker->value("observed", "");
     evidence = speaker->value("evidence", "");
     hint = speaker->value("hint", "");
@@ -307,10 +308,9 @@ void Coordinator::launch(ActiveRun& run, const RunSettings& settings, RunObserve
   for (const auto& id : run.result.agents) {
     const AgentRecord* record = agent(id);
     if (record->lost) {
-      finish_with(run, Verdict::kError, "agent lost: " + id + " was lost earlier",
-                  record->lost_reason,
-                  "the agent process died or its host stopped answering; check the agent's log",
-                  observer);
+      finish_with(
+          run, Verdict::kError, "agent lost: " + id + " was lost earlier", record->lost_reason,
+          "the agent process died or its host stopped answering; check the agent's log", observer);
       return;
     }
   }

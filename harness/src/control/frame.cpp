@@ -7,7 +7,6 @@
 
 namespace faultline::harness::control {
 
-
 std::vector<std::byte> encode_frame(const nlohmann::json& message) {
   const std::string text = message.dump();
   const auto length = static_cast<uint32_t>(text.size());

@@ -44,7 +44,7 @@ std::string own_executable() {
 }
 
 Result<std::unique_ptr<LocalAgents>> LocalAgents::start(LocalRun run,
-                                                                    const transports::Target& target) {
+                                                        const transports::Target& target) {
   if (run.options.listen.empty() || run.remote_agents == 0) run.options.listen = "127.0.0.1:0";
   if (run.options.token.empty()) run.options.token = control::make_token();
   run.options.agents = run.agents + run.remote_agents;

@@ -70,7 +70,7 @@ Error violation(std::string message) {
 }  // namespace
 
 Status validate_message(const nlohmann::json& message,
-                                    std::initializer_list<std::string_view> allowed) {
+                        std::initializer_list<std::string_view> allowed) {
   if (!message.is_object()) return violation("message is not a JSON object");
   for (const Field& field :
        {Field{"type", "string"}, Field{"seq", "unsigned"}, Field{"session", "string"}}) {

@@ -27,7 +27,7 @@ int run_scenario_child(int fd) {
   const uint64_t run_id = message.at("run_id");
   const auto& target = message.at("target");
   const transports::Target where{target.value("transport", "ofi"), target.value("provider", ""),
-                             target.value("device", "")};
+                                 target.value("device", "")};
   const nlohmann::json& params = message.at("params");
   ScenarioLink link(channel, run_id,
                     std::chrono::milliseconds(message.at("deadline_ms").get<uint64_t>()));

@@ -4,9 +4,7 @@
 
 namespace faultline::harness {
 
-
-Result<nlohmann::json> ScenarioLink::await(std::string_view type,
-                                                       const std::string& name) {
+Result<nlohmann::json> ScenarioLink::await(std::string_view type, const std::string& name) {
   using namespace std::chrono_literals;
   const auto give_up = std::chrono::steady_clock::now() + deadline_;
   auto message = channel_.receive(progress_ ? 2ms : deadline_);

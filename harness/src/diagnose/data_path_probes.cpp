@@ -53,14 +53,16 @@ Status rdma_checked(ProbePair& pair, Opcode op, size_t length, bool inline_data)
                                   .remote = remote.value()->region->remote(0, length)};
   if (with_imm) request.imm = 0x1234;
   if (Status posted = pair.endpoint(ProbePair::kA).post_send(request); !posted.ok()) return posted;
-  auto done = next_completion(pair, ProbePair::kA, kTimeout, std::string(transports::to_string(op)));
+  auto done =
+      next_completion(pair, ProbePair::kA, kTimeout, std::string(transports::to_string(op)));
   if (!done.ok()) return done.error();
   if (!done->ok()) {
     return Error{ErrorCode::kNativeError, "completion " + done->describe()}.with_hint(
         "the device rejected the RDMA operation; the status and native code say why");
   }
   if (with_imm) {
-    auto arrived = next_completion(pair, ProbePair::kB, kTimeout, "the immediate data at the target");
+    auto arrived =
+        next_completion(pair, ProbePair::kB, kTimeout, "the immediate data at the target");
     if (!arrived.ok()) return arrived.error();
     if (!arrived->ok() || arrived->imm != 0x1234u) {
       return Error{ErrorCode::kProtocolViolation,

@@ -75,8 +75,7 @@ const LayerResult* Diagnosis::first_failing_layer() const {
   return nullptr;
 }
 
-Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
-                                            std::ostream& progress) {
+Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& progress) {
   Diagnosis diagnosis{options, {}};
   ProbeContext context{options.target, nlohmann::json::array()};
   for (const auto& kind : options.inject) {
@@ -85,7 +84,7 @@ Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options,
       std::string known;
       for (const auto& [name, what] : inject_kinds()) known += (known.empty() ? "" : ", ") + name;
       return Error{ErrorCode::kInvalidArgument,
-                               "--inject " + kind + ": unknown fault kind; known: " + known};
+                   "--inject " + kind + ": unknown fault kind; known: " + known};
     }
     context.inject_faults.push_back(fault->second);
   }

@@ -95,8 +95,7 @@ Status send_checked(ProbePair& pair, size_t length, bool inline_data,
                                                       ", sent " + std::to_string(length)};
     }
   }
-  const size_t wrong =
-      transports::first_pattern_mismatch(rx.value()->data(), length, kPatternSeed);
+  const size_t wrong = transports::first_pattern_mismatch(rx.value()->data(), length, kPatternSeed);
   if (wrong != length) {
     return Error{ErrorCode::kProtocolViolation,
                  "received data differs from what was sent at byte " + std::to_string(wrong) +

@@ -39,6 +39,6 @@ Result<transports::Completion> next_completion(ProbePair& pair, ProbePair::Side 
 /// Sends `length` bytes of a checked pattern from A to B (send/recv), inline or not, and
 /// says what went wrong: a refused post, a completion status, a length or a byte that differs.
 Status send_checked(ProbePair& pair, size_t length, bool inline_data,
-                                std::span<const size_t> segment_lengths = {});
+                    std::span<const size_t> segment_lengths = {});
 
 }  // namespace faultline::harness::diagnose

@@ -9,7 +9,6 @@
 
 namespace faultline::harness::diagnose {
 
-
 namespace {
 
 // A recursive-descent reader of + - * / ( ) over integers and named inputs.

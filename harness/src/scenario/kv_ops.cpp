@@ -99,8 +99,8 @@ StepResult kv_pull(StepState& state, const json& step) {
   protocols::kv::KvWorker worker(*kv.value());
   auto pulled = worker.pull(keys);
   if (!pulled.ok() || step.contains("expect")) {
-    StepResult result = judge_status(step, pulled.ok() ? Status{} : pulled.error(),
-                                     "kv.pull", "pulled " + std::to_string(keys.size()) + " keys");
+    StepResult result = judge_status(step, pulled.ok() ? Status{} : pulled.error(), "kv.pull",
+                                     "pulled " + std::to_string(keys.size()) + " keys");
     result.note += " [" + session.events() + "]";
     return result;
   }
@@ -143,7 +143,6 @@ StepResult kv_serve(StepState& state, const json& step) {
   }
   return met(expectation + (seen.empty() ? "" : ": " + seen) + " [" + session.events() + "]");
 }
-
 
 // The protocol mutations of `role` from the scenario's `faults` block.
 std::vector<Mutation> kv_mutations_for(const json& document, const std::string& role) {

@@ -22,7 +22,8 @@ bool contains(const json& list, const std::string& value) {
 
 // Why this target cannot run the scenario, or "" when it can.
 std::string unmet_requirement(const json& document, const std::string& role,
-                              const transports::Target& target, const transports::DeviceInfo& device) {
+                              const transports::Target& target,
+                              const transports::DeviceInfo& device) {
   const json requirements = document.value("requires", json::object());
   if (requirements.contains("transports") &&
       !contains(requirements.at("transports"), target.transport))

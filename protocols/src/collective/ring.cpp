@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-
 namespace faultline::protocols::collective {
 
 namespace {
@@ -97,10 +96,10 @@ class Ring::Exchange {
       FAULTLINE_RETURN_IF_ERROR(post_receives());
     }
     if (landed_ != in_.size() && ring_.options_.check_status) {
-      return Error{ErrorCode::kProtocolViolation,
-                   who() + ": received " + std::to_string(landed_) + " bytes in " +
-                       std::to_string(received_) + " chunks, expected " +
-                       std::to_string(in_.size())};
+      return Error{ErrorCode::kProtocolViolation, who() + ": received " + std::to_string(landed_) +
+                                                      " bytes in " + std::to_string(received_) +
+                                                      " chunks, expected " +
+                                                      std::to_string(in_.size())};
     }
     return {};
   }
@@ -139,8 +138,8 @@ class Ring::Exchange {
   }
 
   Status reap_sends() {
-    auto sends = take(ring_.link_.to_next, ring_.reaped_sends_, completions_,
-                      std::chrono::milliseconds(0));
+    auto sends =
+        take(ring_.link_.to_next, ring_.reaped_sends_, completions_, std::chrono::milliseconds(0));
     if (!sends.ok()) return sends.error();
     for (size_t i = 0; i < sends.value(); ++i) {
       auto work = ring_.send_tracker_.complete(completions_[i]);
@@ -173,12 +172,12 @@ class Ring::Exchange {
   }
 
   Error timed_out() const {
-    return Error{ErrorCode::kTimeout,
-                 who() + ": exchange incomplete after " +
-                     std::to_string(ring_.options_.timeout.count()) + " ms: sent " +
-                     std::to_string(send_done_) + "/" + std::to_string(chunks_to_send_) +
-                     " chunks, received " + std::to_string(received_) + "/" +
-                     std::to_string(chunks_expected_)};
+    return Error{ErrorCode::kTimeout, who() + ": exchange incomplete after " +
+                                          std::to_string(ring_.options_.timeout.count()) +
+                                          " ms: sent " + std::to_string(send_done_) + "/" +
+                                          std::to_string(chunks_to_send_) + " chunks, received " +
+                                          std::to_string(received_) + "/" +
+                                          std::to_string(chunks_expected_)};
   }
 
   Ring& ring_;

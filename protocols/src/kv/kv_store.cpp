@@ -6,7 +6,6 @@ namespace faultline::protocols::kv {
 
 namespace {
 
-
 template <typename T>
 void append(std::vector<std::byte>& out, T value) {
   const auto* bytes = reinterpret_cast<const std::byte*>(&value);

@@ -34,11 +34,11 @@ struct Rendezvous::Impl {
   transports::Endpoint& endpoint;
   RendezvousOptions options;
   CompletionTracker tracker;
-  transports::RegisteredBuffer arena;     // half for sending, half for receiving
-  std::optional<ReceiveSlots> slots;      // control frames arrive here
+  transports::RegisteredBuffer arena;      // half for sending, half for receiving
+  std::optional<ReceiveSlots> slots;       // control frames arrive here
   transports::RegisteredBuffer send_slot;  // control frames leave from here
-  std::deque<ControlFrame> frames;  // control frames received, not yet consumed
-  std::deque<Completion> pending;   // other completions not yet consumed
+  std::deque<ControlFrame> frames;         // control frames received, not yet consumed
+  std::deque<Completion> pending;          // other completions not yet consumed
   std::vector<std::string> events;
   uint32_t next_request = 1;
 
@@ -151,9 +151,9 @@ struct Rendezvous::Impl {
     std::memcpy(send_slot.data(), &frame, sizeof frame);
     const Segment segment = send_slot.segment(0, sizeof frame);
     const bool inline_frame = endpoint.config().max_inline >= sizeof frame;
-    auto id = post_tracked(
-        {.op = Opcode::kSend, .segments = {&segment, 1}, .inline_data = inline_frame},
-        {kControlSend, 0});
+    auto id =
+        post_tracked({.op = Opcode::kSend, .segments = {&segment, 1}, .inline_data = inline_frame},
+                     {kControlSend, 0});
     if (!id.ok()) return std::move(id).take_error();
     auto sent = wait_completion([id = id.value()](const Completion& c) { return c.wr_id == id; });
     return sent.ok() ? Status{} : Status{sent.error()};

@@ -203,8 +203,7 @@ struct TaggedEngine::Impl {
 
   Status eager_arrived(const DecodedFrame& frame) {
     const TagKey key{frame.header.tag, frame.header.seq};
-    if (frame.header.length != frame.body.size() ||
-        frame.header.length > options.eager_threshold) {
+    if (frame.header.length != frame.body.size() || frame.header.length > options.eager_threshold) {
       return fail(ErrorCode::kProtocolViolation,
                   "eager frame of " + key_text(key) + " says " +
                       std::to_string(frame.header.length) + " bytes, carries " +

@@ -2,10 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+using faultline::ErrorCode;
 using faultline::harness::control::encode_frame;
 using faultline::harness::control::FrameDecoder;
 using faultline::harness::control::kMaxFrameSize;
-using faultline::ErrorCode;
 
 namespace {
 std::vector<std::byte> raw_frame(uint32_t length, const std::string& body) {

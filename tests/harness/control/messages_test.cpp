@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-using faultline::harness::control::validate_message;
 using faultline::ErrorCode;
+using faultline::harness::control::validate_message;
 
 namespace {
 nlohmann::json message(const std::string& type, nlohmann::json body = nlohmann::json::object()) {

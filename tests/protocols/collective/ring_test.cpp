@@ -10,8 +10,8 @@
 #include "support/transport_pair.hpp"
 
 using namespace faultline::protocols::collective;
-using faultline::transports::Target;
 using faultline::Status;
+using faultline::transports::Target;
 
 namespace {
 

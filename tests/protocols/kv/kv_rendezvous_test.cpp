@@ -8,9 +8,9 @@
 #include "support/transport_pair.hpp"
 
 using namespace faultline::protocols::kv;
-using faultline::transports::Target;
-using faultline::testing::TransportPair;
 using faultline::ErrorCode;
+using faultline::testing::TransportPair;
+using faultline::transports::Target;
 
 namespace {
 

@@ -10,10 +10,10 @@
 #include "support/transport_pair.hpp"
 
 using namespace faultline::protocols::tagged;
-using faultline::transports::Target;
-using faultline::testing::TransportPair;
 using faultline::ErrorCode;
 using faultline::Status;
+using faultline::testing::TransportPair;
+using faultline::transports::Target;
 using RequestId = TaggedEngine::RequestId;
 
 namespace {

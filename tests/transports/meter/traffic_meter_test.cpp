@@ -140,8 +140,7 @@ TEST_CASE("an error completion is counted by status, without bytes or latency",
   const auto json = pair.counts_a->to_json();
   CHECK(json.at("completions").at("REM_ACCESS_ERR") == 1);
   CHECK(json.at("bytes").at("sent") == 128);
-  CHECK(json.at("latency").at("SEND").at("buckets").size() ==
-        latency_bounds_seconds().size() + 1);
+  CHECK(json.at("latency").at("SEND").at("buckets").size() == latency_bounds_seconds().size() + 1);
 }
 
 TEST_CASE("latency buckets are upper bounds, the last one unbounded", "[unit]") {

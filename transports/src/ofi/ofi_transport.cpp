@@ -56,7 +56,8 @@ class OfiTransport final : public Transport {
   }
 
   Result<std::unique_ptr<Device>> open(const DeviceSelector& selector) const override {
-    const std::string provider = selector.provider.empty() ? kOfiDefaultProvider : selector.provider;
+    const std::string provider =
+        selector.provider.empty() ? kOfiDefaultProvider : selector.provider;
     const std::string device_name =
         selector.device.empty() ? default_device(provider) : selector.device;
     InfoList list = get_info("");

@@ -2,7 +2,7 @@
 
 namespace faultline::harness {
 
-/// Process exit codes of every faultline command (DESIGN.md, "Who uses it").
+/// Process exit codes of every faultline command (README.md, "Exit codes").
 enum ExitCode : int {
   kExitPass = 0,                ///< everything ran and passed
   kExitConformanceFailure = 1,  ///< a scenario failed its expectation

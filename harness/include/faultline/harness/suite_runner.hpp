@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "faultline/core/status.hpp"
 #include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/harness/control/coordinator.hpp"
 #include "faultline/harness/report_document.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/reports/metrics.hpp"
-#include "faultline/core/status.hpp"
 
 namespace faultline::harness {
 

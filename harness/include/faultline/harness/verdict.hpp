@@ -6,7 +6,7 @@
 
 namespace faultline::harness {
 
-/// The outcome of one scenario run (DESIGN.md, "Scenarios").
+/// The outcome of one scenario run (scenarios/README.md, "Verdicts").
 enum class Verdict {
   kPass,     ///< everything expected happened
   kFail,     ///< expected X, got Y

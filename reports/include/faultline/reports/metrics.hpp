@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "faultline/reports/report_sink.hpp"
 #include "faultline/core/status.hpp"
+#include "faultline/reports/report_sink.hpp"
 
 namespace prometheus {
 class Registry;
@@ -12,7 +12,7 @@ class Registry;
 
 namespace faultline::reports {
 
-/// The Prometheus metrics of one faultline process (DESIGN.md "Reports and metrics"), in one
+/// The Prometheus metrics of one faultline process (reports/README.md), in one
 /// registry: served over HTTP for Prometheus to scrape (`--metrics-port`) and pushed to a
 /// Pushgateway at the end of a run (`--pushgateway`). Names carry their unit and counters end
 /// in `_total`:
@@ -63,7 +63,7 @@ class MetricsSink final : public ReportSink {
   explicit MetricsSink(Metrics& metrics) : metrics_(metrics) {}
   Status on_run_started(const nlohmann::json& report) override;
   Status on_scenario_finished(const nlohmann::json& scenario,
-                                          const nlohmann::json& report) override;
+                              const nlohmann::json& report) override;
   Status on_run_finished(const nlohmann::json& report) override;
 
  private:

@@ -23,7 +23,7 @@ class ReportSink {
                                 const std::string& /*step*/) {}
   /// `scenario` just finished; `report` holds it and every one before.
   virtual Status on_scenario_finished(const nlohmann::json& scenario,
-                                                  const nlohmann::json& report) = 0;
+                                      const nlohmann::json& report) = 0;
   virtual Status on_run_finished(const nlohmann::json& report) = 0;
 };
 
@@ -37,7 +37,7 @@ class FileSink final : public ReportSink {
   FileSink(std::string path, ReportFormatter format);
   Status on_run_started(const nlohmann::json& report) override;
   Status on_scenario_finished(const nlohmann::json& scenario,
-                                          const nlohmann::json& report) override;
+                              const nlohmann::json& report) override;
   Status on_run_finished(const nlohmann::json& report) override;
   const std::string& path() const { return path_; }
 

@@ -14,7 +14,8 @@ struct RegisteredBuffer {
   size_t length = 0;  ///< bytes of `memory` the caller asked for
   std::unique_ptr<MemoryRegion> region;
 
-  /// `bytes` of zeroed, page-aligned host memory registered on `device` with `access` (kAccess* flags).
+  /// `bytes` of zeroed, page-aligned host memory registered on `device` with `access` (kAccess*
+  /// flags).
   static Result<RegisteredBuffer> allocate(Device& device, size_t bytes,
                                            uint32_t access = kAccessLocalWrite |
                                                              kAccessRemoteWrite |

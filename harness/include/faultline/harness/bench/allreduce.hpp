@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/core/status.hpp"
+#include "faultline/harness/builtin_scenarios.hpp"
 
 namespace faultline::harness::bench {
 

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/core/status.hpp"
+#include "faultline/harness/builtin_scenarios.hpp"
 
 namespace faultline::harness::bench {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/core/status.hpp"
+#include "faultline/harness/builtin_scenarios.hpp"
 
 namespace faultline::harness::bench {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "faultline/harness/control/frame.hpp"
 #include "faultline/core/status.hpp"
+#include "faultline/harness/control/frame.hpp"
 
 namespace faultline::harness::control {
 
@@ -26,8 +26,7 @@ class Channel {
   /// failure the stream may hold part of a frame and the channel must be shut down.
   Status send(const nlohmann::json& message);
   /// Sends a message of `type`: `body` with this channel's next "seq" and its "session".
-  Status send_message(std::string_view type,
-                                  nlohmann::json body = nlohmann::json::object());
+  Status send_message(std::string_view type, nlohmann::json body = nlohmann::json::object());
   void set_session(std::string session);
   /// The next message, waiting up to `timeout`. kTimeout when none came; kIoError at EOF
   /// (naming a truncated frame if one was cut off); kProtocolViolation for a bad frame.

@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "faultline/core/status.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/harness/verdict.hpp"
-#include "faultline/core/status.hpp"
 
 namespace faultline::harness {
 

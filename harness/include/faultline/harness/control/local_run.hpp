@@ -31,8 +31,7 @@ class LocalAgents {
  public:
   /// Listens, starts the local agents and waits for every agent to join; an error names what
   /// failed (the address, how many joined).
-  static Result<std::unique_ptr<LocalAgents>> start(LocalRun run,
-                                                                const transports::Target& target);
+  static Result<std::unique_ptr<LocalAgents>> start(LocalRun run, const transports::Target& target);
   ~LocalAgents();
   LocalAgents(const LocalAgents&) = delete;
   LocalAgents& operator=(const LocalAgents&) = delete;

@@ -23,6 +23,6 @@ inline constexpr int kProtocolVersion = 2;
 /// (the messages valid in the receiver's current state). kProtocolViolation names the type
 /// and the field that is missing or of the wrong kind.
 Status validate_message(const nlohmann::json& message,
-                                    std::initializer_list<std::string_view> allowed);
+                        std::initializer_list<std::string_view> allowed);
 
 }  // namespace faultline::harness::control

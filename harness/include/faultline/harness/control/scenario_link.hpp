@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "faultline/harness/control/channel.hpp"
 #include "faultline/core/status.hpp"
+#include "faultline/harness/control/channel.hpp"
 
 namespace faultline::harness {
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "faultline/core/status.hpp"
 #include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/reports/metrics.hpp"
-#include "faultline/core/status.hpp"
 
 namespace faultline::harness::diagnose {
 

@@ -31,6 +31,6 @@ struct Evaluated {
   std::string derivation;
 };
 Result<Evaluated> evaluate_formula(const std::string& formula,
-                                               const std::map<std::string, uint64_t>& inputs);
+                                   const std::map<std::string, uint64_t>& inputs);
 
 }  // namespace faultline::harness::diagnose

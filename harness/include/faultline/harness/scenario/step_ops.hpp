@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/scenario/protocol_session.hpp"
 #include "faultline/harness/control/scenario_link.hpp"
+#include "faultline/harness/scenario/protocol_session.hpp"
 #include "faultline/harness/verdict.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/registered_buffer.hpp"
@@ -99,8 +99,8 @@ StepResult broken(const Error& error);
 StepResult broken(std::string text);
 
 /// Holds `status` (what `what` returned) against the step's error `expect` block, if any.
-StepResult judge_status(const nlohmann::json& step, const Status& status,
-                        const std::string& what, const std::string& success_note);
+StepResult judge_status(const nlohmann::json& step, const Status& status, const std::string& what,
+                        const std::string& success_note);
 
 /// Capabilities the steps of `role` need (a `write` needs rdma_write, ...), added to the
 /// scenario's `requires`.

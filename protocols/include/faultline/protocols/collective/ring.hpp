@@ -80,8 +80,7 @@ class Ring {
 
  private:
   class Exchange;
-  Ring(RingLink link, RingOptions options, transports::RegisteredBuffer send,
-       ReceiveSlots slots);
+  Ring(RingLink link, RingOptions options, transports::RegisteredBuffer send, ReceiveSlots slots);
   Status check(const transports::Completion& completion, const char* expected_op);
 
   RingLink link_;

@@ -46,8 +46,8 @@ class Rendezvous {
  public:
   /// Registers the arena and the control slots and posts the control receives.
   static Result<std::unique_ptr<Rendezvous>> create(transports::Device& device,
-                                                                transports::Endpoint& endpoint,
-                                                                RendezvousOptions options);
+                                                    transports::Endpoint& endpoint,
+                                                    RendezvousOptions options);
   ~Rendezvous();
   Rendezvous(const Rendezvous&) = delete;
   Rendezvous& operator=(const Rendezvous&) = delete;

@@ -58,8 +58,8 @@ class TaggedEngine {
   /// Registers the slots and posts the receives. The endpoint must be connected, with a
   /// receive depth of at least `receive_slots`.
   static Result<std::unique_ptr<TaggedEngine>> create(transports::Device& device,
-                                                                  transports::Endpoint& endpoint,
-                                                                  TaggedOptions options);
+                                                      transports::Endpoint& endpoint,
+                                                      TaggedOptions options);
   ~TaggedEngine();
   TaggedEngine(const TaggedEngine&) = delete;
   TaggedEngine& operator=(const TaggedEngine&) = delete;
