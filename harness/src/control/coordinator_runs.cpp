@@ -58,27 +58,10 @@ Coordinator::ActiveRun* Coordinator::active_run(uint64_t run_id, const std::stri
 }
 
 void Coordinator::handle(const Event& event, RunObserver& observer) {
-  if (event.kind == EventKind::kJoined) {
-    AgentRecord record;
-    record.id = event.agent_id;
-    record.host = event.message.at("host");
-    record.pid = event.message.at("pid");
-    record.remote = event.message.at("remote");
-    record.hello = event.message;
-    record.last_seen = Clock::now();
-    log(record.id + " joined from " + record.remote + " (host " + record.host + ", pid " +
-        std::to_string(record.pid) + ")");
-    agents_.push_back(std::move(record));
-    // Joins are handled in whatever order their threads got here; keep the order of the ids
-    // (agent-2 before agent-10), so that pairs and rings are the same from run to run.
-    std::sort(agents_.begin(), agents_.end(), [](const AgentRecord& a, const AgentRecord& b) {
-      return a.id.size() != b.id.size() ? a.id.size() < b.id.size() : a.id < b.id;
-    });
-    return;
-  }
-  if (event.kind == EventKind::kLost) {
-    mark_lost(event.agent_id, event.reason, observer);
-    return;
+  switch (event.kind) {
+    case EventKind::kJoined: return joined(event);
+    case EventKind::kLost: return mark_lost(event.agent_id, event.reason, observer);
+    case EventKind::kMessage: break;
   }
   AgentRecord* record = agent(event.agent_id);
   if (record == nullptr || record->lost) return;
@@ -88,53 +71,81 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
   if (type == "heartbeat") return;
   ActiveRun* run = active_run(message.at("run_id"), event.agent_id);
   if (run == nullptr) return;  // a late message for a run that already ended
-  const auto& agents = run->result.agents;
-
   if (type == "step") {
     run->last_step[event.agent_id] = message.at("name");
     run->step_started[event.agent_id] = Clock::now();
     observer.step(run->result, event.agent_id, message.at("name"));
   } else if (type == "endpoint_info") {
-    run->infos[event.agent_id] = message.at("info");
-    if (run->infos.size() == agents.size()) {
-      // A pair gets the other side's info; a ring gets every rank's, in rank order.
-      nlohmann::json ranks = nlohmann::json::array();
-      for (const auto& agent_id : agents) ranks.push_back(run->infos.at(agent_id));
-      for (size_t i = 0; i < agents.size(); ++i) {
-        const nlohmann::json info = run->spec->topology == Topology::kRing
-                                        ? nlohmann::json{{"ranks", ranks}}
-                                        : ranks.at(1 - i);
-        send_to(agents[i], "peer_info", {{"run_id", run->result.run_id}, {"info", info}});
-      }
-      run->infos.clear();  // a later exchange (a reconnect) is a round of its own
-    }
+    relay_endpoint_info(*run, event.agent_id, message.at("info"));
   } else if (type == "barrier") {
-    auto& arrived = run->barriers[message.at("name")];
-    arrived.insert(event.agent_id);
-    if (arrived.size() == agents.size()) {
-      for (const auto& agent_id : agents) {
-        send_to(agent_id, "barrier_release",
-                {{"run_id", run->result.run_id}, {"name", message.at("name")}});
-      }
-      run->barriers.erase(message.at("name"));  // the same name may be reached again
-    }
+    reach_barrier(*run, event.agent_id, message.at("name"));
   } else if (type == "scenario_result") {
-    nlohmann::json side = message;
-    side.erase("seq");
-    side.erase("session");
-    side.erase("type");
-    run->result.sides[event.agent_id] = side;
-    const auto verdict =
-        verdict_from_string(message.at("verdict").get<std::string>()).value_or(Verdict::kError);
-    if (run->result.sides.size() == agents.size() || verdict == Verdict::kCrashed) {
-      finish(*run, observer);
-      for (const auto& agent_id : agents) {
-        if (!run->result.sides.contains(agent_id))
-          send_to(agent_id, "abort_scenario", {{"run_id", run->result.run_id}});
-      }
-    } else if (verdict != Verdict::kPass && !run->grace_until) {
-      run->grace_until = Clock::now() + kGraceAfterFirstFailure;
+    take_result(*run, event.agent_id, message, observer);
+  }
+}
+
+void Coordinator::joined(const Event& event) {
+  AgentRecord record;
+  record.id = event.agent_id;
+  record.host = event.message.at("host");
+  record.pid = event.message.at("pid");
+  record.remote = event.message.at("remote");
+  record.hello = event.message;
+  record.last_seen = Clock::now();
+  log(record.id + " joined from " + record.remote + " (host " + record.host + ", pid " +
+      std::to_string(record.pid) + ")");
+  agents_.push_back(std::move(record));
+  // Joins are handled in whatever order their threads got here; keep the order of the ids
+  // (agent-2 before agent-10), so that pairs and rings are the same from run to run.
+  std::sort(agents_.begin(), agents_.end(), [](const AgentRecord& a, const AgentRecord& b) {
+    return a.id.size() != b.id.size() ? a.id.size() < b.id.size() : a.id < b.id;
+  });
+}
+
+void Coordinator::relay_endpoint_info(ActiveRun& run, const std::string& agent_id,
+                                      const nlohmann::json& info) {
+  const auto& agents = run.result.agents;
+  run.infos[agent_id] = info;
+  if (run.infos.size() != agents.size()) return;
+  // A pair gets the other side's info; a ring gets every rank's, in rank order.
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& id : agents) ranks.push_back(run.infos.at(id));
+  for (size_t i = 0; i < agents.size(); ++i) {
+    const nlohmann::json peer =
+        run.spec->topology == Topology::kRing ? nlohmann::json{{"ranks", ranks}} : ranks.at(1 - i);
+    send_to(agents[i], "peer_info", {{"run_id", run.result.run_id}, {"info", peer}});
+  }
+  run.infos.clear();  // a later exchange (a reconnect) is a round of its own
+}
+
+void Coordinator::reach_barrier(ActiveRun& run, const std::string& agent_id,
+                                const std::string& name) {
+  auto& arrived = run.barriers[name];
+  arrived.insert(agent_id);
+  if (arrived.size() != run.result.agents.size()) return;
+  for (const auto& id : run.result.agents)
+    send_to(id, "barrier_release", {{"run_id", run.result.run_id}, {"name", name}});
+  run.barriers.erase(name);  // the same name may be reached again
+}
+
+void Coordinator::take_result(ActiveRun& run, const std::string& agent_id,
+                              const nlohmann::json& message, RunObserver& observer) {
+  nlohmann::json side = message;
+  side.erase("seq");
+  side.erase("session");
+  side.erase("type");
+  run.result.sides[agent_id] = side;
+  const auto verdict =
+      verdict_from_string(message.at("verdict").get<std::string>()).value_or(Verdict::kError);
+  const auto& agents = run.result.agents;
+  if (run.result.sides.size() == agents.size() || verdict == Verdict::kCrashed) {
+    finish(run, observer);
+    for (const auto& id : agents) {
+      if (!run.result.sides.contains(id))
+        send_to(id, "abort_scenario", {{"run_id", run.result.run_id}});
     }
+  } else if (verdict != Verdict::kPass && !run.grace_until) {
+    run.grace_until = Clock::now() + kGraceAfterFirstFailure;
   }
 }
 

@@ -75,8 +75,10 @@ const LayerResult* Diagnosis::first_failing_layer() const {
   return nullptr;
 }
 
-Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& progress) {
-  Diagnosis diagnosis{options, {}};
+namespace {
+
+// The probe context of `options`: its target, with the faults --inject names.
+Result<ProbeContext> probe_context(const DiagnoseOptions& options) {
   ProbeContext context{options.target, nlohmann::json::array()};
   for (const auto& kind : options.inject) {
     auto fault = inject_faults_by_kind().find(kind);
@@ -88,31 +90,59 @@ Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& pr
     }
     context.inject_faults.push_back(fault->second);
   }
+  return context;
+}
+
+// The agents L3 and L4 share, started on first use (a remote one joins once).
+Result<LocalAgents*> shared_agents(const DiagnoseOptions& options, std::ostream& progress,
+                                   std::unique_ptr<LocalAgents>& agents) {
+  if (agents) return agents.get();
+  LocalRun run;
+  run.agents = options.peer.empty() ? 2 : 1;
+  run.remote_agents = options.peer.empty() ? 0 : 1;
+  run.options.listen = options.peer;
+  run.options.token = options.token;
+  if (!options.peer.empty()) {
+    run.join_timeout = std::chrono::seconds(120);
+    progress << "   waiting up to 120 s for the remote agent: faultline agent --coordinator "
+             << options.peer << " (same FAULTLINE_TOKEN)\n";
+  }
+  auto started = LocalAgents::start(run, options.target);
+  if (!started.ok()) return started.error();
+  agents = std::move(started).value();
+  return agents.get();
+}
+
+// One line of progress for a layer that ran, or did not.
+void print_layer(std::ostream& progress, const LayerResult& layer) {
+  const ProbeResult* failure = layer.first_failure();
+  progress << layer.id << " " << std::left << std::setw(18) << layer.title << " ";
+  if (!layer.ran) {
+    progress << "not run (an earlier layer failed; --all runs it)\n";
+    return;
+  }
+  size_t passed = 0;
+  for (const auto& probe : layer.probes) passed += probe.verdict == ProbeVerdict::kPass;
+  progress << (failure ? "FAIL" : "pass") << "  " << passed << "/" << layer.probes.size()
+           << " probes passed, " << std::fixed << std::setprecision(1) << layer.seconds << " s"
+           << (failure ? "  first failure: " + failure->name : "") << "\n";
+}
+
+}  // namespace
+
+Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& progress) {
+  Diagnosis diagnosis{options, {}};
+  auto made = probe_context(options);
+  if (!made.ok()) return made.error();
+  const ProbeContext& context = made.value();
   std::optional<Workload> workload;
   if (!options.limits_file.empty()) {
     auto loaded = load_workload(options.limits_file);
     if (!loaded.ok()) return loaded.error();
     workload = std::move(loaded).value();
   }
-  // L3 and L4 share one set of agents (a remote one joins once).
   std::unique_ptr<LocalAgents> agents;
-  const AgentSource agent_source = [&]() -> Result<LocalAgents*> {
-    if (agents) return agents.get();
-    LocalRun run;
-    run.agents = options.peer.empty() ? 2 : 1;
-    run.remote_agents = options.peer.empty() ? 0 : 1;
-    run.options.listen = options.peer;
-    run.options.token = options.token;
-    if (!options.peer.empty()) {
-      run.join_timeout = std::chrono::seconds(120);
-      progress << "   waiting up to 120 s for the remote agent: faultline agent --coordinator "
-               << options.peer << " (same FAULTLINE_TOKEN)\n";
-    }
-    auto started = LocalAgents::start(run, options.target);
-    if (!started.ok()) return started.error();
-    agents = std::move(started).value();
-    return agents.get();
-  };
+  const AgentSource agent_source = [&] { return shared_agents(options, progress, agents); };
   using Runner = std::function<std::vector<ProbeResult>()>;
   const std::vector<std::tuple<std::string, std::string, Runner>> layers = {
       {"L0", "environment", [&] { return probe_environment(context); }},
@@ -140,18 +170,8 @@ Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& pr
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
     diagnosis.layers.push_back(layer);
-    const ProbeResult* failure = layer.first_failure();
-    progress << id << " " << std::left << std::setw(18) << title << " ";
-    if (!layer.ran) {
-      progress << "not run (an earlier layer failed; --all runs it)\n";
-    } else {
-      size_t passed = 0;
-      for (const auto& probe : layer.probes) passed += probe.verdict == ProbeVerdict::kPass;
-      progress << (failure ? "FAIL" : "pass") << "  " << passed << "/" << layer.probes.size()
-               << " probes passed, " << std::fixed << std::setprecision(1) << layer.seconds << " s"
-               << (failure ? "  first failure: " + failure->name : "") << "\n";
-    }
-    if (failure && !options.all) stopped = true;
+    print_layer(progress, layer);
+    if (layer.first_failure() && !options.all) stopped = true;
     if (!options.report_dir.empty()) write_reports(diagnosis);
   }
   return diagnosis;

@@ -149,6 +149,14 @@ class Coordinator {
   void serve_connection(Connection& connection);
   Result<std::string> handshake(Connection& connection);
   void handle(const Event& event, RunObserver& observer);
+  void joined(const Event& event);
+  /// A pair gets the other side's endpoint info, a ring every rank's, once all have sent.
+  void relay_endpoint_info(ActiveRun& run, const std::string& agent_id, const nlohmann::json& info);
+  /// Releases the barrier `name` once every agent of the run reached it.
+  void reach_barrier(ActiveRun& run, const std::string& agent_id, const std::string& name);
+  /// One side's result; the run finishes when all are in (or one crashed), else after a grace.
+  void take_result(ActiveRun& run, const std::string& agent_id, const nlohmann::json& message,
+                   RunObserver& observer);
   void mark_lost(const std::string& agent_id, const std::string& reason, RunObserver& observer);
   void check_deadlines(RunObserver& observer);
   void finish(ActiveRun& run, RunObserver& observer);
