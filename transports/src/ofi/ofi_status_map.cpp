@@ -67,6 +67,13 @@ CompletionStatus completion_status_from_ofi_error(int fi_errno) {
   return row != nullptr ? row->status : CompletionStatus::kGeneralErr;
 }
 
+int ofi_error_for_status(CompletionStatus status) {
+  for (const auto& row : kOfiErrorTable) {
+    if (row.status == status) return row.code;
+  }
+  return FI_EIO;
+}
+
 std::string_view ofi_error_name(int fi_errno) {
   if (fi_errno == FI_SUCCESS) return "FI_SUCCESS";
   const OfiErrorRow* row = find_row(fi_errno);

@@ -1,0 +1,342 @@
+// The libfabric hook provider: loaded from FI_PROVIDER_PATH and enabled by
+// FI_HOOK=faultline, it wraps every fabric an unmodified program (or a utility provider such
+// as ofi_rxm, for its core provider) opens. Each domain's and each CQ's ops table is copied
+// per object and the copy's entries replaced, so the program's own calls reach the fault
+// rules of FAULTLINE_FAULTS; what was instrumented and every fault applied are logged as
+// JSON lines to FAULTLINE_FAULT_LOG.
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "event_log.hpp"
+#include "fault_rules.hpp"
+#include "faultline/transports/ofi/ofi_status_map.hpp"
+
+namespace faultline::interpose {
+
+namespace {
+
+// A prov_errno no provider uses, so strerror can say the error was injected.
+constexpr int kInjectedProvErrno = 0x7a17;
+constexpr const char* kInjectedText = "completion error injected by faultline (FAULTLINE_FAULTS)";
+
+struct Rules {
+  std::mutex mutex;
+  std::vector<FaultRule> rules;
+  std::optional<int> rank = launcher_rank();
+};
+
+Rules& rules() {
+  static Rules* loaded = [] {
+    auto* made = new Rules();
+    auto parsed = fault_rules_from_environment();
+    if (parsed.ok()) {
+      made->rules = std::move(parsed).value();
+    } else {
+      log_event({{"event", "plan_error"}, {"error", parsed.error().describe()}});
+    }
+    return made;
+  }();
+  return *loaded;
+}
+
+// How deep this thread is in wrapped CQ reads: ofi_rxm reads its core provider's CQ inside its
+// own read, and a rule without a layer counts only the outermost (the program's) reads.
+thread_local int read_depth = 0;
+
+size_t entry_size(fi_cq_format format) {
+  switch (format) {
+    case FI_CQ_FORMAT_MSG: return sizeof(fi_cq_msg_entry);
+    case FI_CQ_FORMAT_DATA: return sizeof(fi_cq_data_entry);
+    case FI_CQ_FORMAT_TAGGED: return sizeof(fi_cq_tagged_entry);
+    case FI_CQ_FORMAT_UNSPEC:
+    case FI_CQ_FORMAT_CONTEXT: return sizeof(fi_cq_entry);
+  }
+  return sizeof(fi_cq_entry);
+}
+
+// One wrapped CQ. `ops` stays first: the CQ's ops pointer is the address of this object.
+struct WrappedCq {
+  fi_ops_cq ops{};
+  fi_ops fid_ops{};
+  const fi_ops_cq* inner = nullptr;
+  const fi_ops* inner_fid = nullptr;
+  std::string layer;
+  fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
+  size_t entry_bytes = sizeof(fi_cq_entry);
+  std::mutex mutex;
+  std::deque<std::vector<std::byte>> held;  // entries read, to hand out after the error
+  std::optional<fi_cq_err_entry> injected;  // the error the next readerr returns
+};
+
+WrappedCq& wrapped(fid_cq* cq) { return *reinterpret_cast<WrappedCq*>(cq->ops); }
+
+uint64_t entry_flags(const WrappedCq& cq, const std::byte* entry) {
+  if (cq.format == FI_CQ_FORMAT_CONTEXT || cq.format == FI_CQ_FORMAT_UNSPEC) return 0;
+  fi_cq_msg_entry msg;
+  std::memcpy(&msg, entry, sizeof msg);
+  return msg.flags;
+}
+
+bool side_matches(Side side, uint64_t flags) {
+  switch (side) {
+    case Side::kAny: return true;
+    case Side::kSend: return (flags & (FI_SEND | FI_WRITE | FI_READ)) != 0;
+    case Side::kRecv: return (flags & (FI_RECV | FI_REMOTE_WRITE)) != 0;
+  }
+  return false;
+}
+
+// The rule that faults this successful entry, if one fires.
+const FaultRule* firing_rule(const WrappedCq& cq, const std::byte* entry) {
+  Rules& all = rules();
+  std::lock_guard lock(all.mutex);
+  const uint64_t flags = entry_flags(cq, entry);
+  for (FaultRule& rule : all.rules) {
+    if (rule.layer.empty() ? read_depth != 1 : rule.layer != cq.layer) continue;
+    if (rule.rank && rule.rank != all.rank) continue;
+    if (!side_matches(rule.side, flags)) continue;
+    if (rule.fires()) return &rule;
+  }
+  return nullptr;
+}
+
+fi_cq_err_entry injected_error(const WrappedCq& cq, const std::byte* entry, const FaultRule& rule) {
+  fi_cq_err_entry error{};
+  fi_cq_tagged_entry full{};
+  std::memcpy(&full, entry, cq.entry_bytes);
+  error.op_context = full.op_context;
+  if (cq.entry_bytes >= sizeof(fi_cq_msg_entry)) {
+    error.flags = full.flags;
+    error.len = full.len;
+  }
+  if (cq.entry_bytes >= sizeof(fi_cq_data_entry)) {
+    error.buf = full.buf;
+    error.data = full.data;
+  }
+  if (cq.entry_bytes >= sizeof(fi_cq_tagged_entry)) error.tag = full.tag;
+  error.err = transports::ofi::ofi_error_for_status(rule.status);
+  error.prov_errno = rule.vendor_err != 0 ? static_cast<int>(rule.vendor_err) : kInjectedProvErrno;
+  return error;
+}
+
+// Entries the program gets from `count` read: up to the first faulted one, which becomes the
+// pending error; those after it are held for the reads after the error.
+ssize_t apply_rules(WrappedCq& cq, std::byte* buf, ssize_t count) {
+  for (ssize_t i = 0; i < count; ++i) {
+    std::byte* entry = buf + i * cq.entry_bytes;
+    const FaultRule* rule = firing_rule(cq, entry);
+    if (rule == nullptr) continue;
+    cq.injected = injected_error(cq, entry, *rule);
+    for (ssize_t j = i + 1; j < count; ++j) {
+      const std::byte* later = buf + j * cq.entry_bytes;
+      cq.held.emplace_back(later, later + cq.entry_bytes);
+    }
+    log_event({{"event", "fault"},
+               {"kind", rule->kind},
+               {"status", transports::to_string(rule->status)},
+               {"layer", cq.layer},
+               {"completion", rule->matched},
+               {"err", cq.injected->err},
+               {"op_context", reinterpret_cast<uintptr_t>(cq.injected->op_context)}});
+    return i > 0 ? i : -FI_EAVAIL;
+  }
+  return count;
+}
+
+// What every read variant shares: pending state first, then the inner read and the rules.
+template <typename InnerRead>
+ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_read) {
+  WrappedCq& cq = wrapped(cq_fid);
+  {
+    std::lock_guard lock(cq.mutex);
+    if (cq.injected) return -FI_EAVAIL;
+    if (!cq.held.empty()) {
+      size_t n = 0;
+      for (; n < count && !cq.held.empty(); ++n) {
+        std::memcpy(static_cast<std::byte*>(buf) + n * cq.entry_bytes, cq.held.front().data(),
+                    cq.entry_bytes);
+        cq.held.pop_front();
+      }
+      return static_cast<ssize_t>(n);
+    }
+  }
+  ++read_depth;
+  const ssize_t read = inner_read();
+  --read_depth;
+  if (read <= 0) return read;
+  ++read_depth;  // the rules look at this read's depth, as the program made it
+  std::lock_guard lock(cq.mutex);
+  const ssize_t handed = apply_rules(cq, static_cast<std::byte*>(buf), read);
+  --read_depth;
+  return handed;
+}
+
+ssize_t cq_read(fid_cq* cq, void* buf, size_t count) {
+  return guarded_read(cq, buf, count, [&] { return wrapped(cq).inner->read(cq, buf, count); });
+}
+
+ssize_t cq_readfrom(fid_cq* cq, void* buf, size_t count, fi_addr_t* src) {
+  return guarded_read(cq, buf, count,
+                      [&] { return wrapped(cq).inner->readfrom(cq, buf, count, src); });
+}
+
+ssize_t cq_sread(fid_cq* cq, void* buf, size_t count, const void* cond, int timeout) {
+  return guarded_read(cq, buf, count,
+                      [&] { return wrapped(cq).inner->sread(cq, buf, count, cond, timeout); });
+}
+
+ssize_t cq_sreadfrom(fid_cq* cq, void* buf, size_t count, fi_addr_t* src, const void* cond,
+                     int timeout) {
+  return guarded_read(cq, buf, count, [&] {
+    return wrapped(cq).inner->sreadfrom(cq, buf, count, src, cond, timeout);
+  });
+}
+
+ssize_t cq_readerr(fid_cq* cq_fid, fi_cq_err_entry* out, uint64_t flags) {
+  WrappedCq& cq = wrapped(cq_fid);
+  {
+    std::lock_guard lock(cq.mutex);
+    if (cq.injected) {
+      *out = *cq.injected;
+      cq.injected.reset();
+      return 1;
+    }
+  }
+  return cq.inner->readerr(cq_fid, out, flags);
+}
+
+const char* cq_strerror(fid_cq* cq, int prov_errno, const void* err_data, char* buf, size_t len) {
+  if (prov_errno == kInjectedProvErrno) {
+    if (buf != nullptr && len > 0) {
+      std::strncpy(buf, kInjectedText, len - 1);
+      buf[len - 1] = '\0';
+      return buf;
+    }
+    return kInjectedText;
+  }
+  return wrapped(cq).inner->strerror(cq, prov_errno, err_data, buf, len);
+}
+
+int cq_close(fid* fid) {
+  auto* cq = reinterpret_cast<fid_cq*>(fid);
+  WrappedCq* state = &wrapped(cq);
+  cq->ops = const_cast<fi_ops_cq*>(state->inner);
+  fid->ops = const_cast<fi_ops*>(state->inner_fid);
+  const int closed = fid->ops->close(fid);
+  delete state;
+  return closed;
+}
+
+void wrap_cq(fid_cq* cq, const fi_cq_attr* attr, const std::string& layer) {
+  auto* state = new WrappedCq();
+  state->inner = cq->ops;
+  state->inner_fid = cq->fid.ops;
+  std::memcpy(&state->ops, cq->ops, std::min(sizeof state->ops, cq->ops->size));
+  state->fid_ops = *cq->fid.ops;
+  state->layer = layer;
+  state->format = attr != nullptr ? attr->format : FI_CQ_FORMAT_CONTEXT;
+  state->entry_bytes = entry_size(state->format);
+  state->ops.read = cq_read;
+  state->ops.readfrom = cq_readfrom;
+  state->ops.readerr = cq_readerr;
+  state->ops.sread = cq_sread;
+  state->ops.sreadfrom = cq_sreadfrom;
+  state->ops.strerror = cq_strerror;
+  state->fid_ops.close = cq_close;
+  cq->ops = &state->ops;
+  cq->fid.ops = &state->fid_ops;
+  log_event({{"event", "instrumented"},
+             {"object", "cq"},
+             {"layer", layer},
+             {"format", static_cast<int>(state->format)}});
+}
+
+// One wrapped domain: its ops copy first, then what cq_open needs.
+struct WrappedDomain {
+  fi_ops_domain ops{};
+  const fi_ops_domain* inner = nullptr;
+  std::string layer;
+};
+
+int domain_cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context) {
+  auto& state = *reinterpret_cast<WrappedDomain*>(domain->ops);
+  const int opened = state.inner->cq_open(domain, attr, cq, context);
+  if (opened == 0) wrap_cq(*cq, attr, state.layer);
+  return opened;
+}
+
+void wrap_domain(fid_domain* domain, const std::string& layer) {
+  // Kept for the life of the process: a domain's close leaves its ops pointer behind.
+  auto* state = new WrappedDomain();
+  state->inner = domain->ops;
+  std::memcpy(&state->ops, domain->ops, std::min(sizeof state->ops, domain->ops->size));
+  state->layer = layer;
+  state->ops.cq_open = domain_cq_open;
+  domain->ops = &state->ops;
+  log_event({{"event", "instrumented"}, {"object", "domain"}, {"layer", layer}});
+}
+
+struct WrappedFabric {
+  fi_ops_fabric ops{};
+  const fi_ops_fabric* inner = nullptr;
+  std::string layer;
+};
+
+int fabric_domain(fid_fabric* fabric, fi_info* info, fid_domain** domain, void* context) {
+  auto& state = *reinterpret_cast<WrappedFabric*>(fabric->ops);
+  const int opened = state.inner->domain(fabric, info, domain, context);
+  if (opened == 0) wrap_domain(*domain, state.layer);
+  return opened;
+}
+
+int fabric_domain2(fid_fabric* fabric, fi_info* info, fid_domain** domain, uint64_t flags,
+                   void* context) {
+  auto& state = *reinterpret_cast<WrappedFabric*>(fabric->ops);
+  const int opened = state.inner->domain2(fabric, info, domain, flags, context);
+  if (opened == 0) wrap_domain(*domain, state.layer);
+  return opened;
+}
+
+// libfabric calls this for every fabric opened while FI_HOOK names us: the fabric to hook in
+// attr->fabric, its provider as the context. The fabric is patched in place and returned.
+int hook_fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) {
+  fid_fabric* hooked = attr->fabric;
+  const auto* provider = static_cast<const fi_provider*>(context);
+  auto* state = new WrappedFabric();
+  state->inner = hooked->ops;
+  std::memcpy(&state->ops, hooked->ops, std::min(sizeof state->ops, hooked->ops->size));
+  state->layer = provider != nullptr && provider->name != nullptr ? provider->name : "";
+  state->ops.domain = fabric_domain;
+  if (hooked->ops->size >= offsetof(fi_ops_fabric, domain2) + sizeof(state->ops.domain2) &&
+      hooked->ops->domain2 != nullptr) {
+    state->ops.domain2 = fabric_domain2;
+  }
+  hooked->ops = &state->ops;
+  *fabric = hooked;
+  log_event({{"event", "instrumented"}, {"object", "fabric"}, {"layer", state->layer}});
+  return 0;
+}
+
+fi_provider faultline_hook = {
+    .version = FI_VERSION(1, 0),
+    .fi_version = FI_VERSION(1, 17),
+    .context = {},
+    .name = "ofi_hook_faultline",
+    .getinfo = nullptr,  // no getinfo: libfabric registers a hook provider
+    .fabric = hook_fabric,
+    .cleanup = nullptr,
+};
+
+}  // namespace
+
+}  // namespace faultline::interpose
+
+extern "C" FI_EXT_INI { return &faultline::interpose::faultline_hook; }
