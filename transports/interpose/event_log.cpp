@@ -4,10 +4,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 
-#include "fault_rules.hpp"
+#include "faultline/transports/interpose/fault_rules.hpp"
 
-namespace faultline::interpose {
+namespace faultline::transports::interpose {
 
 void log_event(nlohmann::json event) {
   static const int fd = [] {
@@ -16,9 +17,13 @@ void log_event(nlohmann::json event) {
   }();
   if (fd < 0) return;
   event["pid"] = ::getpid();
+  // Wall-clock milliseconds, to set against the time a program printed a line.
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  event["time_ms"] = static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
   if (auto rank = launcher_rank()) event["rank"] = *rank;
   const std::string line = event.dump() + "\n";
   (void)!::write(fd, line.data(), line.size());
 }
 
-}  // namespace faultline::interpose
+}  // namespace faultline::transports::interpose

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "event_log.hpp"
-#include "fault_rules.hpp"
+#include "faultline/transports/interpose/fault_rules.hpp"
 #include "faultline/transports/ofi/ofi_status_map.hpp"
 
-namespace faultline::interpose {
+namespace faultline::transports::interpose {
 
 namespace {
 
@@ -337,6 +337,6 @@ fi_provider faultline_hook = {
 
 }  // namespace
 
-}  // namespace faultline::interpose
+}  // namespace faultline::transports::interpose
 
-extern "C" FI_EXT_INI { return &faultline::interpose::faultline_hook; }
+extern "C" FI_EXT_INI { return &faultline::transports::interpose::faultline_hook; }

@@ -16,5 +16,9 @@ void add_scenario_commands(CLI::App& app, CommandAction& run);
 void add_report_command(CLI::App& app, CommandAction& run);
 void add_diagnose_command(CLI::App& app, CommandAction& run);
 void add_bench_command(CLI::App& app, CommandAction& run);
+void add_sut_command(CLI::App& app, CommandAction& run);
+/// `faultline sut exec ... -- COMMAND`: keeps COMMAND for the sut command and returns the
+/// argument count CLI11 is to parse (the arguments before `--`).
+int take_sut_command(int argc, char** argv);
 
 }  // namespace faultline::cli

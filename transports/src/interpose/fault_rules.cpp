@@ -1,10 +1,10 @@
-#include "fault_rules.hpp"
+#include "faultline/transports/interpose/fault_rules.hpp"
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-namespace faultline::interpose {
+namespace faultline::transports::interpose {
 
 namespace {
 
@@ -102,4 +102,4 @@ std::optional<int> launcher_rank() {
   return std::nullopt;
 }
 
-}  // namespace faultline::interpose
+}  // namespace faultline::transports::interpose

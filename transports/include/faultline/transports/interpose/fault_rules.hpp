@@ -9,7 +9,7 @@
 #include "faultline/core/status.hpp"
 #include "faultline/transports/completion_status.hpp"
 
-namespace faultline::interpose {
+namespace faultline::transports::interpose {
 
 /// Which completions a rule looks at: those of sends (and writes, reads), of receives, or all.
 enum class Side { kAny, kSend, kRecv };
@@ -44,4 +44,4 @@ Result<std::vector<FaultRule>> fault_rules_from_environment();
 /// SLURM_PROCID), or nullopt.
 std::optional<int> launcher_rank();
 
-}  // namespace faultline::interpose
+}  // namespace faultline::transports::interpose

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "faultline/core/status.hpp"
+
+namespace faultline::harness::sut {
+
+/// How a system under test reacted (docs: "Testing your own stack").
+enum class SutVerdict {
+  kPass,              ///< no fault planned: it exited 0 (and its output looked right)
+  kFail,              ///< no fault planned: it failed
+  kDetected,          ///< a fault fired and the program said so (an error line, a non-zero exit)
+  kSilentCorruption,  ///< it ran on with wrong output, or exited 0 with output the checker calls
+                      ///< wrong
+  kHang,              ///< it did not end within its deadline (every process's stacks captured)
+  kCrashed,           ///< a signal ended it
+  kMasked,            ///< a fault fired and the result is still right (a retry, a redundant path)
+  kNotReached,        ///< faults were planned and none fired: a filter matched nothing, or the
+                      ///< program bypassed the interposers
+};
+
+std::string_view to_string(SutVerdict verdict);
+/// Exit code of `faultline sut`: 0 for pass, detected and masked, 1 otherwise.
+int exit_code_of(SutVerdict verdict);
+
+/// Patterns (ECMAScript regular expressions) over the program's output; empty: not checked.
+struct Checker {
+  std::string ok;     ///< the output of a correct run
+  std::string wrong;  ///< the output of a run with wrong data
+  std::string error;  ///< the line a detected error prints
+};
+
+struct ExecOptions {
+  std::vector<std::string> command;
+  nlohmann::json plan = {{"faults", nlohmann::json::array()}};  ///< FAULTLINE_FAULTS
+  std::chrono::milliseconds deadline{60000};
+  Checker checker;
+  std::string interpose_dir;  ///< where libfaultline-fi.so is
+  std::string work_dir;       ///< the fault log and the output go here
+};
+
+struct ExecResult {
+  SutVerdict verdict = SutVerdict::kPass;
+  std::optional<int> exit_code;  ///< when it exited
+  std::optional<int> signal;     ///< when a signal ended it
+  bool timed_out = false;
+  double seconds = 0;
+  std::vector<std::string> output;     ///< its output lines (stdout and stderr), in order
+  std::vector<nlohmann::json> events;  ///< the interposers' log: instrumented, fault, ...
+  size_t faults_applied = 0;
+  std::string first_error_line;  ///< detected: the first line that said so
+  std::optional<double> fault_to_error_ms;
+  std::string stacks;  ///< hang: `gdb -batch` of every process
+  std::string evidence;
+  std::string hint;
+
+  nlohmann::json to_json() const;
+};
+
+/// A fault in compact form, keys of the plan's schema: "status=REM_ACCESS_ERR,nth=5,side=recv".
+Result<nlohmann::json> parse_fault_spec(const std::string& spec);
+
+/// Runs `options.command` under the interposers with `options.plan`, until it ends or its
+/// deadline passes, and judges it.
+Result<ExecResult> exec_under_faults(const ExecOptions& options);
+
+}  // namespace faultline::harness::sut

@@ -1,0 +1,150 @@
+#include "process_group.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace faultline::harness::sut {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const Environment& environment,
+                             int output) {
+  setpgid(0, 0);
+  dup2(output, STDOUT_FILENO);
+  dup2(output, STDERR_FILENO);
+  for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  const std::string why =
+      "faultline sut: cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
+  (void)!write(STDOUT_FILENO, why.data(), why.size());
+  _exit(127);
+}
+
+// Every live process of process group `group`, from /proc.
+std::vector<pid_t> members_of(pid_t group) {
+  std::vector<pid_t> members;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return members;
+  while (dirent* entry = readdir(proc)) {
+    const pid_t pid = std::atoi(entry->d_name);
+    if (pid <= 0) continue;
+    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its ')'.
+    std::istringstream rest(line.substr(line.rfind(')') + 1));
+    std::string state;
+    pid_t parent = 0;
+    pid_t pgrp = 0;
+    rest >> state >> parent >> pgrp;
+    if (pgrp == group && state != "Z") members.push_back(pid);
+  }
+  closedir(proc);
+  return members;
+}
+
+// Every thread's backtrace of every process of `group`.
+std::string stacks_of(pid_t group) {
+  std::string stacks;
+  for (pid_t pid : members_of(group)) {
+    const std::string command =
+        "timeout 30 gdb -batch -nx -p " + std::to_string(pid) + " -ex 'thread apply all bt' 2>&1";
+    stacks += "=== pid " + std::to_string(pid) + "\n";
+    if (FILE* gdb = popen(command.c_str(), "r")) {
+      char buffer[4096];
+      size_t read = 0;
+      while ((read = fread(buffer, 1, sizeof buffer, gdb)) > 0) stacks.append(buffer, read);
+      pclose(gdb);
+    } else {
+      stacks += "gdb could not be started: " + std::string(std::strerror(errno)) + "\n";
+    }
+  }
+  return stacks;
+}
+
+// Reads what is there on `fd` into `pending`, splitting off complete lines; false at EOF.
+bool read_lines(int fd, std::string& pending, std::vector<OutputLine>& lines) {
+  char buffer[4096];
+  const ssize_t read = ::read(fd, buffer, sizeof buffer);
+  if (read <= 0) return read < 0 && errno == EINTR;
+  pending.append(buffer, static_cast<size_t>(read));
+  for (size_t end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
+    lines.push_back({wall_clock_ms(), pending.substr(0, end)});
+    pending.erase(0, end + 1);
+  }
+  return true;
+}
+
+}  // namespace
+
+int64_t wall_clock_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
+                                   const Environment& environment,
+                                   std::chrono::milliseconds deadline) {
+  if (argv.empty()) return Error{ErrorCode::kInvalidArgument, "no command to run"};
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return errno_error("pipe2", errno, "for the output");
+  const auto started = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) return errno_error("fork", errno, "for " + argv[0]);
+  if (pid == 0) exec_child(argv, environment, pipe_fds[1]);
+  setpgid(pid, pid);  // both sides set it: whichever runs first
+  ::close(pipe_fds[1]);
+  GroupRun run;
+  std::string pending;
+  int status = 0;
+  bool exited = false;
+  for (bool open = true; !exited;) {
+    const auto left =
+        deadline - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+    if (left.count() <= 0) {
+      run.timed_out = true;
+      run.stacks = stacks_of(pid);
+      break;
+    }
+    if (open) {
+      pollfd ready{pipe_fds[0], POLLIN, 0};
+      if (::poll(&ready, 1, static_cast<int>(std::min<int64_t>(left.count(), 100))) > 0)
+        open = read_lines(pipe_fds[0], pending, run.lines);
+    } else {
+      usleep(10000);
+    }
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+  }
+  kill(-pid, SIGKILL);  // the rest of its group (a launcher's children), or all of it
+  if (!exited) waitpid(pid, &status, 0);
+  // What is left in the pipe; a process outside the group may still hold it open.
+  fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  while (read_lines(pipe_fds[0], pending, run.lines)) {
+  }
+  if (!pending.empty()) run.lines.push_back({wall_clock_ms(), pending});
+  ::close(pipe_fds[0]);
+  run.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  if (!run.timed_out && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  if (!run.timed_out && WIFSIGNALED(status)) run.signal = WTERMSIG(status);
+  return run;
+}
+
+}  // namespace faultline::harness::sut

@@ -1,0 +1,185 @@
+#include "faultline/harness/sut/sut_exec.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "process_group.hpp"
+
+namespace faultline::harness::sut {
+
+namespace {
+
+using nlohmann::json;
+
+// Lines that say something went wrong, when the checker names no error pattern.
+const std::regex kErrorWords("error|fail|abort|fatal|invalid", std::regex::icase);
+
+bool matches(const std::string& pattern, const std::string& text) {
+  return !pattern.empty() && std::regex_search(text, std::regex(pattern));
+}
+
+std::vector<json> read_events(const std::string& path) {
+  std::vector<json> events;
+  std::ifstream log(path);
+  for (std::string line; std::getline(log, line);) {
+    json event = json::parse(line, nullptr, false);
+    if (!event.is_discarded()) events.push_back(std::move(event));
+  }
+  return events;
+}
+
+std::string signal_name(int signal) {
+  const char* name = sigabbrev_np(signal);
+  return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(signal);
+}
+
+// The first line after the first fault that says an error was seen.
+void find_first_error(ExecResult& result, const std::vector<OutputLine>& lines,
+                      const Checker& checker) {
+  int64_t fault_ms = 0;
+  for (const auto& event : result.events)
+    if (event.value("event", "") == "fault") {
+      fault_ms = event.value("time_ms", int64_t{0});
+      break;
+    }
+  for (const auto& line : lines) {
+    const bool error = checker.error.empty() ? std::regex_search(line.text, kErrorWords)
+                                             : matches(checker.error, line.text);
+    if (!error || line.wall_ms + 5 < fault_ms) continue;
+    result.first_error_line = line.text;
+    if (fault_ms != 0) result.fault_to_error_ms = static_cast<double>(line.wall_ms - fault_ms);
+    return;
+  }
+}
+
+void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options) {
+  const bool faults_planned = !options.plan.value("faults", json::array()).empty();
+  std::string output;
+  for (const auto& line : run.lines) output += line.text + "\n";
+  const bool wrong = matches(options.checker.wrong, output);
+  const bool ok = options.checker.ok.empty() || matches(options.checker.ok, output);
+  find_first_error(result, run.lines, options.checker);
+  if (run.timed_out) {
+    result.verdict = SutVerdict::kHang;
+    result.evidence = "still running after " + std::to_string(options.deadline.count()) +
+                      " ms; the stacks of every process are in `stacks`";
+    result.hint = result.faults_applied > 0
+                      ? "the program waits for a completion that failed: a peer or a poll loop "
+                        "that never learns of the error"
+                      : "it hangs without a fault: check the command on its own first";
+  } else if (run.signal) {
+    result.verdict = SutVerdict::kCrashed;
+    result.evidence = "killed by " + signal_name(*run.signal);
+  } else if (faults_planned && result.faults_applied == 0) {
+    result.verdict = SutVerdict::kNotReached;
+    result.evidence = "no planned fault fired";
+    result.hint =
+        "a filter matched nothing (layer, side, rank, nth beyond the completions there were), "
+        "or the program bypassed the interposers (static linking, its own provider path, "
+        "direct verbs); the `instrumented` events say what was reached";
+  } else if (wrong) {
+    result.verdict = SutVerdict::kSilentCorruption;
+    result.evidence = "the output matches the checker's wrong-data pattern";
+  } else if (!faults_planned) {
+    result.verdict = run.exit_code == 0 && ok ? SutVerdict::kPass : SutVerdict::kFail;
+    if (result.verdict == SutVerdict::kFail)
+      result.evidence = "exit code " + std::to_string(run.exit_code.value_or(-1)) +
+                        (ok ? "" : "; the output lacks the checker's ok pattern");
+  } else if (run.exit_code != 0 || !result.first_error_line.empty()) {
+    result.verdict = SutVerdict::kDetected;
+    result.evidence = "exit code " + std::to_string(run.exit_code.value_or(-1)) +
+                      (result.first_error_line.empty() ? "" : "; " + result.first_error_line);
+  } else {
+    result.verdict = ok ? SutVerdict::kMasked : SutVerdict::kSilentCorruption;
+    result.evidence = ok ? "the fault fired and the program still exited 0 with the right output"
+                         : "the fault fired, the program exited 0, its output lacks the ok pattern";
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(SutVerdict verdict) {
+  switch (verdict) {
+    case SutVerdict::kPass: return "pass";
+    case SutVerdict::kFail: return "fail";
+    case SutVerdict::kDetected: return "detected";
+    case SutVerdict::kSilentCorruption: return "silent-corruption";
+    case SutVerdict::kHang: return "hang";
+    case SutVerdict::kCrashed: return "crashed";
+    case SutVerdict::kMasked: return "masked";
+    case SutVerdict::kNotReached: return "not-reached";
+  }
+  return "fail";
+}
+
+int exit_code_of(SutVerdict verdict) {
+  const bool good = verdict == SutVerdict::kPass || verdict == SutVerdict::kDetected ||
+                    verdict == SutVerdict::kMasked;
+  return good ? 0 : 1;
+}
+
+Result<json> parse_fault_spec(const std::string& spec) {
+  json fault = json::object();
+  std::istringstream pairs(spec);
+  for (std::string pair; std::getline(pairs, pair, ',');) {
+    const size_t equals = pair.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == pair.size()) {
+      return Error{ErrorCode::kInvalidArgument,
+                   "--fault " + spec + ": expected key=value pairs separated by commas, got \"" +
+                       pair + "\""};
+    }
+    const std::string key = pair.substr(0, equals);
+    const std::string value = pair.substr(equals + 1);
+    const bool number = value.find_first_not_of("0123456789") == std::string::npos;
+    fault[key] = number ? json(std::stoull(value)) : json(value);
+  }
+  return fault;
+}
+
+json ExecResult::to_json() const {
+  json lines = json::array();
+  for (const auto& line : output) lines.push_back(line);
+  return {{"verdict", sut::to_string(verdict)},
+          {"exit_code", exit_code ? json(*exit_code) : json(nullptr)},
+          {"signal", signal ? json(*signal) : json(nullptr)},
+          {"timed_out", timed_out},
+          {"seconds", seconds},
+          {"faults_applied", faults_applied},
+          {"first_error_line", first_error_line},
+          {"fault_to_error_ms", fault_to_error_ms ? json(*fault_to_error_ms) : json(nullptr)},
+          {"evidence", evidence},
+          {"hint", hint},
+          {"stacks", stacks},
+          {"events", events},
+          {"output", lines}};
+}
+
+Result<ExecResult> exec_under_faults(const ExecOptions& options) {
+  const std::string log = options.work_dir + "/faults.jsonl";
+  std::remove(log.c_str());
+  const char* inherited = std::getenv("FI_PROVIDER_PATH");
+  const Environment environment = {
+      {"FI_PROVIDER_PATH", options.interpose_dir + (inherited ? ":" + std::string(inherited) : "")},
+      {"FI_HOOK", "faultline"},
+      {"FAULTLINE_FAULTS", options.plan.dump()},
+      {"FAULTLINE_FAULT_LOG", log}};
+  auto run = run_process_group(options.command, environment, options.deadline);
+  if (!run.ok()) return std::move(run).take_error();
+  ExecResult result;
+  result.exit_code = run->exit_code;
+  result.signal = run->signal;
+  result.timed_out = run->timed_out;
+  result.seconds = run->seconds;
+  result.stacks = run->stacks;
+  for (const auto& line : run->lines) result.output.push_back(line.text);
+  result.events = read_events(log);
+  for (const auto& event : result.events)
+    result.faults_applied += event.value("event", "") == "fault";
+  judge(result, run.value(), options);
+  return result;
+}
+
+}  // namespace faultline::harness::sut

@@ -1,0 +1,113 @@
+// faultline sut exec on real programs: fabtests' fi_pingpong under a completion error, a
+// filter that matches nothing, a hung and a crashing program, and usage errors.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/background_process.hpp"
+#include "support/local_port.hpp"
+#include "support/run_command.hpp"
+
+using faultline::testing::BackgroundProcess;
+using faultline::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+struct SutRun {
+  faultline::testing::CommandResult command;
+  json report;
+};
+
+SutRun sut_exec(const TempDir& dir, const std::string& arguments) {
+  SutRun run;
+  run.command = faultline::testing::run_command(
+      std::string(FAULTLINE_BINARY) + " sut exec --report-dir " + dir.path() + " " + arguments);
+  run.command.out += run.command.err;  // what a person sees: both streams
+  const std::string text = faultline::testing::read_text_file(dir.path() + "/sut.json");
+  run.report = json::parse(text.empty() ? "null" : text);
+  return run;
+}
+
+// A fi_pingpong server under the hook with no fault, for a client to run against.
+std::string start_server(std::unique_ptr<BackgroundProcess>& server, const TempDir& dir) {
+  const std::string port = std::to_string(faultline::testing::free_port());
+  server = std::make_unique<BackgroundProcess>(
+      "exec " + std::string(FAULTLINE_BINARY) + " sut exec --report-dir " + dir.path() +
+      "/server -- fi_pingpong -p tcp -e rdm -I 20 -S 64 -B " + port);
+  REQUIRE_FALSE(server->wait(std::chrono::milliseconds(500)).has_value());
+  return port;
+}
+
+}  // namespace
+
+TEST_CASE("sut exec: a completion error in fi_pingpong is detected, with its error line",
+          "[integration][ofi]") {
+  TempDir dir;
+  std::unique_ptr<BackgroundProcess> server;
+  const std::string port = start_server(server, dir);
+  // The client's 5th completion becomes REM_ACCESS_ERR.
+  const SutRun run = sut_exec(dir,
+                              "--fault status=REM_ACCESS_ERR,nth=5 -- fi_pingpong -p tcp "
+                              "-e rdm -I 20 -S 64 -P " +
+                                  port + " 127.0.0.1");
+  INFO(run.command.out);
+  CHECK(run.command.exit_code == 0);
+  CHECK(run.report.at("verdict") == "detected");
+  CHECK(run.report.at("faults_applied") == 1);
+  CHECK_THAT(run.report.at("first_error_line").get<std::string>(),
+             Catch::Contains("injected by faultline"));
+  CHECK(run.report.at("fault_to_error_ms").is_number());
+}
+
+TEST_CASE("sut exec: a fault whose filter matches nothing is not reached", "[integration][ofi]") {
+  TempDir dir;
+  std::unique_ptr<BackgroundProcess> server;
+  const std::string port = start_server(server, dir);
+  const SutRun run = sut_exec(dir,
+                              "--fault status=REM_ACCESS_ERR,nth=1,layer=verbs -- "
+                              "fi_pingpong -p tcp -e rdm -I 20 -S 64 -P " +
+                                  port + " 127.0.0.1");
+  INFO(run.command.out);
+  CHECK(run.command.exit_code == 1);
+  CHECK(run.report.at("verdict") == "not-reached");
+  CHECK_THAT(run.command.out, Catch::Contains("hint:"));
+}
+
+TEST_CASE("sut exec: a hung program is a hang with its stacks, within its deadline plus 10 s",
+          "[integration]") {
+  TempDir dir;
+  const auto started = std::chrono::steady_clock::now();
+  const SutRun run = sut_exec(dir, "--deadline 2 -- sleep 60");
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO(run.command.out);
+  CHECK(run.command.exit_code == 1);
+  CHECK(run.report.at("verdict") == "hang");
+  CHECK(took < std::chrono::seconds(12));
+  CHECK_THAT(run.report.at("stacks").get<std::string>(),
+             Catch::Contains("Thread 1") && Catch::Contains("sleep"));
+}
+
+TEST_CASE("sut exec: pass, fail and crashed without a fault", "[integration]") {
+  TempDir dir;
+  CHECK(sut_exec(dir, "-- true").report.at("verdict") == "pass");
+  const SutRun failed = sut_exec(dir, "-- false");
+  CHECK(failed.report.at("verdict") == "fail");
+  CHECK(failed.command.exit_code == 1);
+  const SutRun crashed = sut_exec(dir, "-- sh -c 'kill -SEGV $$'");
+  CHECK(crashed.report.at("verdict") == "crashed");
+  CHECK(crashed.report.at("evidence") == "killed by SIGSEGV");
+}
+
+TEST_CASE("sut exec: a bad fault or no command is a usage error that says what is expected",
+          "[integration]") {
+  TempDir dir;
+  const SutRun bad = sut_exec(dir, "--fault status=NO_SUCH,nth=1 -- true");
+  CHECK(bad.command.exit_code == 2);
+  CHECK_THAT(bad.command.out, Catch::Contains("/faults/0/status"));
+  const SutRun shape = sut_exec(dir, "--fault nth -- true");
+  CHECK(shape.command.exit_code == 2);
+  CHECK_THAT(shape.command.out, Catch::Contains("key=value"));
+  const SutRun nothing = sut_exec(dir, "");
+  CHECK(nothing.command.exit_code == 2);
+  CHECK_THAT(nothing.command.out, Catch::Contains("no command"));
+}
