@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -37,11 +39,17 @@ using Clock = std::chrono::steady_clock;
   _exit(127);
 }
 
-// Every live process of process group `group`, from /proc.
-std::vector<pid_t> members_of(pid_t group) {
-  std::vector<pid_t> members;
+struct ProcessEntry {
+  pid_t pid = 0;
+  pid_t parent = 0;
+  pid_t group = 0;
+};
+
+// Every live process, from /proc.
+std::vector<ProcessEntry> live_processes() {
+  std::vector<ProcessEntry> processes;
   DIR* proc = opendir("/proc");
-  if (proc == nullptr) return members;
+  if (proc == nullptr) return processes;
   while (dirent* entry = readdir(proc)) {
     const pid_t pid = std::atoi(entry->d_name);
     if (pid <= 0) continue;
@@ -51,19 +59,49 @@ std::vector<pid_t> members_of(pid_t group) {
     // pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its ')'.
     std::istringstream rest(line.substr(line.rfind(')') + 1));
     std::string state;
-    pid_t parent = 0;
-    pid_t pgrp = 0;
-    rest >> state >> parent >> pgrp;
-    if (pgrp == group && state != "Z") members.push_back(pid);
+    ProcessEntry process{pid, 0, 0};
+    rest >> state >> process.parent >> process.group;
+    if (state != "Z") processes.push_back(process);
   }
   closedir(proc);
-  return members;
+  return processes;
 }
 
-// Every thread's backtrace of every process of `group`.
-std::string stacks_of(pid_t group) {
+// Every descendant of this process. faultline is their subreaper (PR_SET_CHILD_SUBREAPER), so
+// a launcher's ranks stay its descendants even after the launcher is gone, and whatever
+// process group they moved to.
+std::vector<pid_t> descendants() {
+  const auto processes = live_processes();
+  std::vector<pid_t> found = {getpid()};
+  for (size_t i = 0; i < found.size(); ++i) {
+    for (const auto& process : processes) {
+      if (process.parent == found[i] &&
+          std::find(found.begin(), found.end(), process.pid) == found.end())
+        found.push_back(process.pid);
+    }
+  }
+  found.erase(found.begin());
+  return found;
+}
+
+// Kills every descendant, and reaps them (orphans come to this process): none is left.
+void kill_all() {
+  for (int tries = 0; tries < 100; ++tries) {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    const auto left = descendants();
+    if (left.empty()) break;
+    for (pid_t pid : left) kill(pid, SIGKILL);
+    usleep(20000);
+  }
+  // Those that were still exiting when last looked at.
+  for (int tries = 0; tries < 50 && waitpid(-1, nullptr, WNOHANG) >= 0; ++tries) usleep(10000);
+}
+
+// Every thread's backtrace of every process the program started.
+std::string stacks_of_all() {
   std::string stacks;
-  for (pid_t pid : members_of(group)) {
+  for (pid_t pid : descendants()) {
     const std::string command =
         "timeout 30 gdb -batch -nx -p " + std::to_string(pid) + " -ex 'thread apply all bt' 2>&1";
     stacks += "=== pid " + std::to_string(pid) + "\n";
@@ -106,6 +144,7 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   if (argv.empty()) return Error{ErrorCode::kInvalidArgument, "no command to run"};
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return errno_error("pipe2", errno, "for the output");
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const auto started = Clock::now();
   const pid_t pid = fork();
   if (pid < 0) return errno_error("fork", errno, "for " + argv[0]);
@@ -121,7 +160,7 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
         deadline - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
     if (left.count() <= 0) {
       run.timed_out = true;
-      run.stacks = stacks_of(pid);
+      run.stacks = stacks_of_all();
       break;
     }
     if (open) {
@@ -133,8 +172,11 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
     }
     exited = waitpid(pid, &status, WNOHANG) == pid;
   }
-  kill(-pid, SIGKILL);  // the rest of its group (a launcher's children), or all of it
-  if (!exited) waitpid(pid, &status, 0);
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  kill_all();  // the rest of what it started (a launcher's ranks): none outlives the run
   // What is left in the pipe; a process outside the group may still hold it open.
   fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
   while (read_lines(pipe_fds[0], pending, run.lines)) {

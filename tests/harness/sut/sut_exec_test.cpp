@@ -2,6 +2,7 @@
 // filter that matches nothing, a hung and a crashing program, and usage errors.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
@@ -111,3 +112,42 @@ TEST_CASE("sut exec: a bad fault or no command is a usage error that says what i
   CHECK(nothing.command.exit_code == 2);
   CHECK_THAT(nothing.command.out, Catch::Contains("no command"));
 }
+
+#ifdef FAULTLINE_SUT_MPI_ALLREDUCE
+namespace {
+
+// Open MPI over libfabric tcp (mtl ofi), two ranks, under sut exec.
+SutRun mpi_allreduce(const TempDir& dir, const std::string& faults) {
+  return sut_exec(dir, faults +
+                           " --deadline 60 --error 'MPI_ERR|error occurred' -- mpirun "
+                           "--allow-run-as-root --oversubscribe -n 2 --mca pml cm --mca mtl "
+                           "ofi --mca mtl_ofi_provider_include tcp " +
+                           std::string(FAULTLINE_SUT_MPI_ALLREDUCE));
+}
+
+bool rank_left_running() {
+  const auto ps = faultline::testing::run_command("ps -eo stat,args");
+  std::istringstream lines(ps.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(FAULTLINE_SUT_MPI_ALLREDUCE) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("sut exec: Open MPI's allreduce passes without a fault and detects rank 1's error",
+          "[integration][ofi]") {
+  TempDir dir;
+  const SutRun clean = mpi_allreduce(dir, "");
+  INFO(clean.command.out);
+  CHECK(clean.report.at("verdict") == "pass");
+  // A completion error on rank 1's 5th receive: MPI reports it, and no rank outlives the run.
+  const SutRun faulted = mpi_allreduce(dir, "--fault status=REM_ACCESS_ERR,nth=5,side=recv,rank=1");
+  INFO(faulted.command.out);
+  CHECK(faulted.report.at("verdict") == "detected");
+  CHECK(faulted.report.at("faults_applied") == 1);
+  CHECK_THAT(faulted.report.at("first_error_line").get<std::string>(),
+             Catch::Contains("MPI_Allreduce") || Catch::Contains("MPI_ERR"));
+  CHECK_FALSE(rank_left_running());
+}
+#endif

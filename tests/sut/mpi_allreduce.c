@@ -1,0 +1,37 @@
+/* A system under test for faultline's own tests: an MPI allreduce of COUNT doubles, repeated
+ * ROUNDS times, every element checked against the sum the ranks expect. Prints "allreduce ok"
+ * when every element of every round is right, "allreduce wrong" with the first wrong element
+ * otherwise; an MPI error ends it the way the MPI library reports it. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int count = argc > 1 ? atoi(argv[1]) : 262144; /* 2 MiB of doubles */
+  const int rounds = argc > 2 ? atoi(argv[2]) : 4;
+  double* data = malloc(sizeof(double) * (size_t)count);
+  double* sum = malloc(sizeof(double) * (size_t)count);
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < count; ++i) data[i] = (double)((i * 7 + rank * 3 + round) % 13);
+    MPI_Allreduce(data, sum, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < count; ++i) {
+      double expected = 0;
+      for (int r = 0; r < size; ++r) expected += (double)((i * 7 + r * 3 + round) % 13);
+      if (sum[i] != expected) {
+        printf("allreduce wrong: rank %d round %d element %d is %g, expected %g\n", rank, round, i,
+               sum[i], expected);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
+    }
+  }
+  printf("allreduce ok: rank %d, %d rounds of %d doubles\n", rank, rounds, count);
+  free(data);
+  free(sum);
+  MPI_Finalize();
+  return 0;
+}
