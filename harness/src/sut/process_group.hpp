@@ -1,8 +1,10 @@
 #pragma once
 
-// A program and every process it starts, in a process group of their own: run with extra
-// environment, its output read line by line with the time each line arrived, ended at a
-// deadline (after every process's stacks are taken with gdb), and never left behind.
+// A program and every process it starts: run with extra environment in a process group of its
+// own, its output read line by line with the time each line arrived, ended at a deadline (after
+// every process's stacks are taken with gdb), and never left behind: the calling process
+// becomes their subreaper (PR_SET_CHILD_SUBREAPER), so a launcher's ranks stay its descendants
+// and are killed and reaped when the run ends.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -30,9 +32,9 @@ struct GroupRun {
 
 using Environment = std::vector<std::pair<std::string, std::string>>;
 
-/// Runs `argv` with `environment` added, until it exits or `deadline` passes. Whatever of its
-/// group is still alive at the end is killed. A program that cannot be started exits 127 with
-/// the reason in its output.
+/// Runs `argv` with `environment` added, until it exits or `deadline` passes. Whatever it
+/// started that is still alive at the end is killed. A program that cannot be started exits 127
+/// with the reason in its output.
 Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
                                    const Environment& environment,
                                    std::chrono::milliseconds deadline);
