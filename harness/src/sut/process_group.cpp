@@ -23,7 +23,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const Environment& environment,
-                             int output) {
+                             int output, pid_t parent) {
+  // The program dies with faultline: one killed while it waits for a peer would spin on.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);
   setpgid(0, 0);
   dup2(output, STDOUT_FILENO);
   dup2(output, STDERR_FILENO);
@@ -146,9 +149,10 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return errno_error("pipe2", errno, "for the output");
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   const auto started = Clock::now();
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return errno_error("fork", errno, "for " + argv[0]);
-  if (pid == 0) exec_child(argv, environment, pipe_fds[1]);
+  if (pid == 0) exec_child(argv, environment, pipe_fds[1], parent);
   setpgid(pid, pid);  // both sides set it: whichever runs first
   ::close(pipe_fds[1]);
   GroupRun run;

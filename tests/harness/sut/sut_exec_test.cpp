@@ -146,8 +146,11 @@ TEST_CASE("sut exec: Open MPI's allreduce passes without a fault and detects ran
   INFO(faulted.command.out);
   CHECK(faulted.report.at("verdict") == "detected");
   CHECK(faulted.report.at("faults_applied") == 1);
-  CHECK_THAT(faulted.report.at("first_error_line").get<std::string>(),
-             Catch::Contains("MPI_Allreduce") || Catch::Contains("MPI_ERR"));
+  // Open MPI prints "An error occurred in MPI_Allreduce", or an ORTE_ERROR_LOG line when the
+  // aborting rank's message is lost in its own abort, or (seen under ctest) nothing at all:
+  // the verdict rests on the exit code, the line is evidence when there is one.
+  INFO("first error line: " << faulted.report.at("first_error_line").get<std::string>());
+  CHECK(faulted.report.at("exit_code") != 0);
   CHECK_FALSE(rank_left_running());
 }
 #endif
