@@ -29,14 +29,15 @@ SutRun sut_exec(const TempDir& dir, const std::string& arguments) {
   return run;
 }
 
-// A fi_pingpong server under the hook with no fault, for a client to run against.
-std::string start_server(std::unique_ptr<BackgroundProcess>& server, const TempDir& dir) {
+// A fi_pingpong client under `fault`, against a server under the hook with no fault.
+SutRun pingpong_client(const TempDir& dir, const std::string& fault) {
   const std::string port = std::to_string(faultline::testing::free_port());
-  server = std::make_unique<BackgroundProcess>(
-      "exec " + std::string(FAULTLINE_BINARY) + " sut exec --report-dir " + dir.path() +
-      "/server -- fi_pingpong -p tcp -e rdm -I 20 -S 64 -B " + port);
-  REQUIRE_FALSE(server->wait(std::chrono::milliseconds(500)).has_value());
-  return port;
+  BackgroundProcess server("exec " + std::string(FAULTLINE_BINARY) + " sut exec --report-dir " +
+                           dir.path() + "/server -- fi_pingpong -p tcp -e rdm -I 20 -S 64 -B " +
+                           port);
+  REQUIRE_FALSE(server.wait(std::chrono::milliseconds(500)).has_value());
+  return sut_exec(dir, "--fault " + fault + " -- fi_pingpong -p tcp -e rdm -I 20 -S 64 -P " + port +
+                           " 127.0.0.1");
 }
 
 }  // namespace
@@ -44,13 +45,8 @@ std::string start_server(std::unique_ptr<BackgroundProcess>& server, const TempD
 TEST_CASE("sut exec: a completion error in fi_pingpong is detected, with its error line",
           "[integration][ofi]") {
   TempDir dir;
-  std::unique_ptr<BackgroundProcess> server;
-  const std::string port = start_server(server, dir);
   // The client's 5th completion becomes REM_ACCESS_ERR.
-  const SutRun run = sut_exec(dir,
-                              "--fault status=REM_ACCESS_ERR,nth=5 -- fi_pingpong -p tcp "
-                              "-e rdm -I 20 -S 64 -P " +
-                                  port + " 127.0.0.1");
+  const SutRun run = pingpong_client(dir, "status=REM_ACCESS_ERR,nth=5");
   INFO(run.command.out);
   CHECK(run.command.exit_code == 0);
   CHECK(run.report.at("verdict") == "detected");
@@ -62,12 +58,7 @@ TEST_CASE("sut exec: a completion error in fi_pingpong is detected, with its err
 
 TEST_CASE("sut exec: a fault whose filter matches nothing is not reached", "[integration][ofi]") {
   TempDir dir;
-  std::unique_ptr<BackgroundProcess> server;
-  const std::string port = start_server(server, dir);
-  const SutRun run = sut_exec(dir,
-                              "--fault status=REM_ACCESS_ERR,nth=1,layer=verbs -- "
-                              "fi_pingpong -p tcp -e rdm -I 20 -S 64 -P " +
-                                  port + " 127.0.0.1");
+  const SutRun run = pingpong_client(dir, "status=REM_ACCESS_ERR,nth=1,layer=verbs");
   INFO(run.command.out);
   CHECK(run.command.exit_code == 1);
   CHECK(run.report.at("verdict") == "not-reached");
