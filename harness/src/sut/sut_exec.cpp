@@ -45,9 +45,10 @@ void find_first_error(ExecResult& result, const std::vector<OutputLine>& lines,
       fault_ms = event.value("time_ms", int64_t{0});
       break;
     }
+  // Compiled once, not once per line.
+  const std::regex error_pattern = checker.error.empty() ? kErrorWords : std::regex(checker.error);
   for (const auto& line : lines) {
-    const bool error = checker.error.empty() ? std::regex_search(line.text, kErrorWords)
-                                             : matches(checker.error, line.text);
+    const bool error = std::regex_search(line.text, error_pattern);
     if (!error || line.wall_ms + 5 < fault_ms) continue;
     result.first_error_line = line.text;
     if (fault_ms != 0) result.fault_to_error_ms = static_cast<double>(line.wall_ms - fault_ms);
