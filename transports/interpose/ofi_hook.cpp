@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "event_log.hpp"
-#include "faultline/transports/interpose/fault_rules.hpp"
+#include "fault_plan.hpp"
+#include "ofi_endpoint.hpp"
+#include "posted_buffers.hpp"
 #include "faultline/transports/ofi/ofi_status_map.hpp"
 
 namespace faultline::transports::interpose {
@@ -26,26 +28,6 @@ namespace {
 // A prov_errno no provider uses, so strerror can say the error was injected.
 constexpr int kInjectedProvErrno = 0x7a17;
 constexpr const char* kInjectedText = "completion error injected by faultline (FAULTLINE_FAULTS)";
-
-struct Rules {
-  std::mutex mutex;
-  std::vector<FaultRule> rules;
-  std::optional<int> rank = launcher_rank();
-};
-
-Rules& rules() {
-  static Rules* loaded = [] {
-    auto* made = new Rules();
-    auto parsed = fault_rules_from_environment();
-    if (parsed.ok()) {
-      made->rules = std::move(parsed).value();
-    } else {
-      log_event({{"event", "plan_error"}, {"error", parsed.error().describe()}});
-    }
-    return made;
-  }();
-  return *loaded;
-}
 
 // How deep this thread is in wrapped CQ reads: ofi_rxm reads its core provider's CQ inside its
 // own read, and a rule without a layer counts only the outermost (the program's) reads.
@@ -85,27 +67,35 @@ uint64_t entry_flags(const WrappedCq& cq, const std::byte* entry) {
   return msg.flags;
 }
 
-bool side_matches(Side side, uint64_t flags) {
-  switch (side) {
-    case Side::kAny: return true;
-    case Side::kSend: return (flags & (FI_SEND | FI_WRITE | FI_READ)) != 0;
-    case Side::kRecv: return (flags & (FI_RECV | FI_REMOTE_WRITE)) != 0;
-  }
-  return false;
+Side side_of(uint64_t flags) {
+  if ((flags & (FI_RECV | FI_REMOTE_WRITE)) != 0) return Side::kRecv;
+  if ((flags & (FI_SEND | FI_WRITE | FI_READ)) != 0) return Side::kSend;
+  return Side::kAny;  // the context format carries no flags
 }
 
 // The rule that faults this successful entry, if one fires.
-const FaultRule* firing_rule(const WrappedCq& cq, const std::byte* entry) {
-  Rules& all = rules();
-  std::lock_guard lock(all.mutex);
-  const uint64_t flags = entry_flags(cq, entry);
-  for (FaultRule& rule : all.rules) {
-    if (rule.layer.empty() ? read_depth != 1 : rule.layer != cq.layer) continue;
-    if (rule.rank && rule.rank != all.rank) continue;
-    if (!side_matches(rule.side, flags)) continue;
-    if (rule.fires()) return &rule;
+std::optional<FaultRule> firing_rule(const WrappedCq& cq, const std::byte* entry) {
+  Event event;
+  event.side = side_of(entry_flags(cq, entry));
+  event.layer = cq.layer;
+  event.outermost = read_depth == 1;
+  return Plan::get().completion_fault(event);
+}
+
+// A receive's recorded buffer: changed by a data rule, or forgotten.
+nlohmann::json apply_data(const WrappedCq& cq, const std::byte* entry, const FaultRule* rule) {
+  if (!Plan::get().has_data_rules()) return nlohmann::json::object();
+  fi_cq_tagged_entry full{};
+  std::memcpy(&full, entry, cq.entry_bytes);
+  const uint64_t queue = receive_queue_of_layer(cq.layer.c_str());
+  const auto context = reinterpret_cast<uintptr_t>(full.op_context);
+  if (rule == nullptr || rule->data == DataAction::kKeep) {
+    PostedBuffers::get().forget(queue, context);
+    return nlohmann::json::object();
   }
-  return nullptr;
+  const bool has_len = cq.entry_bytes >= sizeof(fi_cq_msg_entry);
+  const size_t delivered = has_len ? full.len : SIZE_MAX;
+  return {{"bytes_changed", PostedBuffers::get().apply(queue, context, rule->data, delivered)}};
 }
 
 fi_cq_err_entry injected_error(const WrappedCq& cq, const std::byte* entry, const FaultRule& rule) {
@@ -127,26 +117,41 @@ fi_cq_err_entry injected_error(const WrappedCq& cq, const std::byte* entry, cons
   return error;
 }
 
-// Entries the program gets from `count` read: up to the first faulted one, which becomes the
-// pending error; those after it are held for the reads after the error.
+// Hands the entries after `first` out on later reads, after what is already held.
+void hold_from(WrappedCq& cq, const std::byte* buf, ssize_t first, ssize_t count) {
+  for (ssize_t j = first; j < count; ++j) {
+    const std::byte* later = buf + j * cq.entry_bytes;
+    cq.held.emplace_back(later, later + cq.entry_bytes);
+  }
+}
+
+// Entries the program gets from `count` read: a rewritten one becomes the pending error (the
+// read returns those before it, and holds those after); a dropped one is removed; a duplicate
+// is handed out again by the next read.
 ssize_t apply_rules(WrappedCq& cq, std::byte* buf, ssize_t count) {
   for (ssize_t i = 0; i < count; ++i) {
     std::byte* entry = buf + i * cq.entry_bytes;
-    const FaultRule* rule = firing_rule(cq, entry);
-    if (rule == nullptr) continue;
-    cq.injected = injected_error(cq, entry, *rule);
-    for (ssize_t j = i + 1; j < count; ++j) {
-      const std::byte* later = buf + j * cq.entry_bytes;
-      cq.held.emplace_back(later, later + cq.entry_bytes);
+    auto rule = firing_rule(cq, entry);
+    auto details = apply_data(cq, entry, rule ? &*rule : nullptr);
+    if (!rule) continue;
+    details["layer"] = cq.layer;
+    details["call"] = "fi_cq_read";
+    if (rule->kind == FaultKind::kRewriteStatus) {
+      cq.injected = injected_error(cq, entry, *rule);
+      hold_from(cq, buf, i + 1, count);
+      details["err"] = cq.injected->err;
+      log_fault(*rule, std::move(details));
+      return i > 0 ? i : -FI_EAVAIL;
     }
-    log_event({{"event", "fault"},
-               {"kind", rule->kind},
-               {"status", transports::to_string(rule->status)},
-               {"layer", cq.layer},
-               {"completion", rule->matched},
-               {"err", cq.injected->err},
-               {"op_context", reinterpret_cast<uintptr_t>(cq.injected->op_context)}});
-    return i > 0 ? i : -FI_EAVAIL;
+    log_fault(*rule, std::move(details));
+    if (rule->kind == FaultKind::kDropCompletion) {
+      std::memmove(entry, entry + cq.entry_bytes, (count - i - 1) * cq.entry_bytes);
+      --count;
+      --i;
+    } else if (rule->kind == FaultKind::kDuplicateCompletion) {
+      hold_from(cq, buf, i, count);  // this entry again, then the rest
+      return i + 1;
+    }
   }
   return count;
 }
@@ -155,7 +160,7 @@ ssize_t apply_rules(WrappedCq& cq, std::byte* buf, ssize_t count) {
 template <typename InnerRead>
 ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_read) {
   // Without rules nothing is held or injected: the read goes straight through, no lock taken.
-  if (rules().rules.empty()) return inner_read();
+  if (Plan::get().empty()) return inner_read();
   WrappedCq& cq = wrapped(cq_fid);
   {
     std::lock_guard lock(cq.mutex);
@@ -178,7 +183,7 @@ ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_re
   std::lock_guard lock(cq.mutex);
   const ssize_t handed = apply_rules(cq, static_cast<std::byte*>(buf), read);
   --read_depth;
-  return handed;
+  return handed == 0 ? -FI_EAGAIN : handed;  // every entry dropped: nothing to read
 }
 
 ssize_t cq_read(fid_cq* cq, void* buf, size_t count) {
@@ -275,6 +280,13 @@ int domain_cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* cont
   return opened;
 }
 
+int domain_endpoint(fid_domain* domain, fi_info* info, fid_ep** ep, void* context) {
+  auto& state = *reinterpret_cast<WrappedDomain*>(domain->ops);
+  const int opened = state.inner->endpoint(domain, info, ep, context);
+  if (opened == 0) wrap_endpoint(*ep, state.layer.c_str());
+  return opened;
+}
+
 void wrap_domain(fid_domain* domain, const std::string& layer) {
   // Kept for the life of the process: a domain's close leaves its ops pointer behind.
   auto* state = new WrappedDomain();
@@ -282,6 +294,7 @@ void wrap_domain(fid_domain* domain, const std::string& layer) {
   std::memcpy(&state->ops, domain->ops, std::min(sizeof state->ops, domain->ops->size));
   state->layer = layer;
   state->ops.cq_open = domain_cq_open;
+  state->ops.endpoint = domain_endpoint;
   domain->ops = &state->ops;
   log_event({{"event", "instrumented"}, {"object", "domain"}, {"layer", layer}});
 }

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -161,12 +162,19 @@ json ExecResult::to_json() const {
 Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   const std::string log = options.work_dir + "/faults.jsonl";
   std::remove(log.c_str());
-  const char* inherited = std::getenv("FI_PROVIDER_PATH");
-  const Environment environment = {
-      {"FI_PROVIDER_PATH", options.interpose_dir + (inherited ? ":" + std::string(inherited) : "")},
+  auto joined = [](std::string first, const char* variable, const char* separator) {
+    const char* inherited = std::getenv(variable);
+    return inherited != nullptr && *inherited != '\0' ? first + separator + inherited : first;
+  };
+  Environment environment = {
+      {"FI_PROVIDER_PATH", joined(options.interpose_dir, "FI_PROVIDER_PATH", ":")},
       {"FI_HOOK", "faultline"},
       {"FAULTLINE_FAULTS", options.plan.dump()},
       {"FAULTLINE_FAULT_LOG", log}};
+  // The verbs interposer, where this build has one (it needs rdma-core's headers to build).
+  const std::string verbs = options.interpose_dir + "/libfaultline-verbs.so";
+  if (std::filesystem::exists(verbs))
+    environment.emplace_back("LD_PRELOAD", joined(verbs, "LD_PRELOAD", ":"));
   auto run = run_process_group(options.command, environment, options.deadline);
   if (!run.ok()) return std::move(run).take_error();
   ExecResult result;

@@ -1,0 +1,268 @@
+#include "ofi_endpoint.hpp"
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <string_view>
+
+#include "event_log.hpp"
+#include "fault_plan.hpp"
+#include "posted_buffers.hpp"
+
+namespace faultline::transports::interpose {
+
+namespace {
+
+thread_local int depth = 0;
+
+// One wrapped endpoint: `msg` first, so the endpoint's msg pointer is this object's address.
+struct WrappedEp {
+  fi_ops_msg msg;
+  fi_ops_tagged tagged;
+  fi_ops fid_ops;
+  const fi_ops_msg* inner_msg;
+  const fi_ops_tagged* inner_tagged;
+  const fi_ops* inner_fid;
+  const char* layer;
+};
+
+WrappedEp& from_msg(fid_ep* ep) { return *reinterpret_cast<WrappedEp*>(ep->msg); }
+WrappedEp& from_tagged(fid_ep* ep) {
+  return *reinterpret_cast<WrappedEp*>(reinterpret_cast<char*>(ep->tagged) -
+                                       offsetof(WrappedEp, tagged));
+}
+
+// Runs one post at this thread's next depth; a fail_post rule that fires returns its errno
+// (negative, libfabric's convention) and nothing is posted.
+template <typename Post>
+ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, Post post) {
+  ++depth;
+  Event event;
+  event.side = side;
+  event.layer = ep.layer;
+  event.outermost = depth == 1;
+  ssize_t result = 0;
+  if (auto rule = Plan::get().post_fault(event)) {
+    log_fault(*rule, {{"call", call}, {"layer", ep.layer}, {"errno", rule->error_number},
+                      {"error", std::strerror(rule->error_number)}});
+    result = -rule->error_number;
+  } else {
+    result = post();
+  }
+  --depth;
+  return result;
+}
+
+void record(const WrappedEp& ep, void* context, const iovec* iov, size_t count) {
+  if (!Plan::get().has_data_rules()) return;
+  std::vector<Segment> segments;
+  for (size_t i = 0; i < count; ++i)
+    segments.push_back({static_cast<std::byte*>(iov[i].iov_base), iov[i].iov_len});
+  PostedBuffers::get().record(receive_queue_of_layer(ep.layer),
+                              reinterpret_cast<uintptr_t>(context), std::move(segments), true);
+}
+
+ssize_t msg_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, void* context) {
+  WrappedEp& w = from_msg(ep);
+  const iovec iov{buf, len};
+  record(w, context, &iov, 1);
+  return counted_post(w, Side::kRecv, "fi_recv",
+                      [&] { return w.inner_msg->recv(ep, buf, len, desc, src, context); });
+}
+
+ssize_t msg_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t src,
+                  void* context) {
+  WrappedEp& w = from_msg(ep);
+  record(w, context, iov, count);
+  return counted_post(w, Side::kRecv, "fi_recvv",
+                      [&] { return w.inner_msg->recvv(ep, iov, desc, count, src, context); });
+}
+
+ssize_t msg_recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  WrappedEp& w = from_msg(ep);
+  record(w, msg->context, msg->msg_iov, msg->iov_count);
+  return counted_post(w, Side::kRecv, "fi_recvmsg",
+                      [&] { return w.inner_msg->recvmsg(ep, msg, flags); });
+}
+
+ssize_t msg_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
+                 void* context) {
+  WrappedEp& w = from_msg(ep);
+  return counted_post(w, Side::kSend, "fi_send",
+                      [&] { return w.inner_msg->send(ep, buf, len, desc, dest, context); });
+}
+
+ssize_t msg_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest,
+                  void* context) {
+  WrappedEp& w = from_msg(ep);
+  return counted_post(w, Side::kSend, "fi_sendv",
+                      [&] { return w.inner_msg->sendv(ep, iov, desc, count, dest, context); });
+}
+
+ssize_t msg_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  WrappedEp& w = from_msg(ep);
+  return counted_post(w, Side::kSend, "fi_sendmsg",
+                      [&] { return w.inner_msg->sendmsg(ep, msg, flags); });
+}
+
+ssize_t msg_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
+  WrappedEp& w = from_msg(ep);
+  return counted_post(w, Side::kSend, "fi_inject",
+                      [&] { return w.inner_msg->inject(ep, buf, len, dest); });
+}
+
+ssize_t msg_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
+                     fi_addr_t dest, void* context) {
+  WrappedEp& w = from_msg(ep);
+  return counted_post(w, Side::kSend, "fi_senddata", [&] {
+    return w.inner_msg->senddata(ep, buf, len, desc, data, dest, context);
+  });
+}
+
+ssize_t msg_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest) {
+  WrappedEp& w = from_msg(ep);
+  return counted_post(w, Side::kSend, "fi_injectdata",
+                      [&] { return w.inner_msg->injectdata(ep, buf, len, data, dest); });
+}
+
+ssize_t tagged_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, uint64_t tag,
+                    uint64_t ignore, void* context) {
+  WrappedEp& w = from_tagged(ep);
+  const iovec iov{buf, len};
+  record(w, context, &iov, 1);
+  return counted_post(w, Side::kRecv, "fi_trecv", [&] {
+    return w.inner_tagged->recv(ep, buf, len, desc, src, tag, ignore, context);
+  });
+}
+
+ssize_t tagged_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t src,
+                     uint64_t tag, uint64_t ignore, void* context) {
+  WrappedEp& w = from_tagged(ep);
+  record(w, context, iov, count);
+  return counted_post(w, Side::kRecv, "fi_trecvv", [&] {
+    return w.inner_tagged->recvv(ep, iov, desc, count, src, tag, ignore, context);
+  });
+}
+
+ssize_t tagged_recvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
+  WrappedEp& w = from_tagged(ep);
+  record(w, msg->context, msg->msg_iov, msg->iov_count);
+  return counted_post(w, Side::kRecv, "fi_trecvmsg",
+                      [&] { return w.inner_tagged->recvmsg(ep, msg, flags); });
+}
+
+ssize_t tagged_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
+                    uint64_t tag, void* context) {
+  WrappedEp& w = from_tagged(ep);
+  return counted_post(w, Side::kSend, "fi_tsend", [&] {
+    return w.inner_tagged->send(ep, buf, len, desc, dest, tag, context);
+  });
+}
+
+ssize_t tagged_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest,
+                     uint64_t tag, void* context) {
+  WrappedEp& w = from_tagged(ep);
+  return counted_post(w, Side::kSend, "fi_tsendv", [&] {
+    return w.inner_tagged->sendv(ep, iov, desc, count, dest, tag, context);
+  });
+}
+
+ssize_t tagged_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
+  WrappedEp& w = from_tagged(ep);
+  return counted_post(w, Side::kSend, "fi_tsendmsg",
+                      [&] { return w.inner_tagged->sendmsg(ep, msg, flags); });
+}
+
+ssize_t tagged_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, uint64_t tag) {
+  WrappedEp& w = from_tagged(ep);
+  return counted_post(w, Side::kSend, "fi_tinject",
+                      [&] { return w.inner_tagged->inject(ep, buf, len, dest, tag); });
+}
+
+ssize_t tagged_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
+                        fi_addr_t dest, uint64_t tag, void* context) {
+  WrappedEp& w = from_tagged(ep);
+  return counted_post(w, Side::kSend, "fi_tsenddata", [&] {
+    return w.inner_tagged->senddata(ep, buf, len, desc, data, dest, tag, context);
+  });
+}
+
+ssize_t tagged_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest,
+                          uint64_t tag) {
+  WrappedEp& w = from_tagged(ep);
+  return counted_post(w, Side::kSend, "fi_tinjectdata", [&] {
+    return w.inner_tagged->injectdata(ep, buf, len, data, dest, tag);
+  });
+}
+
+int ep_close(fid* fid) {
+  auto* ep = reinterpret_cast<fid_ep*>(fid);
+  WrappedEp* state = &from_msg(ep);
+  ep->msg = const_cast<fi_ops_msg*>(state->inner_msg);
+  ep->tagged = const_cast<fi_ops_tagged*>(state->inner_tagged);
+  fid->ops = const_cast<fi_ops*>(state->inner_fid);
+  const int closed = fid->ops->close(fid);
+  delete state;
+  return closed;
+}
+
+void replace_msg_ops(fi_ops_msg& ops) {
+  ops.recv = msg_recv;
+  ops.recvv = msg_recvv;
+  ops.recvmsg = msg_recvmsg;
+  ops.send = msg_send;
+  ops.sendv = msg_sendv;
+  ops.sendmsg = msg_sendmsg;
+  ops.inject = msg_inject;
+  ops.senddata = msg_senddata;
+  ops.injectdata = msg_injectdata;
+}
+
+void replace_tagged_ops(fi_ops_tagged& ops) {
+  ops.recv = tagged_recv;
+  ops.recvv = tagged_recvv;
+  ops.recvmsg = tagged_recvmsg;
+  ops.send = tagged_send;
+  ops.sendv = tagged_sendv;
+  ops.sendmsg = tagged_sendmsg;
+  ops.inject = tagged_inject;
+  ops.senddata = tagged_senddata;
+  ops.injectdata = tagged_injectdata;
+}
+
+}  // namespace
+
+int post_depth() { return depth; }
+
+uint64_t receive_queue_of_layer(const char* layer) {
+  return std::hash<std::string_view>{}(layer);
+}
+
+void wrap_endpoint(fid_ep* ep, const char* layer) {
+  Plan& plan = Plan::get();
+  if (!plan.has(FaultKind::kFailPost) && !plan.has_data_rules()) return;
+  if (ep->msg == nullptr || ep->fid.ops == nullptr) return;
+  auto* state = new WrappedEp{};
+  state->inner_msg = ep->msg;
+  state->inner_tagged = ep->tagged;
+  state->inner_fid = ep->fid.ops;
+  state->layer = layer;
+  std::memcpy(&state->msg, ep->msg, std::min(sizeof state->msg, ep->msg->size));
+  replace_msg_ops(state->msg);
+  ep->msg = &state->msg;
+  if (ep->tagged != nullptr) {
+    std::memcpy(&state->tagged, ep->tagged, std::min(sizeof state->tagged, ep->tagged->size));
+    replace_tagged_ops(state->tagged);
+    ep->tagged = &state->tagged;
+  }
+  state->fid_ops = *ep->fid.ops;
+  state->fid_ops.close = ep_close;
+  ep->fid.ops = &state->fid_ops;
+  log_event({{"event", "instrumented"}, {"object", "endpoint"}, {"layer", layer}});
+}
+
+}  // namespace faultline::transports::interpose

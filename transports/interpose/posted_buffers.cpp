@@ -1,0 +1,52 @@
+#include "posted_buffers.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace faultline::transports::interpose {
+
+PostedBuffers& PostedBuffers::get() {
+  static auto* buffers = new PostedBuffers();
+  return *buffers;
+}
+
+void PostedBuffers::record(uint64_t queue, uint64_t id, std::vector<Segment> segments,
+                           bool snapshot) {
+  Posted posted{std::move(segments), {}};
+  if (snapshot) {
+    for (const Segment& segment : posted.segments)
+      posted.before.insert(posted.before.end(), segment.address, segment.address + segment.length);
+  }
+  std::lock_guard lock(mutex_);
+  posted_[{queue, id}] = std::move(posted);
+}
+
+size_t PostedBuffers::apply(uint64_t queue, uint64_t id, DataAction action, size_t delivered) {
+  Posted posted;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = posted_.find({queue, id});
+    if (found == posted_.end()) return 0;
+    posted = std::move(found->second);
+    posted_.erase(found);
+  }
+  size_t changed = 0;
+  for (const Segment& segment : posted.segments) {
+    const size_t length = std::min(segment.length, delivered - changed);
+    if (action == DataAction::kScribble) {
+      for (size_t i = 0; i < length; ++i) segment.address[i] = ~segment.address[i];
+    } else if (action == DataAction::kSuppress && posted.before.size() >= changed + length) {
+      std::memcpy(segment.address, posted.before.data() + changed, length);
+    }
+    changed += length;
+    if (changed == delivered) break;
+  }
+  return changed;
+}
+
+void PostedBuffers::forget(uint64_t queue, uint64_t id) {
+  std::lock_guard lock(mutex_);
+  posted_.erase({queue, id});
+}
+
+}  // namespace faultline::transports::interpose

@@ -1,0 +1,168 @@
+#include "verbs_data_path.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "event_log.hpp"
+#include "verbs_context.hpp"
+#include "verbs_faults.hpp"
+
+namespace faultline::transports::interpose {
+
+namespace {
+
+// Duplicated completions that did not fit the program's array: handed out by its next poll.
+std::mutex held_mutex;
+std::map<ibv_cq*, std::deque<ibv_wc>> held;
+
+int take_held(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+  std::lock_guard lock(held_mutex);
+  auto found = held.find(cq);
+  if (found == held.end()) return 0;
+  int n = 0;
+  for (; n < num_entries && !found->second.empty(); ++n) {
+    wc[n] = found->second.front();
+    found->second.pop_front();
+  }
+  if (found->second.empty()) held.erase(found);
+  return n;
+}
+
+// Applies the rules to entry `i` of `count`; returns the new count (a drop removes the entry,
+// a duplicate adds one after it, or holds it when the array is full).
+int apply_to_entry(ibv_cq* cq, ibv_wc* wc, int i, int count, int num_entries) {
+  ibv_wc& entry = wc[i];
+  const bool receive = (entry.opcode & IBV_WC_RECV) != 0;
+  auto rule = entry.status == IBV_WC_SUCCESS
+                  ? Plan::get().completion_fault(completion_event(entry.opcode, entry.qp_num))
+                  : std::nullopt;
+  if (!rule) {
+    if (receive) forget_receive(cq->context, entry.qp_num, entry.wr_id);
+    return count;
+  }
+  auto details = apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, receive,
+                                    entry.byte_len);
+  details["call"] = "ibv_poll_cq";
+  if (rule->kind == FaultKind::kRewriteStatus) {
+    entry.status = static_cast<ibv_wc_status>(rule->status);
+    entry.vendor_err = rule->vendor_err != 0 ? rule->vendor_err : kInjectedVendorErr;
+  } else if (rule->kind == FaultKind::kDropCompletion) {
+    std::memmove(&wc[i], &wc[i + 1], sizeof(ibv_wc) * (count - i - 1));
+    --count;
+  } else if (rule->kind == FaultKind::kDuplicateCompletion) {
+    if (count < num_entries) {
+      std::memmove(&wc[i + 1], &wc[i], sizeof(ibv_wc) * (count - i));
+      ++count;
+    } else {
+      std::lock_guard lock(held_mutex);
+      held[cq].push_back(entry);
+    }
+  }
+  log_fault(*rule, std::move(details));
+  return count;
+}
+
+// Fails the post of the first work request a fail_post rule fires on: those before it are
+// posted, it and those after are not, as a provider does.
+template <typename WorkRequest, typename PostFn, typename EventFn>
+int post_with_faults(WorkRequest* wr, WorkRequest** bad_wr, PostFn post, EventFn event_of,
+                     const char* call) {
+  WorkRequest* previous = nullptr;
+  for (WorkRequest* current = wr; current != nullptr; current = current->next) {
+    auto rule = Plan::get().post_fault(event_of(*current));
+    if (!rule) {
+      previous = current;
+      continue;
+    }
+    int posted = 0;
+    if (previous != nullptr) {
+      previous->next = nullptr;
+      posted = post(wr, bad_wr);
+      previous->next = current;
+      if (posted != 0) return posted;
+    }
+    *bad_wr = current;
+    log_fault(*rule, {{"call", call}, {"layer", "verbs"}, {"wr_id", current->wr_id},
+                      {"errno", rule->error_number}, {"error", std::strerror(rule->error_number)}});
+    return rule->error_number;
+  }
+  return post(wr, bad_wr);
+}
+
+// A device refuses an inline send above the QP's inline size: so does a capped one.
+int refuse_inline_above_cap(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  const auto cap = Plan::get().caps().max_inline_data;
+  if (!cap) return 0;
+  for (; wr != nullptr; wr = wr->next) {
+    if ((wr->send_flags & IBV_SEND_INLINE) == 0) continue;
+    uint64_t length = 0;
+    for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
+    if (length <= *cap) continue;
+    *bad_wr = wr;
+    log_event({{"event", "fault"}, {"kind", "limits"}, {"call", "ibv_post_send"},
+               {"field", "max_inline_data"}, {"asked", length}, {"cap", *cap},
+               {"qp_num", qp->qp_num}, {"errno", EINVAL}});
+    return EINVAL;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+  const ContextOps& ops = original_ops(cq->context);
+  if (num_entries <= 0) return ops.poll_cq(cq, num_entries, wc);
+  const int from_held = take_held(cq, num_entries, wc);
+  if (from_held > 0) return from_held;
+  int count = ops.poll_cq(cq, num_entries, wc);
+  for (int i = 0; i < count; ++i) {
+    const int before = count;
+    count = apply_to_entry(cq, wc, i, count, num_entries);
+    if (count < before) --i;       // dropped: the next entry moved into i
+    else if (count > before) ++i;  // duplicated: skip the copy
+  }
+  return count;
+}
+
+int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  const ContextOps& ops = original_ops(qp->context);
+  if (int refused = refuse_inline_above_cap(qp, wr, bad_wr); refused != 0) return refused;
+  if (!Plan::get().has(FaultKind::kFailPost)) return ops.post_send(qp, wr, bad_wr);
+  return post_with_faults(
+      wr, bad_wr, [&](ibv_send_wr* first, ibv_send_wr** bad) { return ops.post_send(qp, first, bad); },
+      [&](const ibv_send_wr& one) { return send_event(one, qp->qp_num); }, "ibv_post_send");
+}
+
+int post_recv_with_faults(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  const ContextOps& ops = original_ops(qp->context);
+  auto post = [&](ibv_recv_wr* first, ibv_recv_wr** bad) {
+    // Recorded before the post: another thread may poll its completion at once.
+    if (Plan::get().has_data_rules()) record_receives(receive_queue_of_qp(qp), first);
+    return ops.post_recv(qp, first, bad);
+  };
+  if (!Plan::get().has(FaultKind::kFailPost)) return post(wr, bad_wr);
+  Event event;
+  event.side = Side::kRecv;
+  event.qp_num = qp->qp_num;
+  return post_with_faults(wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; },
+                          "ibv_post_recv");
+}
+
+int post_srq_recv_with_faults(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  const ContextOps& ops = original_ops(srq->context);
+  auto post = [&](ibv_recv_wr* first, ibv_recv_wr** bad) {
+    // Recorded before the post: another thread may poll its completion at once.
+    if (Plan::get().has_data_rules()) record_receives(receive_queue_of_srq(srq), first);
+    return ops.post_srq_recv(srq, first, bad);
+  };
+  if (!Plan::get().has(FaultKind::kFailPost)) return post(wr, bad_wr);
+  Event event;
+  event.side = Side::kRecv;
+  return post_with_faults(wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; },
+                          "ibv_post_srq_recv");
+}
+
+}  // namespace faultline::transports::interpose

@@ -1,0 +1,115 @@
+#include "verbs_faults.hpp"
+
+#include <utility>
+
+#include "posted_buffers.hpp"
+#include "verbs_context.hpp"
+#include "verbs_real.hpp"
+
+namespace faultline::transports::interpose {
+
+namespace {
+
+constexpr uint64_t kSrqQueueBit = uint64_t{1} << 63;
+
+// (tables, not switches: the enums have many more values than a fault rule can name)
+constexpr std::pair<ibv_wc_opcode, transports::Opcode> kCompletionOpcodes[] = {
+    {IBV_WC_SEND, transports::Opcode::kSend},
+    {IBV_WC_RDMA_WRITE, transports::Opcode::kRdmaWrite},
+    {IBV_WC_RDMA_READ, transports::Opcode::kRdmaRead},
+    {IBV_WC_RECV, transports::Opcode::kRecv},
+    {IBV_WC_RECV_RDMA_WITH_IMM, transports::Opcode::kRecvRdmaWithImm},
+};
+
+constexpr std::pair<ibv_wr_opcode, transports::Opcode> kPostOpcodes[] = {
+    {IBV_WR_SEND, transports::Opcode::kSend},
+    {IBV_WR_SEND_WITH_IMM, transports::Opcode::kSendWithImm},
+    {IBV_WR_RDMA_WRITE, transports::Opcode::kRdmaWrite},
+    {IBV_WR_RDMA_WRITE_WITH_IMM, transports::Opcode::kRdmaWriteWithImm},
+    {IBV_WR_RDMA_READ, transports::Opcode::kRdmaRead},
+};
+
+template <typename Native, size_t N>
+std::optional<transports::Opcode> opcode_of(
+    Native native, const std::pair<Native, transports::Opcode> (&table)[N]) {
+  for (const auto& [from, to] : table)
+    if (from == native) return to;
+  return std::nullopt;
+}
+
+void move_to_error(ibv_qp* qp) {
+  static auto* modify = real_verbs<decltype(ibv_modify_qp)>("ibv_modify_qp");
+  if (modify == nullptr || qp == nullptr) return;
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  modify(qp, &attr, IBV_QP_STATE);
+}
+
+}  // namespace
+
+Event completion_event(ibv_wc_opcode opcode, uint32_t qp_num) {
+  Event event;
+  event.side = (opcode & IBV_WC_RECV) != 0 ? Side::kRecv : Side::kSend;
+  event.opcode = opcode_of(opcode, kCompletionOpcodes);
+  event.qp_num = qp_num;
+  return event;
+}
+
+Event send_event(const ibv_send_wr& wr, uint32_t qp_num) {
+  Event event;
+  event.side = Side::kSend;
+  event.opcode = opcode_of(wr.opcode, kPostOpcodes);
+  event.qp_num = qp_num;
+  return event;
+}
+
+uint64_t receive_queue_of_qp(ibv_qp* qp) {
+  return qp->srq != nullptr ? receive_queue_of_srq(qp->srq) : qp->qp_num;
+}
+
+uint64_t receive_queue_of_srq(ibv_srq* srq) {
+  return reinterpret_cast<uintptr_t>(srq) | kSrqQueueBit;
+}
+
+uint64_t receive_queue_of(ibv_context* context, uint32_t qp_num) {
+  ibv_qp* qp = qp_by_number(context, qp_num);
+  return qp != nullptr ? receive_queue_of_qp(qp) : qp_num;
+}
+
+void record_receives(uint64_t queue, const ibv_recv_wr* wr) {
+  const bool snapshot = Plan::get().has_data_rules();
+  for (; wr != nullptr; wr = wr->next) {
+    std::vector<Segment> segments;
+    for (int i = 0; i < wr->num_sge; ++i) {
+      segments.push_back(Segment{reinterpret_cast<std::byte*>(wr->sg_list[i].addr),
+                                 wr->sg_list[i].length});
+    }
+    PostedBuffers::get().record(queue, wr->wr_id, std::move(segments), snapshot);
+  }
+}
+
+nlohmann::json apply_side_effects(const FaultRule& rule, ibv_context* context, uint32_t qp_num,
+                                  uint64_t wr_id, bool receive, uint32_t byte_len) {
+  nlohmann::json details = {{"layer", "verbs"},
+                            {"device", original_ops(context).device},
+                            {"qp_num", qp_num},
+                            {"wr_id", wr_id}};
+  if (receive && rule.data != DataAction::kKeep) {
+    details["bytes_changed"] =
+        PostedBuffers::get().apply(receive_queue_of(context, qp_num), wr_id, rule.data, byte_len);
+  } else if (receive) {
+    forget_receive(context, qp_num, wr_id);
+  }
+  if (rule.qp_error) {
+    move_to_error(qp_by_number(context, qp_num));
+    details["qp_state"] = "ERR";
+  }
+  return details;
+}
+
+void forget_receive(ibv_context* context, uint32_t qp_num, uint64_t wr_id) {
+  if (Plan::get().has_data_rules())
+    PostedBuffers::get().forget(receive_queue_of(context, qp_num), wr_id);
+}
+
+}  // namespace faultline::transports::interpose

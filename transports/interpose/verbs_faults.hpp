@@ -1,0 +1,32 @@
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fault_plan.hpp"
+
+namespace faultline::transports::interpose {
+
+/// The rules' view of a verbs completion.
+Event completion_event(ibv_wc_opcode opcode, uint32_t qp_num);
+/// The rules' view of a posted send work request.
+Event send_event(const ibv_send_wr& wr, uint32_t qp_num);
+
+/// The key receives are recorded under: the QP's number, or its SRQ when it has one.
+uint64_t receive_queue_of_qp(ibv_qp* qp);
+uint64_t receive_queue_of_srq(ibv_srq* srq);
+uint64_t receive_queue_of(ibv_context* context, uint32_t qp_num);
+
+/// Records a chain of receives for the data rules (only while the plan has some).
+void record_receives(uint64_t queue, const ibv_recv_wr* wr);
+
+/// What a fired completion rule does beyond the status: the data of a receive, and the QP moved
+/// to the error state. Returns the details the fault's log line carries.
+nlohmann::json apply_side_effects(const FaultRule& rule, ibv_context* context, uint32_t qp_num,
+                                  uint64_t wr_id, bool receive, uint32_t byte_len);
+
+/// Forgets a receive that completed without a data fault.
+void forget_receive(ibv_context* context, uint32_t qp_num, uint64_t wr_id);
+
+}  // namespace faultline::transports::interpose

@@ -1,0 +1,83 @@
+#include "verbs_limits.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "event_log.hpp"
+#include "verbs_real.hpp"
+#include "fault_plan.hpp"
+
+namespace faultline::transports::interpose {
+
+namespace {
+
+bool above(uint64_t asked, const std::optional<uint32_t>& cap) { return cap && asked > *cap; }
+
+int refuse(const char* call, const char* field, uint64_t asked, uint32_t cap,
+           ibv_context* context) {
+  log_event({{"event", "fault"},
+             {"kind", "limits"},
+             {"call", call},
+             {"device", device_name(context->device)},
+             {"field", field},
+             {"asked", asked},
+             {"cap", cap},
+             {"errno", EINVAL},
+             {"error", std::strerror(EINVAL)}});
+  errno = EINVAL;
+  return EINVAL;
+}
+
+template <typename Count>
+void clamp(Count& value, const std::optional<uint32_t>& cap) {
+  if (cap && static_cast<uint64_t>(value) > *cap) value = static_cast<Count>(*cap);
+}
+
+}  // namespace
+
+int refuse_qp_caps(const ibv_qp_cap& cap, const char* call, ibv_context* context) {
+  const LimitCaps& caps = Plan::get().caps();
+  if (above(cap.max_send_wr, caps.max_qp_wr))
+    return refuse(call, "max_send_wr", cap.max_send_wr, *caps.max_qp_wr, context);
+  if (above(cap.max_recv_wr, caps.max_qp_wr))
+    return refuse(call, "max_recv_wr", cap.max_recv_wr, *caps.max_qp_wr, context);
+  if (above(cap.max_recv_wr, caps.max_recv_wr))
+    return refuse(call, "max_recv_wr", cap.max_recv_wr, *caps.max_recv_wr, context);
+  if (above(cap.max_send_sge, caps.max_send_sge))
+    return refuse(call, "max_send_sge", cap.max_send_sge, *caps.max_send_sge, context);
+  if (above(cap.max_recv_sge, caps.max_recv_sge))
+    return refuse(call, "max_recv_sge", cap.max_recv_sge, *caps.max_recv_sge, context);
+  if (above(cap.max_inline_data, caps.max_inline_data))
+    return refuse(call, "max_inline_data", cap.max_inline_data, *caps.max_inline_data, context);
+  return 0;
+}
+
+void clamp_qp_caps(ibv_qp_cap& cap) {
+  const LimitCaps& caps = Plan::get().caps();
+  clamp(cap.max_send_wr, caps.max_qp_wr);
+  clamp(cap.max_recv_wr, caps.max_qp_wr);
+  clamp(cap.max_recv_wr, caps.max_recv_wr);
+  clamp(cap.max_send_sge, caps.max_send_sge);
+  clamp(cap.max_recv_sge, caps.max_recv_sge);
+  clamp(cap.max_inline_data, caps.max_inline_data);
+}
+
+int refuse_cq_size(int cqe, const char* call, ibv_context* context) {
+  const auto& cap = Plan::get().caps().max_cqe;
+  if (cqe > 0 && above(static_cast<uint64_t>(cqe), cap))
+    return refuse(call, "cqe", static_cast<uint64_t>(cqe), *cap, context);
+  return 0;
+}
+
+void clamp_device_attr(ibv_device_attr& attr) {
+  const LimitCaps& caps = Plan::get().caps();
+  clamp(attr.max_qp_wr, caps.max_qp_wr);
+  clamp(attr.max_cqe, caps.max_cqe);
+  // One max_sge in the device attributes: the smaller of the two sides' caps.
+  clamp(attr.max_sge, caps.max_send_sge);
+  clamp(attr.max_sge, caps.max_recv_sge);
+}
+
+}  // namespace faultline::transports::interpose

@@ -1,0 +1,136 @@
+// The verbs interposer (LD_PRELOAD=libfaultline-verbs.so): libibverbs' data path is inline
+// calls through each context's ops table, so the library takes the calls that open a context
+// and swaps the table's entries (verbs_context.cpp); the calls that create queues apply the
+// plan's limits. `dlsym` is replaced too, so a program that dlopen's libibverbs and looks up
+// its functions by name (NCCL's and RCCL's ibvwrap do) reaches these definitions as well.
+#include <dlfcn.h>
+#include <link.h>
+#include <infiniband/verbs.h>
+
+#include <cstring>
+#include <string_view>
+
+#include "event_log.hpp"
+#include "verbs_context.hpp"
+#include "verbs_limits.hpp"
+#include "verbs_real.hpp"
+
+namespace faultline::transports::interpose {
+namespace {
+
+// Direct-verbs entry points: queues made through them are driven without libibverbs' ops
+// table, so the interposer cannot fault them; the log says the program went around it.
+void note_bypass(const char* call) {
+  log_event({{"event", "bypass"}, {"call", call},
+             {"hint", "direct-verbs queues are not interposed: faults there never fire"}});
+}
+
+void* real_provider_symbol(const char* library, const char* name) {
+  void* handle = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return nullptr;
+  void* found = real_dlsym(handle, name);
+  dlclose(handle);
+  return found;
+}
+
+// RTLD_NEXT means "after the caller": glibc takes the caller from its return address, which
+// would be this library, so the objects after the caller's are searched here.
+void* next_definition(const void* caller_address, const char* name) {
+  Dl_info info{};
+  link_map* caller = nullptr;
+  if (dladdr1(caller_address, &info, reinterpret_cast<void**>(&caller), RTLD_DL_LINKMAP) == 0 ||
+      caller == nullptr)
+    return nullptr;
+  for (link_map* object = caller->l_next; object != nullptr; object = object->l_next) {
+    if (void* found = real_dlsym(object, name)) return found;
+  }
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace faultline::transports::interpose
+
+using namespace faultline::transports::interpose;  // NOLINT(google-build-using-namespace)
+
+extern "C" {
+
+__attribute__((visibility("default"))) ibv_context* ibv_open_device(ibv_device* device) {
+  static auto* real = real_verbs<decltype(ibv_open_device)>("ibv_open_device");
+  ibv_context* context = real != nullptr ? real(device) : nullptr;
+  if (context != nullptr) instrument_context(context, "ibv_open_device");
+  return context;
+}
+
+__attribute__((visibility("default"))) ibv_context* ibv_import_device(int cmd_fd) {
+  static auto* real = real_verbs<decltype(ibv_import_device)>("ibv_import_device");
+  ibv_context* context = real != nullptr ? real(cmd_fd) : nullptr;
+  if (context != nullptr) instrument_context(context, "ibv_import_device");
+  return context;
+}
+
+__attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
+  static auto* real = real_verbs<decltype(ibv_create_qp)>("ibv_create_qp");
+  if (refuse_qp_caps(attr->cap, "ibv_create_qp", pd->context) != 0) return nullptr;
+  ibv_qp* qp = real(pd, attr);
+  if (qp == nullptr) return nullptr;
+  clamp_qp_caps(attr->cap);
+  remember_qp(qp);
+  return qp;
+}
+
+__attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
+  static auto* real = real_verbs<decltype(ibv_destroy_qp)>("ibv_destroy_qp");
+  forget_qp(qp);
+  return real(qp);
+}
+
+__attribute__((visibility("default"))) ibv_cq* ibv_create_cq(ibv_context* context, int cqe,
+                                                             void* cq_context,
+                                                             ibv_comp_channel* channel,
+                                                             int comp_vector) {
+  static auto* real = real_verbs<decltype(ibv_create_cq)>("ibv_create_cq");
+  if (refuse_cq_size(cqe, "ibv_create_cq", context) != 0) return nullptr;
+  return real(context, cqe, cq_context, channel, comp_vector);
+}
+
+__attribute__((visibility("default"))) int ibv_query_device(ibv_context* context,
+                                                            ibv_device_attr* attr) {
+  static auto* real = real_verbs<decltype(ibv_query_device)>("ibv_query_device");
+  const int queried = real(context, attr);
+  if (queried == 0) clamp_device_attr(*attr);
+  return queried;
+}
+
+#define FAULTLINE_BYPASS(library, name, Return, Params, Args)                               \
+  __attribute__((visibility("default"))) Return name Params {                               \
+    using Fn = Return Params;                                                               \
+    static auto* real = reinterpret_cast<Fn*>(real_provider_symbol(library, #name));       \
+    note_bypass(#name);                                                                     \
+    return real Args;                                                                       \
+  }
+
+FAULTLINE_BYPASS("libmlx5.so.1", mlx5dv_init_obj, int, (void* obj, uint64_t type), (obj, type))
+FAULTLINE_BYPASS("libmlx5.so.1", mlx5dv_create_qp, ibv_qp*,
+                 (ibv_context * context, void* qp_attr, void* mlx5_attr),
+                 (context, qp_attr, mlx5_attr))
+FAULTLINE_BYPASS("libefa.so.1", efadv_create_qp_ex, ibv_qp*,
+                 (ibv_context * context, void* attr, void* efa_attr, uint32_t size),
+                 (context, attr, efa_attr, size))
+
+// Lookups by name in libibverbs (and the direct-verbs libraries) return this library's
+// definitions; everything else is glibc's own answer.
+__attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
+  if (handle == RTLD_NEXT) return next_definition(__builtin_return_address(0), name);
+  void* found = real_dlsym(handle, name);
+  if (found == nullptr || handle == RTLD_DEFAULT) return found;
+  static constexpr std::string_view kOurs[] = {
+      "ibv_open_device", "ibv_import_device", "ibv_create_qp",    "ibv_destroy_qp",
+      "ibv_create_cq",   "ibv_query_device",  "mlx5dv_init_obj",  "mlx5dv_create_qp",
+      "efadv_create_qp_ex"};
+  for (std::string_view ours : kOurs) {
+    if (ours == name) return real_dlsym(RTLD_DEFAULT, name);
+  }
+  return found;
+}
+
+}  // extern "C"
