@@ -11,13 +11,12 @@
 
 #include "event_log.hpp"
 #include "fault_plan.hpp"
+#include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
 
 namespace faultline::transports::interpose {
 
 namespace {
-
-thread_local int depth = 0;
 
 // One wrapped endpoint: `msg` first, so the endpoint's msg pointer is this object's address.
 struct WrappedEp {
@@ -28,33 +27,35 @@ struct WrappedEp {
   const fi_ops_tagged* inner_tagged;
   const fi_ops* inner_fid;
   const char* layer;
+  bool programs_own;
+  bool wraps_posts;  // the plan has fail_post or data rules
 };
 
 WrappedEp& from_msg(fid_ep* ep) { return *reinterpret_cast<WrappedEp*>(ep->msg); }
+WrappedEp& from_fid(fid* fid) {
+  return *reinterpret_cast<WrappedEp*>(reinterpret_cast<char*>(fid->ops) -
+                                       offsetof(WrappedEp, fid_ops));
+}
 WrappedEp& from_tagged(fid_ep* ep) {
   return *reinterpret_cast<WrappedEp*>(reinterpret_cast<char*>(ep->tagged) -
                                        offsetof(WrappedEp, tagged));
 }
 
-// Runs one post at this thread's next depth; a fail_post rule that fires returns its errno
+// Runs one post; a fail_post rule that fires returns its errno
 // (negative, libfabric's convention) and nothing is posted.
 template <typename Post>
 ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, Post post) {
-  ++depth;
   Event event;
   event.side = side;
   event.layer = ep.layer;
-  event.outermost = depth == 1;
-  ssize_t result = 0;
+  event.outermost = ep.programs_own;
   if (auto rule = Plan::get().post_fault(event)) {
     log_fault(*rule, {{"call", call}, {"layer", ep.layer}, {"errno", rule->error_number},
                       {"error", std::strerror(rule->error_number)}});
-    result = -rule->error_number;
-  } else {
-    result = post();
+    return -rule->error_number;
   }
-  --depth;
-  return result;
+  const ProviderCall inside;
+  return post();
 }
 
 void record(const WrappedEp& ep, void* context, const iovec* iov, size_t count) {
@@ -201,13 +202,42 @@ ssize_t tagged_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data
 
 int ep_close(fid* fid) {
   auto* ep = reinterpret_cast<fid_ep*>(fid);
-  WrappedEp* state = &from_msg(ep);
-  ep->msg = const_cast<fi_ops_msg*>(state->inner_msg);
-  ep->tagged = const_cast<fi_ops_tagged*>(state->inner_tagged);
+  WrappedEp* state = &from_fid(fid);
+  if (ep->msg == &state->msg) ep->msg = const_cast<fi_ops_msg*>(state->inner_msg);
+  if (ep->tagged == &state->tagged) ep->tagged = const_cast<fi_ops_tagged*>(state->inner_tagged);
   fid->ops = const_cast<fi_ops*>(state->inner_fid);
   const int closed = fid->ops->close(fid);
   delete state;
   return closed;
+}
+
+void replace_msg_ops(fi_ops_msg& ops);
+void replace_tagged_ops(fi_ops_tagged& ops);
+
+// Takes (again) the endpoint's current message and tagged tables as the inner ones: a provider
+// may install other tables when the endpoint is enabled (ofi_rxm does).
+void take_tables(fid_ep* ep, WrappedEp& state) {
+  if (ep->msg != nullptr && ep->msg != &state.msg) {
+    state.inner_msg = ep->msg;
+    std::memcpy(&state.msg, ep->msg, std::min(sizeof state.msg, ep->msg->size));
+    replace_msg_ops(state.msg);
+    ep->msg = &state.msg;
+  }
+  if (ep->tagged != nullptr && ep->tagged != &state.tagged) {
+    state.inner_tagged = ep->tagged;
+    std::memcpy(&state.tagged, ep->tagged, std::min(sizeof state.tagged, ep->tagged->size));
+    replace_tagged_ops(state.tagged);
+    ep->tagged = &state.tagged;
+  }
+}
+
+int ep_control(fid* fid, int command, void* arg) {
+  auto* ep = reinterpret_cast<fid_ep*>(fid);
+  WrappedEp& state = from_fid(fid);
+  const ProviderCall inside;
+  const int result = state.inner_fid->control(fid, command, arg);
+  if (state.wraps_posts) take_tables(ep, state);
+  return result;
 }
 
 void replace_msg_ops(fi_ops_msg& ops) {
@@ -236,33 +266,27 @@ void replace_tagged_ops(fi_ops_tagged& ops) {
 
 }  // namespace
 
-int post_depth() { return depth; }
+thread_local int ProviderCall::depth_ = 0;
 
 uint64_t receive_queue_of_layer(const char* layer) {
   return std::hash<std::string_view>{}(layer);
 }
 
-void wrap_endpoint(fid_ep* ep, const char* layer) {
+void wrap_endpoint(fid_ep* ep, const char* layer, bool programs_own) {
   Plan& plan = Plan::get();
-  if (!plan.has(FaultKind::kFailPost) && !plan.has_data_rules()) return;
-  if (ep->msg == nullptr || ep->fid.ops == nullptr) return;
+  if (plan.empty() || ep->fid.ops == nullptr) return;
   auto* state = new WrappedEp{};
-  state->inner_msg = ep->msg;
-  state->inner_tagged = ep->tagged;
   state->inner_fid = ep->fid.ops;
   state->layer = layer;
-  std::memcpy(&state->msg, ep->msg, std::min(sizeof state->msg, ep->msg->size));
-  replace_msg_ops(state->msg);
-  ep->msg = &state->msg;
-  if (ep->tagged != nullptr) {
-    std::memcpy(&state->tagged, ep->tagged, std::min(sizeof state->tagged, ep->tagged->size));
-    replace_tagged_ops(state->tagged);
-    ep->tagged = &state->tagged;
-  }
+  state->programs_own = programs_own;
+  state->wraps_posts = plan.has(FaultKind::kFailPost) || plan.has_data_rules();
+  if (state->wraps_posts) take_tables(ep, *state);
   state->fid_ops = *ep->fid.ops;
   state->fid_ops.close = ep_close;
+  state->fid_ops.control = ep_control;
   ep->fid.ops = &state->fid_ops;
-  log_event({{"event", "instrumented"}, {"object", "endpoint"}, {"layer", layer}});
+  log_event({{"event", "instrumented"}, {"object", "endpoint"}, {"layer", layer},
+             {"programs_own", programs_own}});
 }
 
 }  // namespace faultline::transports::interpose

@@ -4,16 +4,15 @@
 
 namespace faultline::transports::interpose {
 
-/// Wraps an endpoint just opened on a domain of provider `layer` (a string that outlives it):
-/// its message and tagged posts count for fail_post rules, and its receive buffers are recorded
-/// for data rules. Left untouched when the plan has neither.
-void wrap_endpoint(fid_ep* ep, const char* layer);
+/// Wraps an endpoint just opened on a domain of provider `layer` (a string that outlives it;
+/// `programs_own`: the program opened it, not a provider beneath): its message and tagged
+/// posts count for fail_post rules, and its receive buffers are recorded for data rules (the
+/// tables are taken again after its enable: a provider may install others then). Its control
+/// calls are marked as provider calls, so what a utility provider opens inside them is known
+/// as its own. Left untouched when the plan is empty.
+void wrap_endpoint(fid_ep* ep, const char* layer, bool programs_own);
 
 /// The recorded-receive queue of a layer (receives are keyed by layer and op_context).
 uint64_t receive_queue_of_layer(const char* layer);
-
-/// This thread's depth in wrapped posts: a utility provider posts to its core inside the
-/// program's post, and a rule without a layer counts only the outermost.
-int post_depth();
 
 }  // namespace faultline::transports::interpose

@@ -10,6 +10,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include "event_log.hpp"
 #include "fault_plan.hpp"
 #include "ofi_endpoint.hpp"
+#include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
 #include "faultline/transports/ofi/ofi_status_map.hpp"
 
@@ -29,9 +31,9 @@ namespace {
 constexpr int kInjectedProvErrno = 0x7a17;
 constexpr const char* kInjectedText = "completion error injected by faultline (FAULTLINE_FAULTS)";
 
-// How deep this thread is in wrapped CQ reads: ofi_rxm reads its core provider's CQ inside its
-// own read, and a rule without a layer counts only the outermost (the program's) reads.
-thread_local int read_depth = 0;
+// The CQs this thread is inside a read of: ofi_rxm's read calls its own readfrom through the
+// ops table, and that inner read must neither count nor hold entries a second time.
+thread_local std::vector<const fid_cq*> reading;
 
 size_t entry_size(fi_cq_format format) {
   switch (format) {
@@ -51,6 +53,7 @@ struct WrappedCq {
   const fi_ops_cq* inner = nullptr;
   const fi_ops* inner_fid = nullptr;
   std::string layer;
+  bool programs_own = false;  // opened by the program, not by a provider beneath it
   fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
   size_t entry_bytes = sizeof(fi_cq_entry);
   std::mutex mutex;
@@ -78,7 +81,7 @@ std::optional<FaultRule> firing_rule(const WrappedCq& cq, const std::byte* entry
   Event event;
   event.side = side_of(entry_flags(cq, entry));
   event.layer = cq.layer;
-  event.outermost = read_depth == 1;
+  event.outermost = cq.programs_own;
   return Plan::get().completion_fault(event);
 }
 
@@ -161,6 +164,8 @@ template <typename InnerRead>
 ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_read) {
   // Without rules nothing is held or injected: the read goes straight through, no lock taken.
   if (Plan::get().empty()) return inner_read();
+  // A provider reading its own CQ inside the program's read: straight through.
+  if (std::find(reading.begin(), reading.end(), cq_fid) != reading.end()) return inner_read();
   WrappedCq& cq = wrapped(cq_fid);
   {
     std::lock_guard lock(cq.mutex);
@@ -175,14 +180,16 @@ ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_re
       return static_cast<ssize_t>(n);
     }
   }
-  ++read_depth;
-  const ssize_t read = inner_read();
-  --read_depth;
+  reading.push_back(cq_fid);
+  ssize_t read = 0;
+  {
+    const ProviderCall inside;
+    read = inner_read();
+  }
+  reading.pop_back();
   if (read <= 0) return read;
-  ++read_depth;  // the rules look at this read's depth, as the program made it
   std::lock_guard lock(cq.mutex);
   const ssize_t handed = apply_rules(cq, static_cast<std::byte*>(buf), read);
-  --read_depth;
   return handed == 0 ? -FI_EAGAIN : handed;  // every entry dropped: nothing to read
 }
 
@@ -242,13 +249,14 @@ int cq_close(fid* fid) {
   return closed;
 }
 
-void wrap_cq(fid_cq* cq, const fi_cq_attr* attr, const std::string& layer) {
+void wrap_cq(fid_cq* cq, const fi_cq_attr* attr, const std::string& layer, bool programs_own) {
   auto* state = new WrappedCq();
   state->inner = cq->ops;
   state->inner_fid = cq->fid.ops;
   std::memcpy(&state->ops, cq->ops, std::min(sizeof state->ops, cq->ops->size));
   state->fid_ops = *cq->fid.ops;
   state->layer = layer;
+  state->programs_own = programs_own;
   state->format = attr != nullptr ? attr->format : FI_CQ_FORMAT_CONTEXT;
   state->entry_bytes = entry_size(state->format);
   state->ops.read = cq_read;
@@ -263,6 +271,7 @@ void wrap_cq(fid_cq* cq, const fi_cq_attr* attr, const std::string& layer) {
   log_event({{"event", "instrumented"},
              {"object", "cq"},
              {"layer", layer},
+             {"programs_own", programs_own},
              {"format", static_cast<int>(state->format)}});
 }
 
@@ -271,32 +280,39 @@ struct WrappedDomain {
   fi_ops_domain ops{};
   const fi_ops_domain* inner = nullptr;
   std::string layer;
+  // Opened by the program (not by a utility provider inside the program's fi_domain): its
+  // CQs and endpoints are the program's own, whichever call later creates them.
+  bool programs_own = false;
 };
 
 int domain_cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context) {
   auto& state = *reinterpret_cast<WrappedDomain*>(domain->ops);
+  const ProviderCall inside;
   const int opened = state.inner->cq_open(domain, attr, cq, context);
-  if (opened == 0) wrap_cq(*cq, attr, state.layer);
+  if (opened == 0) wrap_cq(*cq, attr, state.layer, state.programs_own);
   return opened;
 }
 
 int domain_endpoint(fid_domain* domain, fi_info* info, fid_ep** ep, void* context) {
   auto& state = *reinterpret_cast<WrappedDomain*>(domain->ops);
+  const ProviderCall inside;
   const int opened = state.inner->endpoint(domain, info, ep, context);
-  if (opened == 0) wrap_endpoint(*ep, state.layer.c_str());
+  if (opened == 0) wrap_endpoint(*ep, state.layer.c_str(), state.programs_own);
   return opened;
 }
 
-void wrap_domain(fid_domain* domain, const std::string& layer) {
+void wrap_domain(fid_domain* domain, const std::string& layer, bool programs_own) {
   // Kept for the life of the process: a domain's close leaves its ops pointer behind.
   auto* state = new WrappedDomain();
   state->inner = domain->ops;
   std::memcpy(&state->ops, domain->ops, std::min(sizeof state->ops, domain->ops->size));
   state->layer = layer;
+  state->programs_own = programs_own;
   state->ops.cq_open = domain_cq_open;
   state->ops.endpoint = domain_endpoint;
   domain->ops = &state->ops;
-  log_event({{"event", "instrumented"}, {"object", "domain"}, {"layer", layer}});
+  log_event({{"event", "instrumented"}, {"object", "domain"}, {"layer", layer},
+             {"programs_own", programs_own}});
 }
 
 struct WrappedFabric {
@@ -307,16 +323,18 @@ struct WrappedFabric {
 
 int fabric_domain(fid_fabric* fabric, fi_info* info, fid_domain** domain, void* context) {
   auto& state = *reinterpret_cast<WrappedFabric*>(fabric->ops);
+  const ProviderCall inside;
   const int opened = state.inner->domain(fabric, info, domain, context);
-  if (opened == 0) wrap_domain(*domain, state.layer);
+  if (opened == 0) wrap_domain(*domain, state.layer, ProviderCall::from_program());
   return opened;
 }
 
 int fabric_domain2(fid_fabric* fabric, fi_info* info, fid_domain** domain, uint64_t flags,
                    void* context) {
   auto& state = *reinterpret_cast<WrappedFabric*>(fabric->ops);
+  const ProviderCall inside;
   const int opened = state.inner->domain2(fabric, info, domain, flags, context);
-  if (opened == 0) wrap_domain(*domain, state.layer);
+  if (opened == 0) wrap_domain(*domain, state.layer, ProviderCall::from_program());
   return opened;
 }
 

@@ -18,7 +18,7 @@ void PostedBuffers::record(uint64_t queue, uint64_t id, std::vector<Segment> seg
       posted.before.insert(posted.before.end(), segment.address, segment.address + segment.length);
   }
   std::lock_guard lock(mutex_);
-  posted_[{queue, id}] = std::move(posted);
+  posted_[{queue, id}].push_back(std::move(posted));
 }
 
 size_t PostedBuffers::apply(uint64_t queue, uint64_t id, DataAction action, size_t delivered) {
@@ -27,8 +27,9 @@ size_t PostedBuffers::apply(uint64_t queue, uint64_t id, DataAction action, size
     std::lock_guard lock(mutex_);
     auto found = posted_.find({queue, id});
     if (found == posted_.end()) return 0;
-    posted = std::move(found->second);
-    posted_.erase(found);
+    posted = std::move(found->second.front());
+    found->second.pop_front();
+    if (found->second.empty()) posted_.erase(found);
   }
   size_t changed = 0;
   for (const Segment& segment : posted.segments) {
@@ -46,7 +47,10 @@ size_t PostedBuffers::apply(uint64_t queue, uint64_t id, DataAction action, size
 
 void PostedBuffers::forget(uint64_t queue, uint64_t id) {
   std::lock_guard lock(mutex_);
-  posted_.erase({queue, id});
+  auto found = posted_.find({queue, id});
+  if (found == posted_.end()) return;
+  found->second.pop_front();
+  if (found->second.empty()) posted_.erase(found);
 }
 
 }  // namespace faultline::transports::interpose

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -19,6 +20,8 @@ struct Segment {
 
 /// The buffers of the receives a program posted, so a faulted completion can change what it
 /// delivered. Kept only while a plan has data rules; each entry is forgotten at its completion.
+/// Programs reuse work request ids (ibv_rc_pingpong posts every receive as id 1): receives of
+/// one (queue, id) are kept in posting order and complete in it, as a receive queue does.
 class PostedBuffers {
  public:
   static PostedBuffers& get();
@@ -37,7 +40,7 @@ class PostedBuffers {
     std::vector<std::byte> before;  ///< the bytes at post time (suppress)
   };
   std::mutex mutex_;
-  std::map<std::pair<uint64_t, uint64_t>, Posted> posted_;
+  std::map<std::pair<uint64_t, uint64_t>, std::deque<Posted>> posted_;
 };
 
 }  // namespace faultline::transports::interpose

@@ -196,7 +196,7 @@ ibv_qp* create_qp_ex_with_faults(ibv_context* context, ibv_qp_init_attr_ex* attr
 int query_device_ex_with_caps(ibv_context* context, const ibv_query_device_ex_input* input,
                               ibv_device_attr_ex* attr, size_t attr_size) {
   const int queried = original_ops(context).query_device_ex(context, input, attr, attr_size);
-  if (queried == 0) clamp_device_attr(attr->orig_attr);
+  if (queried == 0) clamp_device_attr(attr->orig_attr, "ibv_query_device_ex");
   return queried;
 }
 

@@ -71,13 +71,21 @@ int refuse_cq_size(int cqe, const char* call, ibv_context* context) {
   return 0;
 }
 
-void clamp_device_attr(ibv_device_attr& attr) {
+void clamp_device_attr(ibv_device_attr& attr, const char* call) {
   const LimitCaps& caps = Plan::get().caps();
+  const ibv_device_attr device = attr;
   clamp(attr.max_qp_wr, caps.max_qp_wr);
   clamp(attr.max_cqe, caps.max_cqe);
   // One max_sge in the device attributes: the smaller of the two sides' caps.
   clamp(attr.max_sge, caps.max_send_sge);
   clamp(attr.max_sge, caps.max_recv_sge);
+  // The program was shown a smaller device: a fault applied (what it did then is its verdict).
+  nlohmann::json lowered = nlohmann::json::object();
+  if (attr.max_qp_wr != device.max_qp_wr) lowered["max_qp_wr"] = {device.max_qp_wr, attr.max_qp_wr};
+  if (attr.max_cqe != device.max_cqe) lowered["max_cqe"] = {device.max_cqe, attr.max_cqe};
+  if (attr.max_sge != device.max_sge) lowered["max_sge"] = {device.max_sge, attr.max_sge};
+  if (lowered.empty()) return;
+  log_event({{"event", "fault"}, {"kind", "limits"}, {"call", call}, {"lowered", lowered}});
 }
 
 }  // namespace faultline::transports::interpose

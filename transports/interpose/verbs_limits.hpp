@@ -11,7 +11,8 @@ int refuse_qp_caps(const ibv_qp_cap& cap, const char* call, ibv_context* context
 void clamp_qp_caps(ibv_qp_cap& cap);
 /// EINVAL, logged, for a CQ larger than `max_cqe`; 0 when it fits.
 int refuse_cq_size(int cqe, const char* call, ibv_context* context);
-/// The device the program queries is the smaller one.
-void clamp_device_attr(ibv_device_attr& attr);
+/// The device the program queries (through `call`) is the smaller one; what was lowered is
+/// logged as a limits fault, each field as [the device's value, the value shown].
+void clamp_device_attr(ibv_device_attr& attr, const char* call);
 
 }  // namespace faultline::transports::interpose

@@ -97,7 +97,7 @@ __attribute__((visibility("default"))) int ibv_query_device(ibv_context* context
                                                             ibv_device_attr* attr) {
   static auto* real = real_verbs<decltype(ibv_query_device)>("ibv_query_device");
   const int queried = real(context, attr);
-  if (queried == 0) clamp_device_attr(*attr);
+  if (queried == 0) clamp_device_attr(*attr, "ibv_query_device");
   return queried;
 }
 

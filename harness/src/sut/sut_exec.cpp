@@ -72,6 +72,11 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options) 
                       ? "the program waits for a completion that failed: a peer or a poll loop "
                         "that never learns of the error"
                       : "it hangs without a fault: check the command on its own first";
+  } else if (run.signal == SIGABRT && result.faults_applied > 0 &&
+             !result.first_error_line.empty()) {
+    // abort() after printing the error (UCX's fatal errors, assertions): a deliberate stop.
+    result.verdict = SutVerdict::kDetected;
+    result.evidence = "aborted (SIGABRT) after reporting: " + result.first_error_line;
   } else if (run.signal) {
     result.verdict = SutVerdict::kCrashed;
     result.evidence = "killed by " + signal_name(*run.signal);

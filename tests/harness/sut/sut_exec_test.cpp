@@ -7,37 +7,29 @@
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
 #include "support/run_command.hpp"
+#include "sut_runs.hpp"
 
 using faultline::testing::BackgroundProcess;
+using faultline::testing::SutRun;
 using faultline::testing::TempDir;
 using nlohmann::json;
 
 namespace {
 
-struct SutRun {
-  faultline::testing::CommandResult command;
-  json report;
-};
-
 SutRun sut_exec(const TempDir& dir, const std::string& arguments) {
-  SutRun run;
-  run.command = faultline::testing::run_command(
-      std::string(FAULTLINE_BINARY) + " sut exec --report-dir " + dir.path() + " " + arguments);
-  run.command.out += run.command.err;  // what a person sees: both streams
-  const std::string text = faultline::testing::read_text_file(dir.path() + "/sut.json");
-  run.report = json::parse(text.empty() ? "null" : text);
-  return run;
+  return faultline::testing::sut_exec(dir.path(), arguments);
 }
 
 // A fi_pingpong client under `fault`, against a server under the hook with no fault.
-SutRun pingpong_client(const TempDir& dir, const std::string& fault) {
+SutRun pingpong_client(const TempDir& dir, const std::string& fault,
+                       const std::string& endpoint = "rdm") {
   const std::string port = std::to_string(faultline::testing::free_port());
   BackgroundProcess server("exec " + std::string(FAULTLINE_BINARY) + " sut exec --report-dir " +
-                           dir.path() + "/server -- fi_pingpong -p tcp -e rdm -I 20 -S 64 -B " +
+                           dir.path() + "/server -- fi_pingpong -p tcp -e " + endpoint + " -I 20 -S 64 -B " +
                            port);
   REQUIRE_FALSE(server.wait(std::chrono::milliseconds(500)).has_value());
-  return sut_exec(dir, "--fault " + fault + " -- fi_pingpong -p tcp -e rdm -I 20 -S 64 -P " + port +
-                           " 127.0.0.1");
+  return sut_exec(dir, "--fault " + fault + " -- fi_pingpong -p tcp -e " + endpoint +
+                           " -I 20 -S 64 -P " + port + " 127.0.0.1");
 }
 
 }  // namespace
@@ -45,8 +37,10 @@ SutRun pingpong_client(const TempDir& dir, const std::string& fault) {
 TEST_CASE("sut exec: a completion error in fi_pingpong is detected, with its error line",
           "[integration][ofi]") {
   TempDir dir;
-  // The client's 5th completion becomes REM_ACCESS_ERR.
-  const SutRun run = pingpong_client(dir, "status=REM_ACCESS_ERR,nth=5");
+  // The client's 5th completion becomes REM_ACCESS_ERR, on reliable datagrams (ofi_rxm over
+  // tcp) and on connected messages (tcp itself).
+  const std::string endpoint = GENERATE("rdm", "msg");
+  const SutRun run = pingpong_client(dir, "status=REM_ACCESS_ERR,nth=5", endpoint);
   INFO(run.command.out);
   CHECK(run.command.exit_code == 0);
   CHECK(run.report.at("verdict") == "detected");

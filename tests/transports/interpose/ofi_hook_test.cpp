@@ -83,7 +83,7 @@ TEST_CASE("a completion error in fi_pingpong is detected, rdm and msg", "[integr
     const auto faults = run.of("fault");
     REQUIRE_FALSE(faults.empty());
     for (const auto& fault : faults) {
-      CHECK(fault.at("completion") == 5);
+      CHECK(fault.at("match") == 5);
       CHECK(fault.at("status") == "REM_ACCESS_ERR");
     }
   }
@@ -98,7 +98,7 @@ TEST_CASE("a fault aimed at the core tcp layer hits that layer's nth completion,
   REQUIRE_FALSE(faults.empty());
   for (const auto& fault : faults) {
     CHECK(fault.at("layer") == "tcp");
-    CHECK(fault.at("completion") == 7);
+    CHECK(fault.at("match") == 7);
   }
 }
 

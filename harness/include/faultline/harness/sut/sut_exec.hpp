@@ -16,11 +16,12 @@ namespace faultline::harness::sut {
 enum class SutVerdict {
   kPass,              ///< no fault planned: it exited 0 (and its output looked right)
   kFail,              ///< no fault planned: it failed
-  kDetected,          ///< a fault fired and the program said so (an error line, a non-zero exit)
+  kDetected,          ///< a fault fired and the program said so (an error line, a non-zero exit,
+                      ///< or abort() after an error line)
   kSilentCorruption,  ///< it ran on with wrong output, or exited 0 with output the checker calls
                       ///< wrong
   kHang,              ///< it did not end within its deadline (every process's stacks captured)
-  kCrashed,           ///< a signal ended it
+  kCrashed,           ///< a signal ended it (an abort() with no error line before it too)
   kMasked,            ///< a fault fired and the result is still right (a retry, a redundant path)
   kNotReached,        ///< faults were planned and none fired: a filter matched nothing, or the
                       ///< program bypassed the interposers

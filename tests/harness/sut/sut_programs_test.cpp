@@ -1,0 +1,106 @@
+// The project's own systems under test on libfabric: one program in two builds, one that
+// checks completion status and one that never does, under the same fault; and faults aimed at
+// the utility provider (ofi_rxm) or its core (tcp) hitting exactly that layer's N-th completion.
+#include <catch2/catch.hpp>
+
+#ifdef FAULTLINE_SUT_OFI_SUM_CHECKED
+
+#include "support/background_process.hpp"
+#include "sut_runs.hpp"
+
+using faultline::testing::SutRun;
+using faultline::testing::TempDir;
+
+namespace {
+
+// What the program prints when every byte of its 32 messages of 1 KiB arrived: the sum of
+// (m * 7 + b + 1) mod 256 over message m and byte b.
+std::string expected_sum() {
+  unsigned long long sum = 0;
+  for (int m = 0; m < 32; ++m)
+    for (int b = 0; b < 1024; ++b) sum += static_cast<unsigned char>(m * 7 + b + 1);
+  return "sum=" + std::to_string(sum);
+}
+
+SutRun run_sum(const TempDir& dir, const std::string& program, const std::string& fault) {
+  return faultline::testing::sut_exec(
+      dir.path(), "--ok " + expected_sum() + (fault.empty() ? "" : " --fault " + fault) + " -- " +
+                      program);
+}
+
+}  // namespace
+
+TEST_CASE("sut programs: the status-blind build computes garbage where the checking one stops",
+          "[integration][ofi]") {
+  TempDir dir;
+  for (const char* program : {FAULTLINE_SUT_OFI_SUM_CHECKED, FAULTLINE_SUT_OFI_SUM_BLIND}) {
+    const SutRun clean = run_sum(dir, program, "");
+    INFO(clean.command.out);
+    CHECK(clean.report.at("verdict") == "pass");
+  }
+  // The 3rd receive completes in error and its data never arrives (the buffer keeps what it
+  // held when posted).
+  const std::string fault = "status=REM_ACCESS_ERR,side=recv,nth=3,data=suppress";
+  const SutRun checked = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, fault);
+  INFO(checked.command.out);
+  CHECK(checked.report.at("verdict") == "detected");
+  CHECK_THAT(checked.report.at("first_error_line").get<std::string>(),
+             Catch::Contains("completion error") && Catch::Contains("injected by faultline"));
+  const SutRun blind = run_sum(dir, FAULTLINE_SUT_OFI_SUM_BLIND, fault);
+  INFO(blind.command.out);
+  CHECK(blind.report.at("verdict") == "silent-corruption");
+  CHECK(blind.command.exit_code == 1);
+  CHECK(blind.report.at("exit_code") == 0);
+  const auto faults = blind.events("fault");
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].at("bytes_changed") == 1024);
+  CHECK_THAT(blind.output(), !Catch::Contains(expected_sum()));
+}
+
+TEST_CASE("sut programs: a fault aimed at a provider layer hits that layer's N-th completion",
+          "[integration][ofi]") {
+  TempDir dir;
+  // ofi_rxm is the layer the program reads: its 7th completion is the program's 7th.
+  const SutRun rxm = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED,
+                             "status=REM_ACCESS_ERR,layer=ofi_rxm,nth=7");
+  INFO(rxm.command.out);
+  REQUIRE(rxm.events("fault").size() == 1);
+  CHECK(rxm.events("fault")[0].at("layer") == "ofi_rxm");
+  CHECK(rxm.events("fault")[0].at("match") == 7);
+  CHECK_THAT(rxm.report.at("first_error_line").get<std::string>(),
+             Catch::Contains("at completion 7:"));
+  // tcp is the core ofi_rxm reads inside the program's reads: its own 7th completion, counted
+  // once although ofi_rxm reads its own CQ again inside its read.
+  const SutRun tcp = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED,
+                             "status=REM_ACCESS_ERR,layer=tcp,nth=7");
+  INFO(tcp.command.out);
+  REQUIRE(tcp.events("fault").size() == 1);
+  CHECK(tcp.events("fault")[0].at("layer") == "tcp");
+  CHECK(tcp.events("fault")[0].at("match") == 7);
+  CHECK(tcp.report.at("verdict") == "detected");
+  // The program's own CQ and endpoints are marked as its own; the core's are not.
+  bool core_marked_own = false;
+  for (const auto& event : tcp.events("instrumented"))
+    if (event.value("layer", "") == "tcp" && event.value("programs_own", false))
+      core_marked_own = true;
+  CHECK_FALSE(core_marked_own);
+}
+
+TEST_CASE("sut programs: a failed post and a dropped completion reach an unmodified program",
+          "[integration][ofi]") {
+  TempDir dir;
+  const SutRun post = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED,
+                              "kind=fail_post,post=send,errno=12,nth=4");
+  INFO(post.command.out);
+  CHECK(post.report.at("verdict") == "detected");
+  CHECK_THAT(post.output(), Catch::Contains("fi_send: Cannot allocate memory"));
+  // A dropped completion: the program waits for one that never comes (a bounded spin here).
+  const SutRun dropped = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED,
+                                 "kind=drop_completion,side=recv,nth=2");
+  INFO(dropped.command.out);
+  CHECK(dropped.events("fault").size() == 1);
+  CHECK(dropped.report.at("verdict") == "detected");
+  CHECK_THAT(dropped.output(), Catch::Contains("no completion"));
+}
+
+#endif  // FAULTLINE_SUT_OFI_SUM_CHECKED
