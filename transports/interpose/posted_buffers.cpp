@@ -35,7 +35,10 @@ size_t PostedBuffers::apply(uint64_t queue, uint64_t id, DataAction action, size
   for (const Segment& segment : posted.segments) {
     const size_t length = std::min(segment.length, delivered - changed);
     if (action == DataAction::kScribble) {
-      for (size_t i = 0; i < length; ++i) segment.address[i] = ~segment.address[i];
+      // Not an inversion: a value scribbled twice (a pingpong echoing it back) must still be
+      // wrong. 0x5B is odd, so only 256 passes would restore a byte.
+      for (size_t i = 0; i < length; ++i)
+        segment.address[i] = std::byte(static_cast<uint8_t>(segment.address[i]) + 0x5B);
     } else if (action == DataAction::kSuppress && posted.before.size() >= changed + length) {
       std::memcpy(segment.address, posted.before.data() + changed, length);
     }

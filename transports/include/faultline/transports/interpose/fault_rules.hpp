@@ -29,7 +29,7 @@ enum class Side { kAny, kSend, kRecv };
 /// What happens to the data a faulted receive completion delivered.
 enum class DataAction {
   kKeep,
-  kScribble,  ///< every byte it delivered is inverted
+  kScribble,  ///< every byte it delivered changes (+0x5B modulo 256)
   kSuppress,  ///< the buffer holds what it held when the receive was posted
 };
 
