@@ -17,6 +17,8 @@ void add_report_command(CLI::App& app, CommandAction& run);
 void add_diagnose_command(CLI::App& app, CommandAction& run);
 void add_bench_command(CLI::App& app, CommandAction& run);
 void add_sut_command(CLI::App& app, CommandAction& run);
+/// `sut run`, under the `sut` command.
+void add_sut_run_command(CLI::App& sut, CommandAction& run);
 /// `faultline sut exec ... -- COMMAND`: keeps COMMAND for the sut command and returns the
 /// argument count CLI11 is to parse (the arguments before `--`).
 int take_sut_command(int argc, char** argv);

@@ -3,6 +3,8 @@
 // not-reached, or pass/fail without a fault.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -96,6 +98,9 @@ int run_sut_exec(const SutExecOptions& options) {
   std::error_code made;
   std::filesystem::create_directories(options.report_dir, made);
   if (made) return usage("--report-dir " + options.report_dir + ": " + made.message());
+  // `sut run` ends a peer still waiting after the judged side ended: it is judged (a hang,
+  // with stacks) and its report written, not lost.
+  std::signal(SIGTERM, [](int) { harness::sut::stop_running_program(); });
   auto result = harness::sut::exec_under_faults(exec);
   if (!result.ok()) {
     std::cerr << "faultline sut exec: " << result.error().describe_with_hint() << "\n";
@@ -160,6 +165,7 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
     options->command = sut_command_line();
     run = [options] { return run_sut_exec(*options); };
   });
+  add_sut_run_command(*sut, run);
 }
 
 }  // namespace faultline::cli

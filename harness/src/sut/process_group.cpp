@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -133,7 +134,11 @@ bool read_lines(int fd, std::string& pending, std::vector<OutputLine>& lines) {
   return true;
 }
 
+volatile sig_atomic_t stop_requested = 0;
+
 }  // namespace
+
+void request_stop() { stop_requested = 1; }
 
 int64_t wall_clock_ms() {
   timespec now{};
@@ -162,8 +167,8 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   for (bool open = true; !exited;) {
     const auto left =
         deadline - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-    if (left.count() <= 0) {
-      run.timed_out = true;
+    if (left.count() <= 0 || stop_requested != 0) {
+      (stop_requested != 0 ? run.stopped : run.timed_out) = true;
       run.stacks = stacks_of_all();
       break;
     }
@@ -188,8 +193,9 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   if (!pending.empty()) run.lines.push_back({wall_clock_ms(), pending});
   ::close(pipe_fds[0]);
   run.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  if (!run.timed_out && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
-  if (!run.timed_out && WIFSIGNALED(status)) run.signal = WTERMSIG(status);
+  const bool ended_by_us = run.timed_out || run.stopped;
+  if (!ended_by_us && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  if (!ended_by_us && WIFSIGNALED(status)) run.signal = WTERMSIG(status);
   return run;
 }
 

@@ -25,9 +25,10 @@ struct GroupRun {
   std::optional<int> exit_code;
   std::optional<int> signal;
   bool timed_out = false;
+  bool stopped = false;  ///< ended by request_stop() while still running
   double seconds = 0;
   std::vector<OutputLine> lines;  ///< stdout and stderr together
-  std::string stacks;             ///< when timed out: every process's threads (gdb -batch)
+  std::string stacks;             ///< when timed out or stopped: every process's threads (gdb)
 };
 
 using Environment = std::vector<std::pair<std::string, std::string>>;
@@ -38,6 +39,9 @@ using Environment = std::vector<std::pair<std::string, std::string>>;
 Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
                                    const Environment& environment,
                                    std::chrono::milliseconds deadline);
+
+/// Ends the running group as at its deadline (stacks taken first), from a signal handler too.
+void request_stop();
 
 /// Wall-clock milliseconds now (CLOCK_REALTIME), as the interposers' log stamps its events.
 int64_t wall_clock_ms();

@@ -64,7 +64,13 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options) 
   const bool wrong = matches(options.checker.wrong, output);
   const bool ok = options.checker.ok.empty() || matches(options.checker.ok, output);
   find_first_error(result, run.lines, options.checker);
-  if (run.timed_out) {
+  if (run.stopped) {
+    result.verdict = SutVerdict::kHang;
+    result.evidence = "still running when it was stopped (its peer had ended); the stacks of "
+                      "every process are in `stacks`";
+    result.hint = "a peer that waits forever once the other side fails: it never learns of the "
+                  "failure (no timeout, no error propagation)";
+  } else if (run.timed_out) {
     result.verdict = SutVerdict::kHang;
     result.evidence = "still running after " + std::to_string(options.deadline.count()) +
                       " ms; the stacks of every process are in `stacks`";
@@ -153,6 +159,7 @@ json ExecResult::to_json() const {
           {"exit_code", exit_code ? json(*exit_code) : json(nullptr)},
           {"signal", signal ? json(*signal) : json(nullptr)},
           {"timed_out", timed_out},
+          {"stopped", stopped},
           {"seconds", seconds},
           {"faults_applied", faults_applied},
           {"first_error_line", first_error_line},
@@ -163,6 +170,8 @@ json ExecResult::to_json() const {
           {"events", events},
           {"output", lines}};
 }
+
+void stop_running_program() { request_stop(); }
 
 Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   const std::string log = options.work_dir + "/faults.jsonl";
@@ -186,6 +195,7 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   result.exit_code = run->exit_code;
   result.signal = run->signal;
   result.timed_out = run->timed_out;
+  result.stopped = run->stopped;
   result.seconds = run->seconds;
   result.stacks = run->stacks;
   for (const auto& line : run->lines) result.output.push_back(line.text);

@@ -52,6 +52,7 @@ struct ExecResult {
   std::optional<int> exit_code;  ///< when it exited
   std::optional<int> signal;     ///< when a signal ended it
   bool timed_out = false;
+  bool stopped = false;  ///< still running when stopped (SIGTERM: `sut run` ends a waiting peer)
   double seconds = 0;
   std::vector<std::string> output;     ///< its output lines (stdout and stderr), in order
   std::vector<nlohmann::json> events;  ///< the interposers' log: instrumented, fault, ...
@@ -67,6 +68,10 @@ struct ExecResult {
 
 /// A fault in compact form, keys of the plan's schema: "status=REM_ACCESS_ERR,nth=5,side=recv".
 Result<nlohmann::json> parse_fault_spec(const std::string& spec);
+
+/// Ends the program exec_under_faults is running as at its deadline (its stacks taken), with
+/// the verdict `hang` and `stopped` set. Async-signal-safe: `sut exec` calls it on SIGTERM.
+void stop_running_program();
 
 /// Runs `options.command` under the interposers with `options.plan`, until it ends or its
 /// deadline passes, and judges it.

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "faultline/core/status.hpp"
+#include "faultline/harness/sut/sut_exec.hpp"
+
+namespace faultline::harness::sut {
+
+/// One program of a SUT scenario: a server, a client, or a launcher (mpirun) that starts the
+/// ranks itself.
+struct SutRole {
+  std::string name;
+  std::vector<std::string> command;  ///< with {port}, {address}, {device}, {gid}, {bin}
+  nlohmann::json faults = nlohmann::json::array();  ///< the plan's faults for this role
+  int after_ms = 0;  ///< started this long after the role before it
+};
+
+/// A system-under-test scenario (scenarios/sut/*.json): programs, their faults, a checker,
+/// and the verdict the judged role is expected to reach.
+struct SutScenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  std::string needs;  ///< "ofi", "verbs" or "mpi": where it can run
+  std::vector<SutRole> roles;
+  std::string judged;  ///< the role whose verdict is the scenario's (default: the last)
+  std::string expect;  ///< the verdict that makes the scenario pass
+  double deadline_seconds = 30;
+  double grace_seconds = 5;  ///< how long the others may run on once the judged role ended
+  Checker checker;
+};
+
+/// Loads and checks one scenario file; errors name the file, the field and what was expected.
+Result<SutScenario> load_sut_scenario(const std::string& path);
+
+/// Why this machine cannot run `scenario` (no verbs device, no mpirun), or "" when it can.
+std::string missing_for(const SutScenario& scenario);
+
+/// The values of the command placeholders on this machine.
+struct Placeholders {
+  std::string port;
+  std::string address = "127.0.0.1";
+  std::string device;
+  std::string gid;
+  std::string bin;  ///< the directory of the faultline binary (its build tree's programs)
+};
+
+/// `command` with every {name} replaced.
+std::vector<std::string> expand(const std::vector<std::string>& command, const Placeholders& values);
+
+}  // namespace faultline::harness::sut

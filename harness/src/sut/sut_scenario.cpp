@@ -1,0 +1,146 @@
+#include "faultline/harness/sut/sut_scenario.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "faultline/transports/interpose/fault_rules.hpp"
+
+namespace faultline::harness::sut {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kVerdicts[] = {"pass",  "fail",    "detected", "silent-corruption",
+                                     "hang",  "crashed", "masked",   "not-reached"};
+
+Error bad(const std::string& file, const std::string& pointer, const std::string& expected) {
+  return Error{ErrorCode::kInvalidArgument, file + ": " + pointer + ": expected " + expected};
+}
+
+Result<std::vector<std::string>> strings_at(const json& value, const std::string& file,
+                                            const std::string& pointer) {
+  if (!value.is_array() || value.empty()) return bad(file, pointer, "a non-empty array of strings");
+  std::vector<std::string> strings;
+  for (const auto& item : value) {
+    if (!item.is_string()) return bad(file, pointer, "a non-empty array of strings");
+    strings.push_back(item.get<std::string>());
+  }
+  return strings;
+}
+
+Result<SutRole> load_role(const json& role, const std::string& file, size_t index) {
+  const std::string at = "/roles/" + std::to_string(index);
+  if (!role.is_object() || !role.contains("name") || !role.at("name").is_string())
+    return bad(file, at + "/name", "a role name (\"server\", \"client\", \"launcher\")");
+  SutRole loaded;
+  loaded.name = role.at("name").get<std::string>();
+  auto command = strings_at(role.value("command", json()), file, at + "/command");
+  if (!command.ok()) return std::move(command).take_error();
+  loaded.command = std::move(command).value();
+  loaded.faults = role.value("faults", json::array());
+  // The faults are the interposers' plan language: checked here as they will read them.
+  auto rules = transports::interpose::parse_fault_rules({{"faults", loaded.faults}});
+  if (!rules.ok())
+    return bad(file, at + "/faults", "faults of the plan language (" + rules.error().message + ")");
+  const json after = role.value("after_ms", json(0));
+  if (!after.is_number_integer() || after.get<int64_t>() < 0 || after.get<int64_t>() > 600000)
+    return bad(file, at + "/after_ms", "milliseconds from 0 to 600000");
+  loaded.after_ms = after.get<int>();
+  return loaded;
+}
+
+Status load_checker(const json& document, const std::string& file, Checker& checker) {
+  const json value = document.value("checker", json::object());
+  if (!value.is_object()) return bad(file, "/checker", "an object {ok, wrong, error}");
+  for (auto [key, target] : {std::pair{"ok", &checker.ok}, std::pair{"wrong", &checker.wrong},
+                             std::pair{"error", &checker.error}}) {
+    if (!value.contains(key)) continue;
+    if (!value.at(key).is_string()) return bad(file, "/checker/" + std::string(key), "a regex");
+    *target = value.at(key).get<std::string>();
+  }
+  return Status{};
+}
+
+Status load_timing(const json& document, const std::string& file, SutScenario& scenario) {
+  for (auto [key, target] : {std::pair{"deadline_s", &scenario.deadline_seconds},
+                             std::pair{"grace_s", &scenario.grace_seconds}}) {
+    if (!document.contains(key)) continue;
+    const json& value = document.at(key);
+    if (!value.is_number() || !(value.get<double>() > 0 && value.get<double>() <= 3600))
+      return bad(file, "/" + std::string(key), "seconds above 0, at most 3600");
+    *target = value.get<double>();
+  }
+  return Status{};
+}
+
+Status load_roles(const json& document, const std::string& file, SutScenario& scenario) {
+  const json roles = document.value("roles", json());
+  if (!roles.is_array() || roles.empty()) return bad(file, "/roles", "a non-empty array of roles");
+  for (size_t i = 0; i < roles.size(); ++i) {
+    auto role = load_role(roles[i], file, i);
+    if (!role.ok()) return std::move(role).take_error();
+    scenario.roles.push_back(std::move(role).value());
+  }
+  scenario.judged = document.value("judged", scenario.roles.back().name);
+  for (const auto& role : scenario.roles)
+    if (role.name == scenario.judged) return Status{};
+  return bad(file, "/judged", "the name of one of its roles");
+}
+
+}  // namespace
+
+Result<SutScenario> load_sut_scenario(const std::string& path) {
+  std::ifstream input(path);
+  if (!input) return Error{ErrorCode::kInvalidArgument, path + ": cannot be read"};
+  const json document = json::parse(input, nullptr, false);
+  if (document.is_discarded() || !document.is_object())
+    return bad(path, "/", "a JSON object (a SUT scenario)");
+  SutScenario scenario;
+  scenario.file = path;
+  if (!document.contains("name") || !document.at("name").is_string())
+    return bad(path, "/name", "a scenario name (\"sut.fi-pingpong.completion-error\")");
+  scenario.name = document.at("name").get<std::string>();
+  scenario.description = document.value("description", std::string());
+  scenario.needs = document.value("needs", std::string("ofi"));
+  if (scenario.needs != "ofi" && scenario.needs != "verbs" && scenario.needs != "mpi")
+    return bad(path, "/needs", "\"ofi\", \"verbs\" or \"mpi\"");
+  const std::string expect = document.value("expect", std::string());
+  if (std::find(std::begin(kVerdicts), std::end(kVerdicts), expect) == std::end(kVerdicts))
+    return bad(path, "/expect", "a verdict: pass, fail, detected, silent-corruption, hang, "
+                                "crashed, masked or not-reached");
+  scenario.expect = expect;
+  FAULTLINE_RETURN_IF_ERROR(load_roles(document, path, scenario));
+  FAULTLINE_RETURN_IF_ERROR(load_checker(document, path, scenario.checker));
+  FAULTLINE_RETURN_IF_ERROR(load_timing(document, path, scenario));
+  return scenario;
+}
+
+std::string missing_for(const SutScenario& scenario) {
+  if (scenario.needs == "verbs") {
+    std::error_code error;
+    const bool any = std::filesystem::exists("/sys/class/infiniband", error) &&
+                     !std::filesystem::is_empty("/sys/class/infiniband", error);
+    return any ? "" : "needs a verbs device (none in /sys/class/infiniband): the Soft-RoCE lane runs it";
+  }
+  if (scenario.needs == "mpi" && std::system("command -v mpirun >/dev/null 2>&1") != 0)
+    return "needs mpirun (Debian's openmpi-bin)";
+  return "";
+}
+
+std::vector<std::string> expand(const std::vector<std::string>& command, const Placeholders& values) {
+  const std::pair<const char*, const std::string*> names[] = {
+      {"{port}", &values.port}, {"{address}", &values.address}, {"{device}", &values.device},
+      {"{gid}", &values.gid},   {"{bin}", &values.bin}};
+  std::vector<std::string> expanded;
+  for (std::string argument : command) {
+    for (auto [name, value] : names) {
+      for (size_t at = argument.find(name); at != std::string::npos; at = argument.find(name, at))
+        argument.replace(at, std::strlen(name), *value);
+    }
+    expanded.push_back(std::move(argument));
+  }
+  return expanded;
+}
+
+}  // namespace faultline::harness::sut
