@@ -54,9 +54,7 @@ Plan::Plan() : rank_(launcher_rank()) {
   }
 }
 
-bool Plan::applies_here(const FaultRule& rule) const {
-  return !rule.rank || rule.rank == rank_;
-}
+bool Plan::applies_here(const FaultRule& rule) const { return !rule.rank || rule.rank == rank_; }
 
 bool Plan::has(FaultKind kind) const {
   return std::any_of(rules_.begin(), rules_.end(),
@@ -95,7 +93,8 @@ void log_fault(const FaultRule& rule, nlohmann::json details) {
   details["event"] = "fault";
   details["kind"] = rule.kind_name();
   details["match"] = rule.matched;
-  if (rule.kind == FaultKind::kRewriteStatus) details["status"] = transports::to_string(rule.status);
+  if (rule.kind == FaultKind::kRewriteStatus)
+    details["status"] = transports::to_string(rule.status);
   if (rule.data != DataAction::kKeep)
     details["data"] = rule.data == DataAction::kScribble ? "scribble" : "suppress";
   log_event(std::move(details));

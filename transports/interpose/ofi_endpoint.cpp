@@ -50,7 +50,9 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, Post post
   event.layer = ep.layer;
   event.outermost = ep.programs_own;
   if (auto rule = Plan::get().post_fault(event)) {
-    log_fault(*rule, {{"call", call}, {"layer", ep.layer}, {"errno", rule->error_number},
+    log_fault(*rule, {{"call", call},
+                      {"layer", ep.layer},
+                      {"errno", rule->error_number},
                       {"error", std::strerror(rule->error_number)}});
     return -rule->error_number;
   }
@@ -159,9 +161,8 @@ ssize_t tagged_recvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
 ssize_t tagged_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                     uint64_t tag, void* context) {
   WrappedEp& w = from_tagged(ep);
-  return counted_post(w, Side::kSend, "fi_tsend", [&] {
-    return w.inner_tagged->send(ep, buf, len, desc, dest, tag, context);
-  });
+  return counted_post(w, Side::kSend, "fi_tsend",
+                      [&] { return w.inner_tagged->send(ep, buf, len, desc, dest, tag, context); });
 }
 
 ssize_t tagged_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest,
@@ -195,9 +196,8 @@ ssize_t tagged_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uin
 ssize_t tagged_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest,
                           uint64_t tag) {
   WrappedEp& w = from_tagged(ep);
-  return counted_post(w, Side::kSend, "fi_tinjectdata", [&] {
-    return w.inner_tagged->injectdata(ep, buf, len, data, dest, tag);
-  });
+  return counted_post(w, Side::kSend, "fi_tinjectdata",
+                      [&] { return w.inner_tagged->injectdata(ep, buf, len, data, dest, tag); });
 }
 
 int ep_close(fid* fid) {
@@ -268,9 +268,7 @@ void replace_tagged_ops(fi_ops_tagged& ops) {
 
 thread_local int ProviderCall::depth_ = 0;
 
-uint64_t receive_queue_of_layer(const char* layer) {
-  return std::hash<std::string_view>{}(layer);
-}
+uint64_t receive_queue_of_layer(const char* layer) { return std::hash<std::string_view>{}(layer); }
 
 void wrap_endpoint(fid_ep* ep, const char* layer, bool programs_own) {
   Plan& plan = Plan::get();
@@ -285,7 +283,9 @@ void wrap_endpoint(fid_ep* ep, const char* layer, bool programs_own) {
   state->fid_ops.close = ep_close;
   state->fid_ops.control = ep_control;
   ep->fid.ops = &state->fid_ops;
-  log_event({{"event", "instrumented"}, {"object", "endpoint"}, {"layer", layer},
+  log_event({{"event", "instrumented"},
+             {"object", "endpoint"},
+             {"layer", layer},
              {"programs_own", programs_own}});
 }
 

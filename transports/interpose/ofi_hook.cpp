@@ -18,10 +18,10 @@
 
 #include "event_log.hpp"
 #include "fault_plan.hpp"
+#include "faultline/transports/ofi/ofi_status_map.hpp"
 #include "ofi_endpoint.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
-#include "faultline/transports/ofi/ofi_status_map.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -311,7 +311,9 @@ void wrap_domain(fid_domain* domain, const std::string& layer, bool programs_own
   state->ops.cq_open = domain_cq_open;
   state->ops.endpoint = domain_endpoint;
   domain->ops = &state->ops;
-  log_event({{"event", "instrumented"}, {"object", "domain"}, {"layer", layer},
+  log_event({{"event", "instrumented"},
+             {"object", "domain"},
+             {"layer", layer},
              {"programs_own", programs_own}});
 }
 

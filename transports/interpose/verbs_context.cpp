@@ -7,10 +7,10 @@
 #include <mutex>
 
 #include "event_log.hpp"
-#include "verbs_real.hpp"
 #include "fault_plan.hpp"
 #include "verbs_data_path.hpp"
 #include "verbs_extended.hpp"
+#include "verbs_real.hpp"
 
 namespace faultline::transports::interpose {
 

@@ -43,8 +43,8 @@ int apply_to_entry(ibv_cq* cq, ibv_wc* wc, int i, int count, int num_entries) {
     if (receive) forget_receive(cq->context, entry.qp_num, entry.wr_id);
     return count;
   }
-  auto details = apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, receive,
-                                    entry.byte_len);
+  auto details =
+      apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, receive, entry.byte_len);
   details["call"] = "ibv_poll_cq";
   if (rule->kind == FaultKind::kRewriteStatus) {
     entry.status = static_cast<ibv_wc_status>(rule->status);
@@ -85,8 +85,11 @@ int post_with_faults(WorkRequest* wr, WorkRequest** bad_wr, PostFn post, EventFn
       if (posted != 0) return posted;
     }
     *bad_wr = current;
-    log_fault(*rule, {{"call", call}, {"layer", "verbs"}, {"wr_id", current->wr_id},
-                      {"errno", rule->error_number}, {"error", std::strerror(rule->error_number)}});
+    log_fault(*rule, {{"call", call},
+                      {"layer", "verbs"},
+                      {"wr_id", current->wr_id},
+                      {"errno", rule->error_number},
+                      {"error", std::strerror(rule->error_number)}});
     return rule->error_number;
   }
   return post(wr, bad_wr);
@@ -102,9 +105,14 @@ int refuse_inline_above_cap(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
     if (length <= *cap) continue;
     *bad_wr = wr;
-    log_event({{"event", "fault"}, {"kind", "limits"}, {"call", "ibv_post_send"},
-               {"field", "max_inline_data"}, {"asked", length}, {"cap", *cap},
-               {"qp_num", qp->qp_num}, {"errno", EINVAL}});
+    log_event({{"event", "fault"},
+               {"kind", "limits"},
+               {"call", "ibv_post_send"},
+               {"field", "max_inline_data"},
+               {"asked", length},
+               {"cap", *cap},
+               {"qp_num", qp->qp_num},
+               {"errno", EINVAL}});
     return EINVAL;
   }
   return 0;
@@ -121,8 +129,10 @@ int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   for (int i = 0; i < count; ++i) {
     const int before = count;
     count = apply_to_entry(cq, wc, i, count, num_entries);
-    if (count < before) --i;       // dropped: the next entry moved into i
-    else if (count > before) ++i;  // duplicated: skip the copy
+    if (count < before)
+      --i;  // dropped: the next entry moved into i
+    else if (count > before)
+      ++i;  // duplicated: skip the copy
   }
   return count;
 }
@@ -132,7 +142,8 @@ int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   if (int refused = refuse_inline_above_cap(qp, wr, bad_wr); refused != 0) return refused;
   if (!Plan::get().has(FaultKind::kFailPost)) return ops.post_send(qp, wr, bad_wr);
   return post_with_faults(
-      wr, bad_wr, [&](ibv_send_wr* first, ibv_send_wr** bad) { return ops.post_send(qp, first, bad); },
+      wr, bad_wr,
+      [&](ibv_send_wr* first, ibv_send_wr** bad) { return ops.post_send(qp, first, bad); },
       [&](const ibv_send_wr& one) { return send_event(one, qp->qp_num); }, "ibv_post_send");
 }
 
@@ -147,8 +158,8 @@ int post_recv_with_faults(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   Event event;
   event.side = Side::kRecv;
   event.qp_num = qp->qp_num;
-  return post_with_faults(wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; },
-                          "ibv_post_recv");
+  return post_with_faults(
+      wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; }, "ibv_post_recv");
 }
 
 int post_srq_recv_with_faults(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
@@ -161,8 +172,8 @@ int post_srq_recv_with_faults(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_w
   if (!Plan::get().has(FaultKind::kFailPost)) return post(wr, bad_wr);
   Event event;
   event.side = Side::kRecv;
-  return post_with_faults(wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; },
-                          "ibv_post_srq_recv");
+  return post_with_faults(
+      wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; }, "ibv_post_srq_recv");
 }
 
 }  // namespace faultline::transports::interpose

@@ -103,8 +103,11 @@ void wr_start_with_faults(ibv_qp_ex* qp) {
   QpExState& state = qp_state(qp);
   if (!state.announced) {
     state.announced = true;
-    log_event({{"event", "instrumented"}, {"object", "qp_ex"}, {"api", "ibv_wr"},
-               {"layer", "verbs"}, {"qp_num", qp->qp_base.qp_num}});
+    log_event({{"event", "instrumented"},
+               {"object", "qp_ex"},
+               {"api", "ibv_wr"},
+               {"layer", "verbs"},
+               {"qp_num", qp->qp_base.qp_num}});
   }
   state.pending_errno = 0;
   state.wr_start(qp);
@@ -115,9 +118,14 @@ void wr_set_inline_data_with_cap(ibv_qp_ex* qp, void* address, size_t length) {
   const auto cap = Plan::get().caps().max_inline_data;
   if (cap && length > *cap && state.pending_errno == 0) {
     state.pending_errno = EINVAL;
-    log_event({{"event", "fault"}, {"kind", "limits"}, {"call", "ibv_wr_set_inline_data"},
-               {"field", "max_inline_data"}, {"asked", length}, {"cap", *cap},
-               {"qp_num", qp->qp_base.qp_num}, {"errno", EINVAL}});
+    log_event({{"event", "fault"},
+               {"kind", "limits"},
+               {"call", "ibv_wr_set_inline_data"},
+               {"field", "max_inline_data"},
+               {"asked", length},
+               {"cap", *cap},
+               {"qp_num", qp->qp_base.qp_num},
+               {"errno", EINVAL}});
   }
   state.wr_set_inline_data(qp, address, length);
 }
@@ -134,8 +142,10 @@ int wr_complete_with_faults(ibv_qp_ex* qp) {
   auto rule = Plan::get().post_fault(event);
   if (!rule) return state.wr_complete(qp);
   state.wr_abort(qp);
-  log_fault(*rule, {{"call", "ibv_wr_complete"}, {"layer", "verbs"},
-                    {"qp_num", event.qp_num.value()}, {"errno", rule->error_number},
+  log_fault(*rule, {{"call", "ibv_wr_complete"},
+                    {"layer", "verbs"},
+                    {"qp_num", event.qp_num.value()},
+                    {"errno", rule->error_number},
                     {"error", std::strerror(rule->error_number)}});
   return rule->error_number;
 }
@@ -173,11 +183,12 @@ void wrap_cq_ex(ibv_cq_ex* cq, ibv_context* context) {
 }  // namespace
 
 ibv_cq_ex* create_cq_ex_with_faults(ibv_context* context, ibv_cq_init_attr_ex* attr) {
-  if (refuse_cq_size(static_cast<int>(attr->cqe), "ibv_create_cq_ex", context) != 0)
-    return nullptr;
+  if (refuse_cq_size(static_cast<int>(attr->cqe), "ibv_create_cq_ex", context) != 0) return nullptr;
   ibv_cq_ex* cq = original_ops(context).create_cq_ex(context, attr);
   if (cq == nullptr) return nullptr;
-  log_event({{"event", "instrumented"}, {"object", "cq_ex"}, {"layer", "verbs"},
+  log_event({{"event", "instrumented"},
+             {"object", "cq_ex"},
+             {"layer", "verbs"},
              {"device", original_ops(context).device}});
   if (Plan::get().has_completion_rules()) wrap_cq_ex(cq, context);
   return cq;

@@ -81,8 +81,8 @@ void record_receives(uint64_t queue, const ibv_recv_wr* wr) {
   for (; wr != nullptr; wr = wr->next) {
     std::vector<Segment> segments;
     for (int i = 0; i < wr->num_sge; ++i) {
-      segments.push_back(Segment{reinterpret_cast<std::byte*>(wr->sg_list[i].addr),
-                                 wr->sg_list[i].length});
+      segments.push_back(
+          Segment{reinterpret_cast<std::byte*>(wr->sg_list[i].addr), wr->sg_list[i].length});
     }
     PostedBuffers::get().record(queue, wr->wr_id, std::move(segments), snapshot);
   }

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "event_log.hpp"
-#include "verbs_real.hpp"
 #include "fault_plan.hpp"
+#include "verbs_real.hpp"
 
 namespace faultline::transports::interpose {
 

@@ -4,8 +4,8 @@
 // plan's limits. `dlsym` is replaced too, so a program that dlopen's libibverbs and looks up
 // its functions by name (NCCL's and RCCL's ibvwrap do) reaches these definitions as well.
 #include <dlfcn.h>
-#include <link.h>
 #include <infiniband/verbs.h>
+#include <link.h>
 
 #include <cstring>
 #include <string_view>
@@ -21,7 +21,8 @@ namespace {
 // Direct-verbs entry points: queues made through them are driven without libibverbs' ops
 // table, so the interposer cannot fault them; the log says the program went around it.
 void note_bypass(const char* call) {
-  log_event({{"event", "bypass"}, {"call", call},
+  log_event({{"event", "bypass"},
+             {"call", call},
              {"hint", "direct-verbs queues are not interposed: faults there never fire"}});
 }
 
@@ -101,12 +102,12 @@ __attribute__((visibility("default"))) int ibv_query_device(ibv_context* context
   return queried;
 }
 
-#define FAULTLINE_BYPASS(library, name, Return, Params, Args)                               \
-  __attribute__((visibility("default"))) Return name Params {                               \
-    using Fn = Return Params;                                                               \
-    static auto* real = reinterpret_cast<Fn*>(real_provider_symbol(library, #name));       \
-    note_bypass(#name);                                                                     \
-    return real Args;                                                                       \
+#define FAULTLINE_BYPASS(library, name, Return, Params, Args)                        \
+  __attribute__((visibility("default"))) Return name Params {                        \
+    using Fn = Return Params;                                                        \
+    static auto* real = reinterpret_cast<Fn*>(real_provider_symbol(library, #name)); \
+    note_bypass(#name);                                                              \
+    return real Args;                                                                \
   }
 
 FAULTLINE_BYPASS("libmlx5.so.1", mlx5dv_init_obj, int, (void* obj, uint64_t type), (obj, type))
@@ -124,9 +125,9 @@ __attribute__((visibility("default"))) void* dlsym(void* handle, const char* nam
   void* found = real_dlsym(handle, name);
   if (found == nullptr || handle == RTLD_DEFAULT) return found;
   static constexpr std::string_view kOurs[] = {
-      "ibv_open_device", "ibv_import_device", "ibv_create_qp",    "ibv_destroy_qp",
-      "ibv_create_cq",   "ibv_query_device",  "mlx5dv_init_obj",  "mlx5dv_create_qp",
-      "efadv_create_qp_ex"};
+      "ibv_open_device", "ibv_import_device", "ibv_create_qp",
+      "ibv_destroy_qp",  "ibv_create_cq",     "ibv_query_device",
+      "mlx5dv_init_obj", "mlx5dv_create_qp",  "efadv_create_qp_ex"};
   for (std::string_view ours : kOurs) {
     if (ours == name) return real_dlsym(RTLD_DEFAULT, name);
   }

@@ -16,6 +16,7 @@ using nlohmann::json;
 
 struct SutRunOptions {
   std::vector<std::string> files;
+  std::vector<std::string> needs;  ///< only scenarios that need one of these (default: all)
   std::string report_dir = "faultline-report";
 };
 
@@ -50,11 +51,13 @@ int run_sut_scenarios(const SutRunOptions& options) {
       std::cerr << "faultline sut run: " << scenario.error().describe() << "\n";
       return harness::kExitUsage;
     }
-    scenarios.push_back(std::move(scenario).value());
+    const bool wanted = options.needs.empty() ||
+                        std::find(options.needs.begin(), options.needs.end(), scenario->needs) !=
+                            options.needs.end();
+    if (wanted) scenarios.push_back(std::move(scenario).value());
   }
   if (scenarios.empty()) {
-    std::cerr << "faultline sut run: no scenario files in " << options.files.size()
-              << " path(s)\n";
+    std::cerr << "faultline sut run: no scenario files in " << options.files.size() << " path(s)\n";
     return harness::kExitUsage;
   }
   std::filesystem::create_directories(options.report_dir);
@@ -71,8 +74,8 @@ int run_sut_scenarios(const SutRunOptions& options) {
     failed += outcome->result == "fail";
     std::cout << outcome->result << "  " << scenario.name << "  ("
               << (outcome->verdict.empty() ? "-" : outcome->verdict) << ", expected "
-              << scenario.expect << ")" << (outcome->reason.empty() ? "" : "\n    " + outcome->reason)
-              << "\n";
+              << scenario.expect << ")"
+              << (outcome->reason.empty() ? "" : "\n    " + outcome->reason) << "\n";
     report.at("scenarios").push_back(outcome->to_json());
     // Written after every scenario: a run cut short keeps what it measured.
     if (auto written = reports::write_file_atomically(report_path, report.dump(2) + "\n");
@@ -91,14 +94,15 @@ void add_sut_run_command(CLI::App& sut, CommandAction& run) {
   auto options = std::make_shared<SutRunOptions>();
   CLI::App* command = sut.add_subcommand(
       "run", "Run SUT scenario files (scenarios/sut/): programs, faults, the expected verdict");
-  command->add_option("files", options->files, "Scenario files or directories of them")
-      ->required();
-  command->add_option("--report-dir", options->report_dir,
-                      "sut-report.json and each role's sut.json go here")
+  command->add_option("files", options->files, "Scenario files or directories of them")->required();
+  command
+      ->add_option("--report-dir", options->report_dir,
+                   "sut-report.json and each role's sut.json go here")
       ->capture_default_str();
   command->footer(
       "Example:\n"
       "  faultline sut run scenarios/sut\n"
+      "  faultline sut run --needs verbs scenarios/sut   (the Soft-RoCE lane's share)\n"
       "A scenario needing what this machine lacks (a verbs device, mpirun) is skipped, with the\n"
       "reason. Exit codes: 0 every verdict as expected; 1 one was not; 2 a bad scenario file;\n"
       "3 the harness could not run it.");

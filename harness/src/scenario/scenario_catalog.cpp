@@ -71,7 +71,11 @@ ScenarioCatalog ScenarioCatalog::load(const std::string& scenario_dir,
   for (const auto& entry : fs::recursive_directory_iterator(scenario_dir, error)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
     const std::string top = fs::relative(entry.path(), scenario_dir).begin()->string();
-    if (top == "schema" || top == "suites" || top == "devices" || top == "excludes") continue;
+    // Not engine scenarios: schemas, suites, device profiles, excludes, and the systems under
+    // test that `faultline sut run` reads.
+    if (top == "schema" || top == "suites" || top == "devices" || top == "excludes" ||
+        top == "sut")
+      continue;
     files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());

@@ -66,10 +66,12 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options) 
   find_first_error(result, run.lines, options.checker);
   if (run.stopped) {
     result.verdict = SutVerdict::kHang;
-    result.evidence = "still running when it was stopped (its peer had ended); the stacks of "
-                      "every process are in `stacks`";
-    result.hint = "a peer that waits forever once the other side fails: it never learns of the "
-                  "failure (no timeout, no error propagation)";
+    result.evidence =
+        "still running when it was stopped (its peer had ended); the stacks of "
+        "every process are in `stacks`";
+    result.hint =
+        "a peer that waits forever once the other side fails: it never learns of the "
+        "failure (no timeout, no error propagation)";
   } else if (run.timed_out) {
     result.verdict = SutVerdict::kHang;
     result.evidence = "still running after " + std::to_string(options.deadline.count()) +

@@ -78,12 +78,14 @@ Result<pid_t> start_role(const SutScenario& scenario, const SutRole& role, const
   if (auto written = reports::write_file_atomically(plan, json({{"faults", role.faults}}).dump());
       !written.ok())
     return std::move(written).take_error();
-  std::vector<std::string> args = {binary, "sut", "exec", "--report-dir", dir, "--plan", plan,
-                                   "--deadline", std::to_string(scenario.deadline_seconds)};
+  std::vector<std::string> args = {
+      binary,         "sut",        "exec",
+      "--report-dir", dir,          "--plan",
+      plan,           "--deadline", std::to_string(scenario.deadline_seconds)};
   if (role.name == scenario.judged) {
-    for (auto [flag, pattern] : {std::pair{"--ok", &scenario.checker.ok},
-                                 std::pair{"--wrong", &scenario.checker.wrong},
-                                 std::pair{"--error", &scenario.checker.error}}) {
+    for (auto [flag, pattern] :
+         {std::pair{"--ok", &scenario.checker.ok}, std::pair{"--wrong", &scenario.checker.wrong},
+          std::pair{"--error", &scenario.checker.error}}) {
       if (!pattern->empty()) args.insert(args.end(), {flag, *pattern});
     }
   }
@@ -100,7 +102,8 @@ Result<pid_t> start_role(const SutScenario& scenario, const SutRole& role, const
   pid_t pid = -1;
   const int spawned = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return errno_error("posix_spawn", spawned, binary + " sut exec for " + role.name);
+  if (spawned != 0)
+    return errno_error("posix_spawn", spawned, binary + " sut exec for " + role.name);
   return pid;
 }
 
@@ -127,8 +130,8 @@ void end_the_others(std::vector<RunningRole>& roles, double grace_seconds) {
 }  // namespace
 
 json ScenarioOutcome::to_json() const {
-  return {{"name", name},       {"file", file},     {"expect", expect}, {"verdict", verdict},
-          {"result", result},   {"reason", reason}, {"seconds", seconds}, {"roles", roles}};
+  return {{"name", name},     {"file", file},     {"expect", expect},   {"verdict", verdict},
+          {"result", result}, {"reason", reason}, {"seconds", seconds}, {"roles", roles}};
 }
 
 Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
@@ -162,7 +165,9 @@ Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
   for (const auto& running : roles) {
     std::ifstream file(running.dir + "/sut.json");
     json report = json::parse(file, nullptr, false);
-    if (report.is_discarded()) report = {{"verdict", "error"}, {"evidence", "no sut.json: see " + running.dir + "/sut-exec.log"}};
+    if (report.is_discarded())
+      report = {{"verdict", "error"},
+                {"evidence", "no sut.json: see " + running.dir + "/sut-exec.log"}};
     outcome.roles[running.role->name] = report;
   }
   outcome.verdict = outcome.roles[scenario.judged].value("verdict", "error");

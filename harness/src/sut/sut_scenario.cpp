@@ -11,8 +11,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kVerdicts[] = {"pass",  "fail",    "detected", "silent-corruption",
-                                     "hang",  "crashed", "masked",   "not-reached"};
+constexpr const char* kVerdicts[] = {"pass", "fail",    "detected", "silent-corruption",
+                                     "hang", "crashed", "masked",   "not-reached"};
 
 Error bad(const std::string& file, const std::string& pointer, const std::string& expected) {
   return Error{ErrorCode::kInvalidArgument, file + ": " + pointer + ": expected " + expected};
@@ -107,8 +107,9 @@ Result<SutScenario> load_sut_scenario(const std::string& path) {
     return bad(path, "/needs", "\"ofi\", \"verbs\" or \"mpi\"");
   const std::string expect = document.value("expect", std::string());
   if (std::find(std::begin(kVerdicts), std::end(kVerdicts), expect) == std::end(kVerdicts))
-    return bad(path, "/expect", "a verdict: pass, fail, detected, silent-corruption, hang, "
-                                "crashed, masked or not-reached");
+    return bad(path, "/expect",
+               "a verdict: pass, fail, detected, silent-corruption, hang, "
+               "crashed, masked or not-reached");
   scenario.expect = expect;
   FAULTLINE_RETURN_IF_ERROR(load_roles(document, path, scenario));
   FAULTLINE_RETURN_IF_ERROR(load_checker(document, path, scenario.checker));
@@ -121,17 +122,21 @@ std::string missing_for(const SutScenario& scenario) {
     std::error_code error;
     const bool any = std::filesystem::exists("/sys/class/infiniband", error) &&
                      !std::filesystem::is_empty("/sys/class/infiniband", error);
-    return any ? "" : "needs a verbs device (none in /sys/class/infiniband): the Soft-RoCE lane runs it";
+    return any ? ""
+               : "needs a verbs device (none in /sys/class/infiniband): the Soft-RoCE lane runs it";
   }
   if (scenario.needs == "mpi" && std::system("command -v mpirun >/dev/null 2>&1") != 0)
     return "needs mpirun (Debian's openmpi-bin)";
   return "";
 }
 
-std::vector<std::string> expand(const std::vector<std::string>& command, const Placeholders& values) {
-  const std::pair<const char*, const std::string*> names[] = {
-      {"{port}", &values.port}, {"{address}", &values.address}, {"{device}", &values.device},
-      {"{gid}", &values.gid},   {"{bin}", &values.bin}};
+std::vector<std::string> expand(const std::vector<std::string>& command,
+                                const Placeholders& values) {
+  const std::pair<const char*, const std::string*> names[] = {{"{port}", &values.port},
+                                                              {"{address}", &values.address},
+                                                              {"{device}", &values.device},
+                                                              {"{gid}", &values.gid},
+                                                              {"{bin}", &values.bin}};
   std::vector<std::string> expanded;
   for (std::string argument : command) {
     for (auto [name, value] : names) {

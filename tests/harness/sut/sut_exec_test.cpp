@@ -1,8 +1,8 @@
 // faultline sut exec on real programs: fabtests' fi_pingpong under a completion error, a
 // filter that matches nothing, a hung and a crashing program, and usage errors.
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "support/background_process.hpp"
@@ -26,8 +26,8 @@ SutRun pingpong_client(const TempDir& dir, const std::string& fault,
                        const std::string& endpoint = "rdm") {
   const std::string port = std::to_string(faultline::testing::free_port());
   BackgroundProcess server("exec " + std::string(FAULTLINE_BINARY) + " sut exec --report-dir " +
-                           dir.path() + "/server -- fi_pingpong -p tcp -e " + endpoint + " -I 20 -S 64 -B " +
-                           port);
+                           dir.path() + "/server -- fi_pingpong -p tcp -e " + endpoint +
+                           " -I 20 -S 64 -B " + port);
   REQUIRE_FALSE(server.wait(std::chrono::milliseconds(500)).has_value());
   return sut_exec(dir, "--fault " + fault + " -- fi_pingpong -p tcp -e " + endpoint +
                            " -I 20 -S 64 -P " + port + " 127.0.0.1");
@@ -144,8 +144,8 @@ TEST_CASE("sut exec: Open MPI's allreduce passes without a fault and detects ran
 TEST_CASE("sut run: the shipped SUT scenarios reach their expected verdicts on this host",
           "[integration][ofi]") {
   TempDir dir;
-  const auto run = faultline::testing::run_command(std::string(FAULTLINE_BINARY) +
-                                                   " sut run " + FAULTLINE_SOURCE_DIR +
+  const auto run = faultline::testing::run_command(std::string(FAULTLINE_BINARY) + " sut run " +
+                                                   FAULTLINE_SOURCE_DIR +
                                                    "/scenarios/sut --report-dir " + dir.path());
   INFO(run.out << run.err);
   CHECK(run.exit_code == 0);

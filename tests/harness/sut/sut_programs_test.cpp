@@ -24,8 +24,8 @@ std::string expected_sum() {
 
 SutRun run_sum(const TempDir& dir, const std::string& program, const std::string& fault) {
   return faultline::testing::sut_exec(
-      dir.path(), "--ok " + expected_sum() + (fault.empty() ? "" : " --fault " + fault) + " -- " +
-                      program);
+      dir.path(),
+      "--ok " + expected_sum() + (fault.empty() ? "" : " --fault " + fault) + " -- " + program);
 }
 
 }  // namespace
@@ -61,8 +61,8 @@ TEST_CASE("sut programs: a fault aimed at a provider layer hits that layer's N-t
           "[integration][ofi]") {
   TempDir dir;
   // ofi_rxm is the layer the program reads: its 7th completion is the program's 7th.
-  const SutRun rxm = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED,
-                             "status=REM_ACCESS_ERR,layer=ofi_rxm,nth=7");
+  const SutRun rxm =
+      run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "status=REM_ACCESS_ERR,layer=ofi_rxm,nth=7");
   INFO(rxm.command.out);
   REQUIRE(rxm.events("fault").size() == 1);
   CHECK(rxm.events("fault")[0].at("layer") == "ofi_rxm");
@@ -71,8 +71,8 @@ TEST_CASE("sut programs: a fault aimed at a provider layer hits that layer's N-t
              Catch::Contains("at completion 7:"));
   // tcp is the core ofi_rxm reads inside the program's reads: its own 7th completion, counted
   // once although ofi_rxm reads its own CQ again inside its read.
-  const SutRun tcp = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED,
-                             "status=REM_ACCESS_ERR,layer=tcp,nth=7");
+  const SutRun tcp =
+      run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "status=REM_ACCESS_ERR,layer=tcp,nth=7");
   INFO(tcp.command.out);
   REQUIRE(tcp.events("fault").size() == 1);
   CHECK(tcp.events("fault")[0].at("layer") == "tcp");
@@ -89,14 +89,14 @@ TEST_CASE("sut programs: a fault aimed at a provider layer hits that layer's N-t
 TEST_CASE("sut programs: a failed post and a dropped completion reach an unmodified program",
           "[integration][ofi]") {
   TempDir dir;
-  const SutRun post = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED,
-                              "kind=fail_post,post=send,errno=12,nth=4");
+  const SutRun post =
+      run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "kind=fail_post,post=send,errno=12,nth=4");
   INFO(post.command.out);
   CHECK(post.report.at("verdict") == "detected");
   CHECK_THAT(post.output(), Catch::Contains("fi_send: Cannot allocate memory"));
   // A dropped completion: the program waits for one that never comes (a bounded spin here).
-  const SutRun dropped = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED,
-                                 "kind=drop_completion,side=recv,nth=2");
+  const SutRun dropped =
+      run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "kind=drop_completion,side=recv,nth=2");
   INFO(dropped.command.out);
   CHECK(dropped.events("fault").size() == 1);
   CHECK(dropped.report.at("verdict") == "detected");

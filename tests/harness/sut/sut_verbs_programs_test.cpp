@@ -29,10 +29,21 @@ std::string ipv4_gid_index(const std::string& device) {
   return "";
 }
 
+// A server and a client on the verbs device, talking on a fresh port.
 struct VerbsPair {
   std::string device = faultline::testing::verbs_device().device;
   std::string gid = ipv4_gid_index(device);
   std::string port = std::to_string(faultline::testing::free_port());
+
+  std::string rc_pingpong(const std::string& options) const {
+    return "ibv_rc_pingpong -d " + device + " -g " + gid + " -n 20 " + options + " -p " + port;
+  }
+  std::string send_lat() const {
+    return "ib_send_lat -d " + device + " -x " + gid + " -n 50 -p " + port;
+  }
+  std::string ucx_perftest() const {
+    return "ucx_perftest -x rc_verbs -d " + device + ":1 -t am_lat -n 100 -p " + port;
+  }
 };
 
 // The peer runs plainly in the background; faultline judges the other side. The peer of a
@@ -43,25 +54,26 @@ SutRun run_against(const TempDir& dir, const std::string& peer, const std::strin
   return faultline::testing::sut_exec(dir.path(), "--deadline 20 " + judged);
 }
 
+// `server` in the background, the same command as its client under `fault`.
+SutRun client_under(const TempDir& dir, const std::string& server, const std::string& fault) {
+  return run_against(dir, server,
+                     (fault.empty() ? "" : "--fault " + fault) + " -- " + server + " 127.0.0.1");
+}
+
 }  // namespace
 
 TEST_CASE("sut verbs: a completion error in ibv_rc_pingpong and ib_send_lat is detected",
           "[integration][verbs]") {
   TempDir dir;
   VerbsPair pair;
-  const std::string pingpong =
-      "ibv_rc_pingpong -d " + pair.device + " -g " + pair.gid + " -n 20 -p " + pair.port;
-  const SutRun clean = run_against(dir, pingpong, "-- " + pingpong + " 127.0.0.1");
+  const SutRun clean = client_under(dir, pair.rc_pingpong(""), "");
   INFO(clean.command.out);
   CHECK(clean.report.at("verdict") == "pass");
   REQUIRE_FALSE(clean.events("instrumented").empty());
   CHECK(clean.events("instrumented")[0].at("device") == pair.device);
 
-  VerbsPair again;
-  const std::string rc = "ibv_rc_pingpong -d " + again.device + " -g " + again.gid + " -n 20 -p " +
-                         again.port;
   const SutRun faulted =
-      run_against(dir, rc, "--fault status=REM_ACCESS_ERR,nth=5 -- " + rc + " 127.0.0.1");
+      client_under(dir, VerbsPair().rc_pingpong(""), "status=REM_ACCESS_ERR,nth=5");
   INFO(faulted.command.out);
   CHECK(faulted.report.at("verdict") == "detected");
   CHECK(faulted.command.exit_code == 0);
@@ -70,11 +82,7 @@ TEST_CASE("sut verbs: a completion error in ibv_rc_pingpong and ib_send_lat is d
   REQUIRE(faulted.events("fault").size() == 1);
   CHECK(faulted.events("fault")[0].at("call") == "ibv_poll_cq");
 
-  VerbsPair lat;
-  const std::string send_lat =
-      "ib_send_lat -d " + lat.device + " -x " + lat.gid + " -n 50 -p " + lat.port;
-  const SutRun perftest =
-      run_against(dir, send_lat, "--fault status=REM_ACCESS_ERR,nth=5 -- " + send_lat + " 127.0.0.1");
+  const SutRun perftest = client_under(dir, VerbsPair().send_lat(), "status=REM_ACCESS_ERR,nth=5");
   INFO(perftest.command.out);
   CHECK(perftest.report.at("verdict") == "detected");
   CHECK_THAT(perftest.report.at("first_error_line").get<std::string>(),
@@ -84,11 +92,7 @@ TEST_CASE("sut verbs: a completion error in ibv_rc_pingpong and ib_send_lat is d
 TEST_CASE("sut verbs: ucx_perftest over UCT rc_verbs detects a completion error",
           "[integration][verbs]") {
   TempDir dir;
-  VerbsPair pair;
-  const std::string perftest = "ucx_perftest -x rc_verbs -d " + pair.device +
-                               ":1 -t am_lat -n 100 -p " + pair.port;
-  const SutRun run = run_against(dir, perftest,
-                                 "--fault status=REM_ACCESS_ERR,nth=5 -- " + perftest + " 127.0.0.1");
+  const SutRun run = client_under(dir, VerbsPair().ucx_perftest(), "status=REM_ACCESS_ERR,nth=5");
   INFO(run.command.out);
   // UCX prints the completion error and aborts on purpose: detected, not crashed.
   CHECK(run.report.at("verdict") == "detected");
@@ -99,15 +103,15 @@ TEST_CASE("sut verbs: ucx_perftest over UCT rc_verbs detects a completion error"
 TEST_CASE("sut verbs: scribbled receive data in ibv_rc_pingpong -c is silent corruption",
           "[integration][verbs]") {
   TempDir dir;
-  VerbsPair pair;
-  const std::string pingpong =
-      "ibv_rc_pingpong -d " + pair.device + " -g " + pair.gid + " -n 20 -c -p " + pair.port;
+  const std::string pingpong = VerbsPair().rc_pingpong("-c");
   // The server validates what it received (the first byte of each page) after the last
   // exchange, prints "invalid data in page N" and still exits 0.
   BackgroundProcess client("sleep 1; exec " + pingpong + " 127.0.0.1");
-  const SutRun run = faultline::testing::sut_exec(
-      dir.path(), "--deadline 20 --wrong 'invalid data' "
-                  "--fault kind=corrupt_data,data=scribble,side=recv,every=1 -- " + pingpong);
+  const SutRun run =
+      faultline::testing::sut_exec(dir.path(),
+                                   "--deadline 20 --wrong 'invalid data' "
+                                   "--fault kind=corrupt_data,data=scribble,side=recv,every=1 -- " +
+                                       pingpong);
   INFO(run.command.out);
   CHECK(run.report.at("verdict") == "silent-corruption");
   CHECK(run.report.at("exit_code") == 0);
@@ -115,14 +119,10 @@ TEST_CASE("sut verbs: scribbled receive data in ibv_rc_pingpong -c is silent cor
   CHECK(run.events("fault")[0].at("bytes_changed") == 4096);
 }
 
-TEST_CASE("sut verbs: a failed post through the ibv_wr_* API is detected",
-          "[integration][verbs]") {
+TEST_CASE("sut verbs: a failed post through the ibv_wr_* API is detected", "[integration][verbs]") {
   TempDir dir;
-  VerbsPair pair;
-  const std::string pingpong =
-      "ibv_rc_pingpong -d " + pair.device + " -g " + pair.gid + " -n 20 -N -p " + pair.port;
-  const SutRun run = run_against(dir, pingpong, "--fault kind=fail_post,post=send,errno=12,nth=4 -- " +
-                                                    pingpong + " 127.0.0.1");
+  const SutRun run =
+      client_under(dir, VerbsPair().rc_pingpong("-N"), "kind=fail_post,post=send,errno=12,nth=4");
   INFO(run.command.out);
   CHECK(run.report.at("verdict") == "detected");
   REQUIRE(run.events("fault").size() == 1);
@@ -135,12 +135,8 @@ TEST_CASE("sut verbs: a failed post through the ibv_wr_* API is detected",
 TEST_CASE("sut verbs: a QP asking more inline than the cap is refused with the device's errno",
           "[integration][verbs]") {
   TempDir dir;
-  VerbsPair pair;
   // UCT rc_verbs asks for 64 bytes of inline; the capped device allows 8.
-  const std::string perftest = "ucx_perftest -x rc_verbs -d " + pair.device +
-                               ":1 -t am_lat -n 100 -p " + pair.port;
-  const SutRun run = run_against(dir, perftest,
-                                 "--fault kind=limits,max_inline_data=8 -- " + perftest + " 127.0.0.1");
+  const SutRun run = client_under(dir, VerbsPair().ucx_perftest(), "kind=limits,max_inline_data=8");
   INFO(run.command.out);
   CHECK(run.report.at("verdict") == "detected");
   REQUIRE(run.events("fault").size() == 1);
@@ -159,8 +155,8 @@ TEST_CASE("sut verbs: a program reaching libibverbs only through dlopen/dlsym is
   TempDir dir;
   const std::string device = faultline::testing::verbs_device().device;
   const SutRun run = faultline::testing::sut_exec(
-      dir.path(), "--fault kind=limits,max_qp_wr=100 -- " + std::string(FAULTLINE_SUT_VERBS_DLOPEN) +
-                      " " + device);
+      dir.path(), "--fault kind=limits,max_qp_wr=100 -- " +
+                      std::string(FAULTLINE_SUT_VERBS_DLOPEN) + " " + device);
   INFO(run.command.out);
   // Its dlsym'd ibv_open_device was this library's, and so was its ibv_query_device: it was
   // shown the capped device.

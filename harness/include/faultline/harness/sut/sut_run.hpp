@@ -32,6 +32,7 @@ struct SutRunSettings {
 /// Runs every role of `scenario` (each under `faultline sut exec`, so each has its own process
 /// group and interposer log), waits for the judged one, gives the others the grace period and
 /// then stops them (a peer still waiting is judged a hang, with its stacks).
-Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario, const SutRunSettings& settings);
+Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
+                                         const SutRunSettings& settings);
 
 }  // namespace faultline::harness::sut

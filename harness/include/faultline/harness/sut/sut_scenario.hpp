@@ -15,7 +15,7 @@ struct SutRole {
   std::string name;
   std::vector<std::string> command;  ///< with {port}, {address}, {device}, {gid}, {bin}
   nlohmann::json faults = nlohmann::json::array();  ///< the plan's faults for this role
-  int after_ms = 0;  ///< started this long after the role before it
+  int after_ms = 0;                                 ///< started this long after the role before it
 };
 
 /// A system-under-test scenario (scenarios/sut/*.json): programs, their faults, a checker,
@@ -49,6 +49,7 @@ struct Placeholders {
 };
 
 /// `command` with every {name} replaced.
-std::vector<std::string> expand(const std::vector<std::string>& command, const Placeholders& values);
+std::vector<std::string> expand(const std::vector<std::string>& command,
+                                const Placeholders& values);
 
 }  // namespace faultline::harness::sut

@@ -59,14 +59,14 @@ struct FaultRule {
   /// The provider layer whose completions count ("ofi_rxm", "tcp"); empty: the program's own,
   /// the outermost layer it reads.
   std::string layer;
-  std::optional<int> rank;                ///< only in the process of this rank (from the launcher)
+  std::optional<int> rank;  ///< only in the process of this rank (from the launcher)
   std::optional<transports::Opcode> opcode;
-  std::optional<uint32_t> qp_num;         ///< verbs: only this QP's completions and posts
+  std::optional<uint32_t> qp_num;  ///< verbs: only this QP's completions and posts
 
-  uint64_t nth = 0;          ///< the nth matching event (from 1)
-  uint64_t every = 0;        ///< every k-th matching event
-  double probability = 0;    ///< each matching event with this probability (the plan's seed)
-  uint64_t matched = 0;      ///< matching events seen so far
+  uint64_t nth = 0;        ///< the nth matching event (from 1)
+  uint64_t every = 0;      ///< every k-th matching event
+  double probability = 0;  ///< each matching event with this probability (the plan's seed)
+  uint64_t matched = 0;    ///< matching events seen so far
 
   /// Counts one matching event; true when this one is to be faulted.
   bool fires(std::mt19937_64& random);
