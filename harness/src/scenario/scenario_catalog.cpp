@@ -73,8 +73,7 @@ ScenarioCatalog ScenarioCatalog::load(const std::string& scenario_dir,
     const std::string top = fs::relative(entry.path(), scenario_dir).begin()->string();
     // Not engine scenarios: schemas, suites, device profiles, excludes, and the systems under
     // test that `faultline sut run` reads.
-    if (top == "schema" || top == "suites" || top == "devices" || top == "excludes" ||
-        top == "sut")
+    if (top == "schema" || top == "suites" || top == "devices" || top == "excludes" || top == "sut")
       continue;
     files.push_back(entry.path().string());
   }
