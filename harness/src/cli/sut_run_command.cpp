@@ -16,7 +16,7 @@ using nlohmann::json;
 
 struct SutRunOptions {
   std::vector<std::string> files;
-  std::vector<std::string> needs;  ///< only scenarios that need one of these (default: all)
+  std::string needs;  ///< only scenarios that need one of these, comma-separated (default: all)
   std::string report_dir = "faultline-report";
 };
 
@@ -51,9 +51,9 @@ int run_sut_scenarios(const SutRunOptions& options) {
       std::cerr << "faultline sut run: " << scenario.error().describe() << "\n";
       return harness::kExitUsage;
     }
-    const bool wanted = options.needs.empty() ||
-                        std::find(options.needs.begin(), options.needs.end(), scenario->needs) !=
-                            options.needs.end();
+    const bool wanted =
+        options.needs.empty() ||
+        ("," + options.needs + ",").find("," + scenario->needs + ",") != std::string::npos;
     if (wanted) scenarios.push_back(std::move(scenario).value());
   }
   if (scenarios.empty()) {
@@ -94,6 +94,8 @@ void add_sut_run_command(CLI::App& sut, CommandAction& run) {
   auto options = std::make_shared<SutRunOptions>();
   CLI::App* command = sut.add_subcommand(
       "run", "Run SUT scenario files (scenarios/sut/): programs, faults, the expected verdict");
+  command->add_option("--needs", options->needs,
+                      "Only the scenarios that need one of these: ofi,verbs,mpi");
   command->add_option("files", options->files, "Scenario files or directories of them")->required();
   command
       ->add_option("--report-dir", options->report_dir,
