@@ -50,28 +50,18 @@ Plan::Plan() : rank_(launcher_rank()) {
       take_smaller(caps_.max_recv_sge, rule.caps.max_recv_sge);
       take_smaller(caps_.max_inline_data, rule.caps.max_inline_data);
     }
+    kinds_ |= 1U << static_cast<unsigned>(rule.kind);
+    completion_rules_ = completion_rules_ || is_completion_kind(rule.kind);
+    data_rules_ = data_rules_ || rule.data != DataAction::kKeep;
+    suppress_rules_ = suppress_rules_ || rule.data == DataAction::kSuppress;
     rules_.push_back(std::move(rule));
   }
 }
 
 bool Plan::applies_here(const FaultRule& rule) const { return !rule.rank || rule.rank == rank_; }
 
-bool Plan::has(FaultKind kind) const {
-  return std::any_of(rules_.begin(), rules_.end(),
-                     [&](const FaultRule& rule) { return rule.kind == kind; });
-}
-
-bool Plan::has_completion_rules() const {
-  return std::any_of(rules_.begin(), rules_.end(),
-                     [](const FaultRule& rule) { return is_completion_kind(rule.kind); });
-}
-
-bool Plan::has_data_rules() const {
-  return std::any_of(rules_.begin(), rules_.end(),
-                     [](const FaultRule& rule) { return rule.data != DataAction::kKeep; });
-}
-
 std::optional<FaultRule> Plan::completion_fault(const Event& event, bool (*allowed)(FaultKind)) {
+  if (!completion_rules_) return std::nullopt;  // no lock taken for a plan without any
   std::lock_guard lock(mutex_);
   for (FaultRule& rule : rules_) {
     if (!is_completion_kind(rule.kind) || (allowed != nullptr && !allowed(rule.kind))) continue;
@@ -81,6 +71,7 @@ std::optional<FaultRule> Plan::completion_fault(const Event& event, bool (*allow
 }
 
 std::optional<FaultRule> Plan::post_fault(const Event& event) {
+  if (!has(FaultKind::kFailPost)) return std::nullopt;
   std::lock_guard lock(mutex_);
   for (FaultRule& rule : rules_) {
     if (rule.kind == FaultKind::kFailPost && matches(rule, event) && rule.fires(random_))

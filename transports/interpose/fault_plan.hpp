@@ -29,12 +29,15 @@ class Plan {
 
   /// True when the plan has no rule for this process.
   bool empty() const { return rules_.empty(); }
-  /// True when some rule is of `kind` (no lock: the rules never change after loading).
-  bool has(FaultKind kind) const;
+  // What the plan holds, found once at load (the data path asks on every post and poll).
+  /// True when some rule is of `kind`.
+  bool has(FaultKind kind) const { return (kinds_ & (1U << static_cast<unsigned>(kind))) != 0; }
   /// True when some completion rule (status, data, drop, duplicate) exists.
-  bool has_completion_rules() const;
+  bool has_completion_rules() const { return completion_rules_; }
   /// True when some rule changes the data a receive delivered.
-  bool has_data_rules() const;
+  bool has_data_rules() const { return data_rules_; }
+  /// True when some rule restores a receive buffer (its bytes are kept at post time).
+  bool has_suppress_rules() const { return suppress_rules_; }
   /// The completion rule that fires for `event` (counted), if any; `allowed` filters kinds.
   std::optional<FaultRule> completion_fault(const Event& event,
                                             bool (*allowed)(FaultKind) = nullptr);
@@ -52,6 +55,10 @@ class Plan {
   std::mt19937_64 random_;
   std::optional<int> rank_;
   LimitCaps caps_;
+  unsigned kinds_ = 0;  // bit per FaultKind present
+  bool completion_rules_ = false;
+  bool data_rules_ = false;
+  bool suppress_rules_ = false;
 };
 
 /// Logs a `fault` event for `rule` with what it hit.

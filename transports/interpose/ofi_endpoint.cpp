@@ -66,7 +66,8 @@ void record(const WrappedEp& ep, void* context, const iovec* iov, size_t count) 
   for (size_t i = 0; i < count; ++i)
     segments.push_back({static_cast<std::byte*>(iov[i].iov_base), iov[i].iov_len});
   PostedBuffers::get().record(receive_queue_of_layer(ep.layer),
-                              reinterpret_cast<uintptr_t>(context), std::move(segments), true);
+                              reinterpret_cast<uintptr_t>(context), std::move(segments),
+                              Plan::get().has_suppress_rules());
 }
 
 ssize_t msg_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, void* context) {

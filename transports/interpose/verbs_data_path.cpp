@@ -118,6 +118,23 @@ int refuse_inline_above_cap(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   return 0;
 }
 
+// A receive post, to a QP or an SRQ: its buffers recorded for the data rules (before the post:
+// another thread may poll its completion at once), then the fail_post rules.
+template <typename ProviderPost>
+int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint64_t queue,
+                  std::optional<uint32_t> qp_num, ProviderPost provider_post, const char* call) {
+  auto post = [&](ibv_recv_wr* first, ibv_recv_wr** bad) {
+    if (Plan::get().has_data_rules()) record_receives(queue, first);
+    return provider_post(first, bad);
+  };
+  if (!Plan::get().has(FaultKind::kFailPost)) return post(wr, bad_wr);
+  Event event;
+  event.side = Side::kRecv;
+  event.qp_num = qp_num;
+  return post_with_faults(
+      wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; }, call);
+}
+
 }  // namespace
 
 int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
@@ -149,31 +166,18 @@ int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
 int post_recv_with_faults(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   const ContextOps& ops = original_ops(qp->context);
-  auto post = [&](ibv_recv_wr* first, ibv_recv_wr** bad) {
-    // Recorded before the post: another thread may poll its completion at once.
-    if (Plan::get().has_data_rules()) record_receives(receive_queue_of_qp(qp), first);
-    return ops.post_recv(qp, first, bad);
-  };
-  if (!Plan::get().has(FaultKind::kFailPost)) return post(wr, bad_wr);
-  Event event;
-  event.side = Side::kRecv;
-  event.qp_num = qp->qp_num;
-  return post_with_faults(
-      wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; }, "ibv_post_recv");
+  return post_receives(
+      wr, bad_wr, receive_queue_of_qp(qp), qp->qp_num,
+      [&](ibv_recv_wr* first, ibv_recv_wr** bad) { return ops.post_recv(qp, first, bad); },
+      "ibv_post_recv");
 }
 
 int post_srq_recv_with_faults(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   const ContextOps& ops = original_ops(srq->context);
-  auto post = [&](ibv_recv_wr* first, ibv_recv_wr** bad) {
-    // Recorded before the post: another thread may poll its completion at once.
-    if (Plan::get().has_data_rules()) record_receives(receive_queue_of_srq(srq), first);
-    return ops.post_srq_recv(srq, first, bad);
-  };
-  if (!Plan::get().has(FaultKind::kFailPost)) return post(wr, bad_wr);
-  Event event;
-  event.side = Side::kRecv;
-  return post_with_faults(
-      wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; }, "ibv_post_srq_recv");
+  return post_receives(
+      wr, bad_wr, receive_queue_of_srq(srq), std::nullopt,
+      [&](ibv_recv_wr* first, ibv_recv_wr** bad) { return ops.post_srq_recv(srq, first, bad); },
+      "ibv_post_srq_recv");
 }
 
 }  // namespace faultline::transports::interpose

@@ -77,7 +77,7 @@ uint64_t receive_queue_of(ibv_context* context, uint32_t qp_num) {
 }
 
 void record_receives(uint64_t queue, const ibv_recv_wr* wr) {
-  const bool snapshot = Plan::get().has_data_rules();
+  const bool snapshot = Plan::get().has_suppress_rules();
   for (; wr != nullptr; wr = wr->next) {
     std::vector<Segment> segments;
     for (int i = 0; i < wr->num_sge; ++i) {

@@ -39,18 +39,24 @@ void clamp(Count& value, const std::optional<uint32_t>& cap) {
 
 int refuse_qp_caps(const ibv_qp_cap& cap, const char* call, ibv_context* context) {
   const LimitCaps& caps = Plan::get().caps();
-  if (above(cap.max_send_wr, caps.max_qp_wr))
-    return refuse(call, "max_send_wr", cap.max_send_wr, *caps.max_qp_wr, context);
-  if (above(cap.max_recv_wr, caps.max_qp_wr))
-    return refuse(call, "max_recv_wr", cap.max_recv_wr, *caps.max_qp_wr, context);
-  if (above(cap.max_recv_wr, caps.max_recv_wr))
-    return refuse(call, "max_recv_wr", cap.max_recv_wr, *caps.max_recv_wr, context);
-  if (above(cap.max_send_sge, caps.max_send_sge))
-    return refuse(call, "max_send_sge", cap.max_send_sge, *caps.max_send_sge, context);
-  if (above(cap.max_recv_sge, caps.max_recv_sge))
-    return refuse(call, "max_recv_sge", cap.max_recv_sge, *caps.max_recv_sge, context);
-  if (above(cap.max_inline_data, caps.max_inline_data))
-    return refuse(call, "max_inline_data", cap.max_inline_data, *caps.max_inline_data, context);
+  // Each field the program asks for, against the cap that bounds it (max_qp_wr bounds both
+  // queues, as the device attribute does).
+  const struct {
+    const char* field;
+    uint32_t asked;
+    const std::optional<uint32_t>& cap;
+  } checks[] = {
+      {"max_send_wr", cap.max_send_wr, caps.max_qp_wr},
+      {"max_recv_wr", cap.max_recv_wr, caps.max_qp_wr},
+      {"max_recv_wr", cap.max_recv_wr, caps.max_recv_wr},
+      {"max_send_sge", cap.max_send_sge, caps.max_send_sge},
+      {"max_recv_sge", cap.max_recv_sge, caps.max_recv_sge},
+      {"max_inline_data", cap.max_inline_data, caps.max_inline_data},
+  };
+  for (const auto& check : checks) {
+    if (above(check.asked, check.cap))
+      return refuse(call, check.field, check.asked, *check.cap, context);
+  }
   return 0;
 }
 

@@ -53,15 +53,7 @@ void find_verbs_device(Placeholders& values) {
       break;
     }
   }
-  for (int index = 0; index < 16 && !values.device.empty(); ++index) {
-    std::ifstream gid("/sys/class/infiniband/" + values.device + "/ports/1/gids/" +
-                      std::to_string(index));
-    std::string text;
-    if (gid >> text && text.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0) {
-      values.gid = std::to_string(index);
-      return;
-    }
-  }
+  if (!values.device.empty()) values.gid = ipv4_gid_index(values.device);
 }
 
 struct RunningRole {

@@ -130,6 +130,16 @@ std::string missing_for(const SutScenario& scenario) {
   return "";
 }
 
+std::string ipv4_gid_index(const std::string& device) {
+  for (int index = 0; index < 16; ++index) {
+    std::ifstream gid("/sys/class/infiniband/" + device + "/ports/1/gids/" + std::to_string(index));
+    std::string text;
+    if (gid >> text && text.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0)
+      return std::to_string(index);
+  }
+  return "";
+}
+
 std::vector<std::string> expand(const std::vector<std::string>& command,
                                 const Placeholders& values) {
   const std::pair<const char*, const std::string*> names[] = {{"{port}", &values.port},

@@ -2,9 +2,8 @@
 // rxe0: rdma-core's ibv_rc_pingpong, perftest's ib_send_lat, UCX's ucx_perftest (UCT
 // rc_verbs), and a program that reaches libibverbs only through dlopen/dlsym.
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
 
+#include "faultline/harness/sut/sut_scenario.hpp"
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
 #include "support/test_targets.hpp"
@@ -16,23 +15,16 @@ using faultline::testing::TempDir;
 
 namespace {
 
-// The GID table entry of the port's IPv4 address (::ffff:a.b.c.d): perftest's -x, pingpong's -g.
-std::string ipv4_gid_index(const std::string& device) {
-  const std::filesystem::path gids = "/sys/class/infiniband/" + device + "/ports/1/gids";
-  for (int index = 0; index < 16; ++index) {
-    std::ifstream gid(gids / std::to_string(index));
-    std::string text;
-    if (gid >> text && text.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0)
-      return std::to_string(index);
-  }
-  FAIL("no IPv4 GID on " << device);
-  return "";
+std::string ipv4_gid_of(const std::string& device) {
+  const std::string gid = faultline::harness::sut::ipv4_gid_index(device);
+  if (gid.empty()) FAIL("no IPv4 GID on " << device);
+  return gid;
 }
 
 // A server and a client on the verbs device, talking on a fresh port.
 struct VerbsPair {
   std::string device = faultline::testing::verbs_device().device;
-  std::string gid = ipv4_gid_index(device);
+  std::string gid = ipv4_gid_of(device);
   std::string port = std::to_string(faultline::testing::free_port());
 
   std::string rc_pingpong(const std::string& options) const {

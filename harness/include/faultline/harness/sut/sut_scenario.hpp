@@ -48,6 +48,10 @@ struct Placeholders {
   std::string bin;  ///< the directory of the faultline binary (its build tree's programs)
 };
 
+/// The GID table entry of port 1's IPv4 address (::ffff:a.b.c.d) on a verbs device: perftest's
+/// -x, the pingpongs' -g. "" when the device has none.
+std::string ipv4_gid_index(const std::string& device);
+
 /// `command` with every {name} replaced.
 std::vector<std::string> expand(const std::vector<std::string>& command,
                                 const Placeholders& values);
