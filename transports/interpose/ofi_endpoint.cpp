@@ -267,7 +267,7 @@ void replace_tagged_ops(fi_ops_tagged& ops) {
 
 }  // namespace
 
-thread_local int ProviderCall::depth_ = 0;
+thread_local int ProviderCall::depth = 0;
 
 uint64_t receive_queue_of_layer(const char* layer) { return std::hash<std::string_view>{}(layer); }
 

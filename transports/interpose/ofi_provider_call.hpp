@@ -8,16 +8,16 @@ namespace faultline::transports::interpose {
 /// ones belong to a provider beneath it.
 class ProviderCall {
  public:
-  ProviderCall() { ++depth_; }
-  ~ProviderCall() { --depth_; }
+  ProviderCall() { ++depth; }
+  ~ProviderCall() { --depth; }
   ProviderCall(const ProviderCall&) = delete;
   ProviderCall& operator=(const ProviderCall&) = delete;
 
   /// True inside exactly one wrapped call: the program's own.
-  static bool from_program() { return depth_ == 1; }
+  static bool from_program() { return depth == 1; }
 
  private:
-  static thread_local int depth_;
+  static thread_local int depth;
 };
 
 }  // namespace faultline::transports::interpose

@@ -1,5 +1,7 @@
 #include "verbs_faults.hpp"
 
+#include <algorithm>
+
 #include <utility>
 
 #include "posted_buffers.hpp"
@@ -80,9 +82,12 @@ void record_receives(uint64_t queue, const ibv_recv_wr* wr) {
   const bool snapshot = Plan::get().has_suppress_rules();
   for (; wr != nullptr; wr = wr->next) {
     std::vector<Segment> segments;
+    segments.reserve(static_cast<size_t>(std::max(wr->num_sge, 0)));
     for (int i = 0; i < wr->num_sge; ++i) {
-      segments.push_back(
-          Segment{reinterpret_cast<std::byte*>(wr->sg_list[i].addr), wr->sg_list[i].length});
+      // The verbs ABI carries a buffer's address as an integer.
+      auto* address =
+          reinterpret_cast<std::byte*>(wr->sg_list[i].addr);  // NOLINT(performance-no-int-to-ptr)
+      segments.push_back(Segment{address, wr->sg_list[i].length});
     }
     PostedBuffers::get().record(queue, wr->wr_id, std::move(segments), snapshot);
   }

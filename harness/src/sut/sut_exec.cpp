@@ -178,7 +178,7 @@ void stop_running_program() { request_stop(); }
 Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   const std::string log = options.work_dir + "/faults.jsonl";
   std::remove(log.c_str());
-  auto joined = [](std::string first, const char* variable, const char* separator) {
+  auto joined = [](const std::string& first, const char* variable, const char* separator) {
     const char* inherited = std::getenv(variable);
     return inherited != nullptr && *inherited != '\0' ? first + separator + inherited : first;
   };

@@ -84,6 +84,7 @@ Result<pid_t> start_role(const SutScenario& scenario, const SutRole& role, const
   args.emplace_back("--");
   for (auto& argument : expand(role.command, values)) args.push_back(std::move(argument));
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& argument : args) argv.push_back(argument.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
