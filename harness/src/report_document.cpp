@@ -48,9 +48,9 @@ nlohmann::json scenario_to_json(const ScenarioRun& run) {
           {"sides", run.sides}};
 }
 
-ReportDocument::ReportDocument(const Coordinator& coordinator, const RunMetadata& metadata,
-                               size_t total)
-    : total_(total) {
+namespace {
+
+nlohmann::json agents_of(const Coordinator& coordinator) {
   nlohmann::json agents = nlohmann::json::array();
   for (const auto& agent : coordinator.agents()) {
     agents.push_back({{"id", agent.id},
@@ -62,8 +62,19 @@ ReportDocument::ReportDocument(const Coordinator& coordinator, const RunMetadata
                       {"target", agent.hello.value("target", nlohmann::json::object())},
                       {"devices", agent.hello.value("devices", nlohmann::json::array())}});
   }
+  return agents;
+}
+
+}  // namespace
+
+ReportDocument::ReportDocument(const Coordinator& coordinator, const RunMetadata& metadata,
+                               size_t total)
+    : ReportDocument(agents_of(coordinator), metadata, total) {}
+
+ReportDocument::ReportDocument(nlohmann::json agents, const RunMetadata& metadata, size_t total)
+    : total_(total) {
   const std::string started = now_utc();
-  document_ = {{"schema_version", 1},
+  document_ = {{"schema_version", 2},
                {"faultline_version", FAULTLINE_VERSION},
                {"run",
                 {{"suite", metadata.suite},
@@ -77,14 +88,18 @@ ReportDocument::ReportDocument(const Coordinator& coordinator, const RunMetadata
                  {"device", metadata.target.device},
                  {"seed", metadata.seed},
                  {"strict", metadata.strict},
-                 {"agents", agents}}},
+                 {"agents", std::move(agents)}}},
                {"summary", nlohmann::json::object()},
                {"scenarios", nlohmann::json::array()}};
   refresh();
 }
 
 const nlohmann::json& ReportDocument::add(const ScenarioRun& run) {
-  document_["scenarios"].push_back(scenario_to_json(run));
+  return add(scenario_to_json(run));
+}
+
+const nlohmann::json& ReportDocument::add(nlohmann::json scenario) {
+  document_["scenarios"].push_back(std::move(scenario));
   refresh();
   return document_["scenarios"].back();
 }

@@ -22,6 +22,30 @@ std::string field(const json& scenario, const char* name) {
   return escape_markup(scenario.value(name, std::string()));
 }
 
+// SUT scenarios: how each program ended, and a hung one's stacks (folded).
+void write_programs(std::ostringstream& html, const json& scenarios) {
+  bool heading = false;
+  for (const auto& scenario : scenarios) {
+    const auto lines = program_lines(scenario);
+    if (lines.empty()) continue;
+    if (!heading) html << "<h2>Programs under faults</h2>\n";
+    heading = true;
+    const json& sut = scenario.at("sut");
+    html << "<h3>" << field(scenario, "id") << ": <span class=\"" << field(scenario, "verdict")
+         << "\">" << escape_markup(verdict_label(scenario)) << "</span>, expected "
+         << escape_markup(sut.value("expect", std::string())) << "</h3>\n<dl>\n";
+    for (const auto& [role, text] : lines) {
+      html << "<dt>" << escape_markup(role) << "</dt><dd>" << escape_markup(text);
+      const json ended = sut.value("roles", json::object()).value(role, json::object());
+      if (const std::string stacks = ended.value("stacks", std::string()); !stacks.empty()) {
+        html << "<details><summary>stacks</summary>" << escape_markup(stacks) << "</details>";
+      }
+      html << "</dd>\n";
+    }
+    html << "</dl>\n";
+  }
+}
+
 }  // namespace
 
 std::string to_html(const json& report) {
@@ -46,10 +70,10 @@ std::string to_html(const json& report) {
   html << "</li>\n</ul>\n<h2>Scenarios</h2>\n<table>\n"
        << "<tr><th>scenario</th><th>agents</th><th>verdict</th><th>seconds</th></tr>\n";
   for (const auto& scenario : scenarios) {
-    const std::string verdict = field(scenario, "verdict");
     html << "<tr><td>" << field(scenario, "id") << "</td><td>"
-         << escape_markup(agents_label(scenario)) << "</td><td class=\"" << verdict << "\">"
-         << verdict << "</td><td class=\"num\">" << seconds(scenario) << "</td></tr>\n";
+         << escape_markup(agents_label(scenario)) << "</td><td class=\""
+         << field(scenario, "verdict") << "\">" << escape_markup(verdict_label(scenario))
+         << "</td><td class=\"num\">" << seconds(scenario) << "</td></tr>\n";
   }
   html << "</table>\n";
   bool heading = false;
@@ -68,6 +92,7 @@ std::string to_html(const json& report) {
       html << "<dt>" << escape_markup(label) << "</dt><dd>" << escape_markup(text) << "</dd>\n";
     html << "</dl>\n";
   }
+  write_programs(html, scenarios);
   html << "</body></html>\n";
   return html.str();
 }

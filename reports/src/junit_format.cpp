@@ -31,11 +31,18 @@ void write_testcase(std::ostringstream& xml, const json& scenario, const std::st
   xml << "    <testcase classname=\"" << escape_markup(suite + "." + id) << "\" name=\""
       << escape_markup(id + " [" + agents_label(scenario) + "]") << "\" time=\""
       << seconds(scenario) << "\"";
-  if (verdict == "pass") {
+  const auto programs = program_lines(scenario);
+  if (verdict == "pass" && programs.empty()) {
     xml << "/>\n";
     return;
   }
   xml << ">\n";
+  if (verdict == "pass") {  // a SUT scenario: how each program ended is the finding
+    std::string out = "verdict " + verdict_label(scenario);
+    for (const auto& [role, text] : programs) out += "\n" + role + ": " + text;
+    xml << "      <system-out>" << escape_markup(out) << "</system-out>\n    </testcase>\n";
+    return;
+  }
   const std::string observed = escape_markup(text_of(scenario, "observed"));
   if (verdict == "fail") {
     xml << "      <failure type=\"fail\" message=\"" << observed << "\">"

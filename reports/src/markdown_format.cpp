@@ -73,6 +73,20 @@ void write_pair_matrix(std::ostringstream& md, const json& scenarios) {
   }
 }
 
+// SUT scenarios: how each program ended, passed or not (the verdict is the finding).
+void write_programs(std::ostringstream& md, const json& scenarios) {
+  bool heading = false;
+  for (const auto& scenario : scenarios) {
+    const auto lines = program_lines(scenario);
+    if (lines.empty()) continue;
+    if (!heading) md << "\n## Programs under faults\n";
+    heading = true;
+    md << "\n### " << field(scenario, "id") << ": " << verdict_label(scenario) << ", expected "
+       << scenario.at("sut").value("expect", std::string()) << "\n\n";
+    for (const auto& [role, text] : lines) md << "- " << role << ": " << cell(text) << "\n";
+  }
+}
+
 }  // namespace
 
 std::string to_markdown(const json& report) {
@@ -95,7 +109,7 @@ std::string to_markdown(const json& report) {
   md << "\n\n## Scenarios\n\n| scenario | agents | verdict | seconds |\n|---|---|---|---:|\n";
   for (const auto& scenario : scenarios) {
     md << "| " << cell(field(scenario, "id")) << " | " << cell(agents_label(scenario)) << " | "
-       << field(scenario, "verdict") << " | " << seconds(scenario) << " |\n";
+       << verdict_label(scenario) << " | " << seconds(scenario) << " |\n";
   }
   const bool all_passed = std::all_of(scenarios.begin(), scenarios.end(), [](const json& s) {
     return s.value("verdict", std::string()) == "pass";
@@ -116,6 +130,7 @@ std::string to_markdown(const json& report) {
         md << "- scenario: `" << field(scenario, "source") << "`\n";
     }
   }
+  write_programs(md, scenarios);
   write_pair_matrix(md, scenarios);
   return md.str();
 }

@@ -91,6 +91,11 @@ struct Metrics::Impl {
           .Name("faultline_scenarios_total")
           .Help("Scenario runs finished, by verdict")
           .Register(*registry);
+  prometheus::Family<prometheus::Counter>& programs =
+      prometheus::BuildCounter()
+          .Name("faultline_sut_verdicts_total")
+          .Help("SUT scenarios finished, by how the judged program reacted to its faults")
+          .Register(*registry);
   prometheus::Family<prometheus::Histogram>& durations =
       prometheus::BuildHistogram()
           .Name("faultline_scenario_duration_seconds")
@@ -188,6 +193,10 @@ void Metrics::count_scenario(const nlohmann::json& scenario, const std::string& 
       .Increment();
   impl_->durations.Add({{"suite", suite}, {"scenario", id}}, duration_buckets())
       .Observe(scenario.value("duration_ms", 0.0) / 1000);
+  if (const auto sut = scenario.find("sut"); sut != scenario.end() && sut->is_object()) {
+    impl_->programs.Add({{"suite", suite}, {"scenario", id}, {"verdict", text_at(*sut, "verdict")}})
+        .Increment();
+  }
   const nlohmann::json sides = scenario.value("sides", nlohmann::json::object());
   if (!sides.is_object()) return;
   // What each side reported, where it did (a lost or crashed side has no details).

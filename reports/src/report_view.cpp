@@ -1,5 +1,6 @@
 #include "faultline/reports/report_view.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace faultline::reports {
@@ -9,12 +10,58 @@ using nlohmann::json;
 std::string agents_label(const json& scenario) {
   const json agents = scenario.value("agents", json::object());
   const json ranks = agents.value("ranks", json::array());
+  const json tags = scenario.value("tags", json::array());
+  if (std::find(tags.begin(), tags.end(), "sut") != tags.end()) {
+    std::string roles;
+    for (const auto& role : ranks) roles += (roles.empty() ? "" : ", ") + role.get<std::string>();
+    return roles;
+  }
   if (ranks.size() <= 2) {
     return agents.value("initiator", std::string("?")) + " <-> " +
            agents.value("responder", std::string("?"));
   }
   return "ring of " + std::to_string(ranks.size()) + " (" + ranks.front().get<std::string>() +
          ".." + ranks.back().get<std::string>() + ")";
+}
+
+std::string verdict_label(const json& scenario) {
+  const std::string verdict = scenario.value("verdict", std::string("error"));
+  if (!scenario.contains("sut")) return verdict;
+  return verdict + " (" + scenario.at("sut").value("verdict", std::string("error")) + ")";
+}
+
+std::vector<std::pair<std::string, std::string>> program_lines(const json& scenario) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  if (!scenario.contains("sut")) return lines;
+  const json roles = scenario.at("sut").value("roles", json::object());
+  for (const auto& role : scenario.value("agents", json::object()).value("ranks", json::array())) {
+    const std::string name = role.get<std::string>();
+    if (!roles.contains(name)) continue;
+    const json& ended = roles.at(name);
+    char figures[160];
+    std::snprintf(figures, sizeof figures, "after %.2f s, %d fault(s) applied",
+                  ended.value("seconds", 0.0), ended.value("faults_applied", 0));
+    std::string text = ended.value("verdict", std::string("error")) + ": ";
+    if (ended.value("exit_code", json()).is_number()) {
+      text += "exit " + std::to_string(ended.at("exit_code").get<int>()) + " ";
+    } else if (ended.value("signal", json()).is_number()) {
+      text += "signal " + std::to_string(ended.at("signal").get<int>()) + " ";
+    }
+    text += figures;
+    if (const json since = ended.value("fault_to_error_ms", json()); since.is_number()) {
+      std::snprintf(figures, sizeof figures, ", its first error line %.1f ms after the fault",
+                    since.get<double>());
+      text += figures;
+    }
+    if (const std::string evidence = ended.value("evidence", std::string()); !evidence.empty())
+      text += "\n" + evidence;
+    if (const json bypass = ended.value("bypass", json::array()); !bypass.empty())
+      text += "\nwent around the interposer: " + bypass.dump();
+    if (const std::string hint = ended.value("hint", std::string()); !hint.empty())
+      text += "\nhint: " + hint;
+    lines.emplace_back(name, text);
+  }
+  return lines;
 }
 
 std::string suite_name(const json& report) {

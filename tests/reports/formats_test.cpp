@@ -148,3 +148,54 @@ TEST_CASE("a run not passed shows its completion errors and the port counters th
   CHECK(md.find("agent-3:") == std::string::npos);
   CHECK_THAT(to_html(report), Catch::Contains("<dt>completion errors (agent-1)</dt>"));
 }
+
+namespace {
+
+// A SUT scenario as `faultline sut run` records it: the client detected the fault, the server
+// was left waiting (a hang, with its stacks).
+json sut_report() {
+  json report = sample_report();
+  report["schema_version"] = 2;
+  report["scenarios"] = json::array();
+  json program = scenario("sut.pingpong", "pass", "server", "client", "client: detected");
+  program["tags"] = {"sut"};
+  program["sut"] = {{"expect", "detected"},
+                    {"verdict", "detected"},
+                    {"judged", "client"},
+                    {"roles",
+                     {{"server",
+                       {{"verdict", "hang"},
+                        {"seconds", 3.5},
+                        {"faults_applied", 0},
+                        {"evidence", "still running when it was stopped"},
+                        {"stacks", "Thread 1 <main>"}}},
+                      {"client",
+                       {{"verdict", "detected"},
+                        {"exit_code", 13},
+                        {"seconds", 0.5},
+                        {"faults_applied", 1},
+                        {"fault_to_error_ms", 2.5},
+                        {"evidence", "exit code 13; cq_readerr: completion error"},
+                        {"bypass", {"mlx5dv_init_obj"}}}}}}};
+  report["scenarios"].push_back(program);
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("a SUT scenario shows its program's verdict and how each program ended", "[unit]") {
+  const json report = sut_report();
+  const std::string md = to_markdown(report);
+  CHECK_THAT(md, Catch::Contains("| sut.pingpong | server, client | pass (detected) |"));
+  CHECK_THAT(md, Catch::Contains("## Programs under faults"));
+  CHECK_THAT(md, Catch::Contains("- server: hang: after 3.50 s, 0 fault(s) applied"));
+  CHECK_THAT(md, Catch::Contains("- client: detected: exit 13 after 0.50 s, 1 fault(s) applied, "
+                                 "its first error line 2.5 ms after the fault"));
+  CHECK_THAT(md, Catch::Contains("went around the interposer: [\"mlx5dv_init_obj\"]"));
+  const std::string xml = to_junit(report);
+  CHECK_THAT(xml, Catch::Contains("<system-out>verdict pass (detected)\nserver: hang"));
+  CHECK(count(xml, "<error ") == 0);
+  const std::string html = to_html(report);
+  CHECK_THAT(html, Catch::Contains("<details><summary>stacks</summary>Thread 1 &lt;main&gt;"));
+  CHECK_THAT(html, Catch::Contains("pass (detected)</td>"));
+}

@@ -226,3 +226,20 @@ TEST_CASE("every Grafana panel expression names only metrics faultline exports",
   }
   CHECK(expressions >= 6);
 }
+
+TEST_CASE("a SUT scenario counts how its judged program reacted", "[unit]") {
+  Metrics metrics;
+  const json scenario = {{"id", "sut.x"},
+                         {"verdict", "pass"},
+                         {"duration_ms", 500.0},
+                         {"sides", json::object()},
+                         {"sut", {{"expect", "detected"}, {"verdict", "detected"}}}};
+  metrics.count_scenario(scenario, "sut", "sut", "");
+  metrics.count_scenario({{"id", "plain"}, {"verdict", "pass"}}, "sut", "sut", "");
+  const auto families = metrics.registry().Collect();
+  const auto* detected = sample(families, "faultline_sut_verdicts_total", "verdict", "detected");
+  REQUIRE(detected != nullptr);
+  CHECK(detected->counter.value == 1);
+  for (const auto& family : families)
+    if (family.name == "faultline_sut_verdicts_total") CHECK(family.metric.size() == 1);
+}

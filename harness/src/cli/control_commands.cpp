@@ -17,6 +17,7 @@
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/suite_runner.hpp"
+#include "faultline/harness/sut/sut_suite.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "metrics_options.hpp"
 #include "scenario_selection.hpp"
@@ -84,6 +85,12 @@ struct CoordinatorCommand {
     if (!warning.empty()) std::cerr << "faultline coordinator: warning: " << warning << "\n";
     options.token = token.value();
     // The agents choose their own target; only exclude entries for any target apply here.
+    if (selection.is_sut_suite()) {
+      return usage_error("coordinator",
+                         "the sut suite runs its programs on this machine: `faultline run --suite "
+                         "sut` or `faultline sut run FILE...` (the coordinator does not place "
+                         "SUT roles on agents)");
+    }
     auto resolved = selection.resolve("coordinator", {"", "", ""});
     if (!resolved) return kExitUsage;
     if (options.agents < 2) return usage_error("coordinator", "--agents must be at least 2");
@@ -149,6 +156,7 @@ struct RunCommand {
   MetricsOptions metrics_options;
 
   int run() {
+    if (selection.is_sut_suite()) return run_sut_suite();
     if (agents < 2) return usage_error("run", "--agents must be at least 2");
     if (auto present = target.check(); !present.ok())
       return usage_error("run", present.error().describe_with_hint());
@@ -167,6 +175,19 @@ struct RunCommand {
     } else {
       code = local.value()->run(*resolved, report_dir, metadata, std::cout, metrics->get());
     }  // the agents are gone before the metrics linger
+    return metrics_options.finish("run", metrics->get(), code);
+  }
+
+  // Every scenario of scenarios/sut/ this machine can run (the others skipped with the reason:
+  // the verbs ones run in the Soft-RoCE lane), each program under the interposers.
+  int run_sut_suite() {
+    auto scenarios = harness::sut::load_sut_scenarios({selection.sut_dir()}, "");
+    if (!scenarios.ok()) return usage_error("run", scenarios.error().describe());
+    if (scenarios->empty()) return usage_error("run", "no SUT scenarios in " + selection.sut_dir());
+    auto metrics = metrics_options.start();
+    if (!metrics.ok()) return usage_error("run", metrics.error().describe_with_hint());
+    const int code = harness::sut::run_sut_suite(
+        *scenarios, {own_executable(), report_dir, "sut", metrics->get()}, std::cout, std::cerr);
     return metrics_options.finish("run", metrics->get(), code);
   }
 };

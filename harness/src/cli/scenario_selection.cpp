@@ -8,7 +8,9 @@
 namespace faultline::cli {
 
 void ScenarioSelection::add_to(CLI::App* command) {
-  command->add_option("--suite", suite, "Suite to run (a file of scenarios/suites/)")
+  command
+      ->add_option("--suite", suite,
+                   "Suite to run (a file of scenarios/suites/, or sut: scenarios/sut/)")
       ->capture_default_str();
   command->add_option("scenarios", names,
                       "Scenario ids, globs (\"inline.*\") or scenario files, instead of a suite");
@@ -41,6 +43,10 @@ std::optional<std::vector<harness::ScenarioSpec>> ScenarioSelection::resolve(
   }
   harness::apply_excludes(chosen, excludes, target);
   return chosen;
+}
+
+std::string ScenarioSelection::sut_dir() const {
+  return (scenario_dir.empty() ? harness::default_scenario_dir() : scenario_dir) + "/sut";
 }
 
 uint64_t ScenarioSelection::seed_or_random() const {

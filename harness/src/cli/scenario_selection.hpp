@@ -28,6 +28,11 @@ struct ScenarioSelection {
   /// expected ..."; then nullopt, and the caller exits 2 before anything runs.
   std::optional<std::vector<harness::ScenarioSpec>> resolve(const std::string& command,
                                                             const transports::Target& target) const;
+  /// `--suite sut`: the programs of scenarios/sut/ under the interposers (harness/sut), not
+  /// faultline's engines.
+  bool is_sut_suite() const { return names.empty() && suite == "sut"; }
+  /// The sut/ folder of the scenario directory.
+  std::string sut_dir() const;
   /// --seed, or a fresh random seed (printed and recorded, so the run can be replayed).
   uint64_t seed_or_random() const;
 };

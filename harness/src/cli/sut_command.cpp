@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "faultline/harness/control/local_run.hpp"
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/reports/atomic_file.hpp"
@@ -39,9 +40,7 @@ int usage(const std::string& text) {
 std::string interpose_dir() {
   if (const char* dir = std::getenv("FAULTLINE_INTERPOSE_DIR"); dir != nullptr && *dir != '\0')
     return dir;
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return (error ? std::filesystem::path(".") : self.parent_path()).string() + "/interpose";
+  return std::filesystem::path(harness::own_executable()).parent_path().string() + "/interpose";
 }
 
 // The faults of every --plan file and every --fault, checked as the interposers will read them.

@@ -1,91 +1,45 @@
 // faultline sut run: SUT scenario files (scenarios/sut/), each role under `faultline sut exec`,
 // the judged role's verdict against the expected one, and one report for all of them.
-#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
+#include "faultline/harness/control/local_run.hpp"
 #include "faultline/harness/exit_codes.hpp"
-#include "faultline/harness/sut/sut_run.hpp"
-#include "faultline/reports/atomic_file.hpp"
+#include "faultline/harness/sut/sut_suite.hpp"
+#include "metrics_options.hpp"
 
 namespace faultline::cli {
 
 namespace {
 
-using nlohmann::json;
-
 struct SutRunOptions {
   std::vector<std::string> files;
   std::string needs;  ///< only scenarios that need one of these, comma-separated (default: all)
   std::string report_dir = "faultline-report";
+  MetricsOptions metrics_options;
 };
 
-// The files named, a directory standing for its *.json files (sorted).
-std::vector<std::string> scenario_files(const std::vector<std::string>& named) {
-  std::vector<std::string> files;
-  for (const auto& path : named) {
-    if (!std::filesystem::is_directory(path)) {
-      files.push_back(path);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator(path))
-      if (entry.path().extension() == ".json") found.push_back(entry.path().string());
-    std::sort(found.begin(), found.end());
-    files.insert(files.end(), found.begin(), found.end());
-  }
-  return files;
-}
-
-std::string self_binary() {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? "faultline" : self.string();
-}
-
 int run_sut_scenarios(const SutRunOptions& options) {
-  std::vector<harness::sut::SutScenario> scenarios;
-  for (const auto& file : scenario_files(options.files)) {
-    auto scenario = harness::sut::load_sut_scenario(file);
-    if (!scenario.ok()) {
-      std::cerr << "faultline sut run: " << scenario.error().describe() << "\n";
-      return harness::kExitUsage;
-    }
-    const bool wanted =
-        options.needs.empty() ||
-        ("," + options.needs + ",").find("," + scenario->needs + ",") != std::string::npos;
-    if (wanted) scenarios.push_back(std::move(scenario).value());
-  }
-  if (scenarios.empty()) {
-    std::cerr << "faultline sut run: no scenario files in " << options.files.size() << " path(s)\n";
+  auto scenarios = harness::sut::load_sut_scenarios(options.files, options.needs);
+  if (!scenarios.ok()) {
+    std::cerr << "faultline sut run: " << scenarios.error().describe() << "\n";
     return harness::kExitUsage;
   }
-  std::filesystem::create_directories(options.report_dir);
-  const std::string report_path = options.report_dir + "/sut-report.json";
-  json report = {{"schema", "faultline-sut-report/1"}, {"scenarios", json::array()}};
-  int failed = 0;
-  for (const auto& scenario : scenarios) {
-    auto outcome = harness::sut::run_sut_scenario(scenario, {self_binary(), options.report_dir});
-    if (!outcome.ok()) {
-      std::cerr << "faultline sut run: " << scenario.name << ": "
-                << outcome.error().describe_with_hint() << "\n";
-      return harness::kExitHarnessError;
-    }
-    failed += outcome->result == "fail";
-    std::cout << outcome->result << "  " << scenario.name << "  ("
-              << (outcome->verdict.empty() ? "-" : outcome->verdict) << ", expected "
-              << scenario.expect << ")"
-              << (outcome->reason.empty() ? "" : "\n    " + outcome->reason) << "\n";
-    report.at("scenarios").push_back(outcome->to_json());
-    // Written after every scenario: a run cut short keeps what it measured.
-    if (auto written = reports::write_file_atomically(report_path, report.dump(2) + "\n");
-        !written.ok()) {
-      std::cerr << "faultline sut run: " << written.error().describe() << "\n";
-      return harness::kExitHarnessError;
-    }
+  if (scenarios->empty()) {
+    std::cerr << "faultline sut run: no scenario files"
+              << (options.needs.empty() ? "" : " needing " + options.needs) << " in "
+              << options.files.size() << " path(s)\n";
+    return harness::kExitUsage;
   }
-  std::cout << "report: " << report_path << "\n";
-  return failed == 0 ? 0 : 1;
+  auto metrics = options.metrics_options.start();
+  if (!metrics.ok()) {
+    std::cerr << "faultline sut run: " << metrics.error().describe_with_hint() << "\n";
+    return harness::kExitUsage;
+  }
+  const int code = harness::sut::run_sut_suite(
+      *scenarios, {harness::own_executable(), options.report_dir, "", metrics->get()}, std::cout,
+      std::cerr);
+  return options.metrics_options.finish("sut run", metrics->get(), code);
 }
 
 }  // namespace
@@ -99,8 +53,9 @@ void add_sut_run_command(CLI::App& sut, CommandAction& run) {
   command->add_option("files", options->files, "Scenario files or directories of them")->required();
   command
       ->add_option("--report-dir", options->report_dir,
-                   "sut-report.json and each role's sut.json go here")
+                   "report.json, junit.xml, summary.md; each role's files in SCENARIO/ROLE/")
       ->capture_default_str();
+  options->metrics_options.add_to(command, true);
   command->footer(
       "Example:\n"
       "  faultline sut run scenarios/sut\n"

@@ -27,13 +27,6 @@ const SchemaChecker& scenario_schema() {
   return checker;
 }
 
-std::string sha256_hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  return to_hex(std::as_bytes(std::span(digest, length)));
-}
-
 std::string line_and_column(const std::string& text, size_t byte) {
   size_t line = 1;
   size_t column = 1;
@@ -193,6 +186,13 @@ class SemanticChecker {
 };
 
 }  // namespace
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return to_hex(std::as_bytes(std::span(digest, length)));
+}
 
 Topology topology_of(const nlohmann::json& document) {
   return document.value("topology", "pair") == "ring" ? Topology::kRing : Topology::kPair;

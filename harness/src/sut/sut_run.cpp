@@ -40,22 +40,6 @@ std::string free_port() {
   return std::to_string(port);
 }
 
-// $FAULTLINE_VERBS_DEVICE, or the first device, and the GID index of its IPv4 address.
-void find_verbs_device(Placeholders& values) {
-  namespace fs = std::filesystem;
-  const char* named = std::getenv("FAULTLINE_VERBS_DEVICE");
-  std::error_code error;
-  if (named != nullptr && *named != '\0') {
-    values.device = named;
-  } else {
-    for (const auto& entry : fs::directory_iterator("/sys/class/infiniband", error)) {
-      values.device = entry.path().filename().string();
-      break;
-    }
-  }
-  if (!values.device.empty()) values.gid = ipv4_gid_index(values.device);
-}
-
 struct RunningRole {
   const SutRole* role = nullptr;
   std::string dir;
@@ -122,14 +106,11 @@ void end_the_others(std::vector<RunningRole>& roles, double grace_seconds) {
 
 }  // namespace
 
-json ScenarioOutcome::to_json() const {
-  return {{"name", name},     {"file", file},     {"expect", expect},   {"verdict", verdict},
-          {"result", result}, {"reason", reason}, {"seconds", seconds}, {"roles", roles}};
-}
-
 Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
                                          const SutRunSettings& settings) {
-  ScenarioOutcome outcome{scenario.name, scenario.file, scenario.expect};
+  ScenarioOutcome outcome{scenario.name, scenario.file, scenario.sha256, scenario.expect,
+                          scenario.judged};
+  for (const auto& role : scenario.roles) outcome.role_names.push_back(role.name);
   if (auto missing = missing_for(scenario); !missing.empty()) {
     outcome.result = "skip";
     outcome.reason = missing;
@@ -138,7 +119,10 @@ Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
   Placeholders values;
   values.port = free_port();
   values.bin = std::filesystem::path(settings.faultline_binary).parent_path().string();
-  if (scenario.needs == "verbs") find_verbs_device(values);
+  if (scenario.needs == "verbs") {
+    values.device = verbs_device();
+    if (!values.device.empty()) values.gid = ipv4_gid_index(values.device);
+  }
   const auto started = Clock::now();
   std::vector<RunningRole> roles;
   for (const auto& role : scenario.roles) {
@@ -157,17 +141,20 @@ Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
   outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   for (const auto& running : roles) {
     std::ifstream file(running.dir + "/sut.json");
-    json report = json::parse(file, nullptr, false);
-    if (report.is_discarded())
-      report = {{"verdict", "error"},
-                {"evidence", "no sut.json: see " + running.dir + "/sut-exec.log"}};
-    outcome.roles[running.role->name] = report;
+    outcome.roles[running.role->name] =
+        role_summary(json::parse(file, nullptr, false), running.dir);
   }
-  outcome.verdict = outcome.roles[scenario.judged].value("verdict", "error");
-  outcome.result = outcome.verdict == scenario.expect ? "pass" : "fail";
-  if (outcome.result == "fail") {
-    outcome.reason = "expected " + scenario.expect + ", got " + outcome.verdict + ": " +
-                     outcome.roles[scenario.judged].value("evidence", std::string());
+  const json& judged = outcome.roles[scenario.judged];
+  outcome.verdict = judged.at("verdict");
+  if (outcome.verdict == "error") {
+    outcome.result = "error";
+    outcome.reason = judged.value("evidence", std::string());
+  } else {
+    outcome.result = outcome.verdict == scenario.expect ? "pass" : "fail";
+    if (outcome.result == "fail") {
+      outcome.reason = "expected " + scenario.expect + ", got " + outcome.verdict + ": " +
+                       judged.value("evidence", std::string());
+    }
   }
   return outcome;
 }

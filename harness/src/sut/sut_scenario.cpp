@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "faultline/harness/scenario/scenario_loader.hpp"
 #include "faultline/transports/interpose/fault_rules.hpp"
 
 namespace faultline::harness::sut {
@@ -93,11 +94,13 @@ Status load_roles(const json& document, const std::string& file, SutScenario& sc
 Result<SutScenario> load_sut_scenario(const std::string& path) {
   std::ifstream input(path);
   if (!input) return Error{ErrorCode::kInvalidArgument, path + ": cannot be read"};
-  const json document = json::parse(input, nullptr, false);
+  const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+  const json document = json::parse(text, nullptr, false);
   if (document.is_discarded() || !document.is_object())
     return bad(path, "/", "a JSON object (a SUT scenario)");
   SutScenario scenario;
   scenario.file = path;
+  scenario.sha256 = sha256_hex(text);
   if (!document.contains("name") || !document.at("name").is_string())
     return bad(path, "/name", "a scenario name (\"sut.fi-pingpong.completion-error\")");
   scenario.name = document.at("name").get<std::string>();
@@ -127,6 +130,15 @@ std::string missing_for(const SutScenario& scenario) {
   }
   if (scenario.needs == "mpi" && std::system("command -v mpirun >/dev/null 2>&1") != 0)
     return "needs mpirun (Debian's openmpi-bin)";
+  return "";
+}
+
+std::string verbs_device() {
+  const char* named = std::getenv("FAULTLINE_VERBS_DEVICE");
+  if (named != nullptr && *named != '\0') return named;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/class/infiniband", error))
+    return entry.path().filename().string();
   return "";
 }
 

@@ -26,8 +26,12 @@ nlohmann::json scenario_to_json(const ScenarioRun& run);
 class ReportDocument {
  public:
   ReportDocument(const Coordinator& coordinator, const RunMetadata& metadata, size_t total);
+  /// `agents`: the run's agents as the schema's `run.agents` holds them.
+  ReportDocument(nlohmann::json agents, const RunMetadata& metadata, size_t total);
   /// Adds a finished run and refreshes the summary, the update time and `complete`.
   const nlohmann::json& add(const ScenarioRun& run);
+  /// The same for a scenario already in the schema's form (a SUT scenario's).
+  const nlohmann::json& add(nlohmann::json scenario);
   const nlohmann::json& json() const { return document_; }
 
  private:

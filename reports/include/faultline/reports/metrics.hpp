@@ -17,6 +17,8 @@ namespace faultline::reports {
 /// Pushgateway at the end of a run (`--pushgateway`). Names carry their unit and counters end
 /// in `_total`:
 ///   faultline_scenarios_total{suite,scenario,verdict,transport,device}
+///   faultline_sut_verdicts_total{suite,scenario,verdict}: SUT scenarios, by how the judged
+///     program reacted (detected, silent-corruption, hang, ...)
 ///   faultline_scenario_duration_seconds{suite,scenario} (histogram)
 ///   faultline_faults_injected_total{kind}
 ///   faultline_completions_total{status}

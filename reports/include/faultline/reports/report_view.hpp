@@ -8,8 +8,15 @@
 
 namespace faultline::reports {
 
-/// "agent-1 <-> agent-2" for a pair, "ring of 4 (agent-1..agent-4)" for a ring.
+/// "agent-1 <-> agent-2" for a pair, "ring of 4 (agent-1..agent-4)" for a ring, the programs'
+/// roles ("server, client") for a SUT scenario.
 std::string agents_label(const nlohmann::json& scenario);
+/// The verdict, with the judged program's for a SUT scenario: "pass (detected)".
+std::string verdict_label(const nlohmann::json& scenario);
+/// How each program of a SUT scenario ended, as (label, text) lines for people:
+/// ("client", "detected: exit 1 after 0.42 s, 1 fault applied, error 3.1 ms after it: <line>").
+/// Empty for other scenarios.
+std::vector<std::pair<std::string, std::string>> program_lines(const nlohmann::json& scenario);
 /// The run's suite, or "selection" when scenarios were named one by one.
 std::string suite_name(const nlohmann::json& report);
 /// How many scenario runs ended with each verdict.

@@ -16,6 +16,9 @@ struct LoadProblem {
   std::string describe() const;  ///< "FILE: /steps/2/op: expected ..."
 };
 
+/// The SHA-256 of a scenario file's bytes, in hex: the report's `sha256`.
+std::string sha256_hex(const std::string& bytes);
+
 /// Where device profiles live, for `limits` faults that name a `profile`.
 struct LoaderOptions {
   std::string devices_dir;

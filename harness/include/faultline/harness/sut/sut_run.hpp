@@ -9,20 +9,29 @@
 
 namespace faultline::harness::sut {
 
-/// How one SUT scenario went: the judged role's verdict against the expected one, and every
-/// role's own sut.json.
+/// How one SUT scenario went: the judged role's verdict against the expected one, and how
+/// every role ended.
 struct ScenarioOutcome {
   std::string name;
   std::string file;
+  std::string sha256;
   std::string expect;
-  std::string verdict;  ///< the judged role's ("" when skipped)
-  std::string result;   ///< pass (verdict as expected), fail, or skip
-  std::string reason;   ///< skip: what this machine lacks; fail: what happened instead
+  std::string judged;
+  std::string verdict;  ///< the judged role's ("" when skipped, "error" when it left no result)
+  std::string result;   ///< pass (verdict as expected), fail, skip, or error
+  std::string reason;   ///< skip: what this machine lacks; otherwise what happened
   double seconds = 0;
-  nlohmann::json roles = nlohmann::json::object();  ///< role name -> its sut.json
+  std::vector<std::string> role_names;              ///< in the scenario's order
+  nlohmann::json roles = nlohmann::json::object();  ///< role name -> its report summary
 
-  nlohmann::json to_json() const;
+  /// The scenario as report.json holds it (reports/schema/report.schema.json, `sut`).
+  nlohmann::json to_report_scenario(size_t run_id) const;
 };
+
+/// A role's sut.json (`faultline sut exec`) as the report holds it: verdict, exit, timing,
+/// the first error line, stacks, coverage (objects instrumented, bypasses), and `log`: where
+/// the whole output is. A missing or malformed file gives the verdict `error`.
+nlohmann::json role_summary(const nlohmann::json& sut_json, const std::string& directory);
 
 struct SutRunSettings {
   std::string faultline_binary;  ///< runs each role as `faultline sut exec`

@@ -22,6 +22,7 @@ struct SutRole {
 /// and the verdict the judged role is expected to reach.
 struct SutScenario {
   std::string file;
+  std::string sha256;  ///< of the file's bytes
   std::string name;
   std::string description;
   std::string needs;  ///< "ofi", "verbs" or "mpi": where it can run
@@ -47,6 +48,9 @@ struct Placeholders {
   std::string gid;
   std::string bin;  ///< the directory of the faultline binary (its build tree's programs)
 };
+
+/// $FAULTLINE_VERBS_DEVICE, or the first verbs device of this machine; "" when it has none.
+std::string verbs_device();
 
 /// The GID table entry of port 1's IPv4 address (::ffff:a.b.c.d) on a verbs device: perftest's
 /// -x, the pingpongs' -g. "" when the device has none.

@@ -1,0 +1,113 @@
+// A SUT scenario's outcome in report.json's form: the harness verdict (pass when the judged
+// program reached the expected verdict), and under `sut` how every program ended.
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "faultline/harness/sut/sut_run.hpp"
+
+namespace faultline::harness::sut {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 9> kRoleVerdicts = {
+    "pass",   "fail",        "detected", "silent-corruption", "hang", "crashed",
+    "masked", "not-reached", "error"};
+
+// Only values of the schema's types reach the report, whatever the file held.
+std::string text_at(const json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+json integer_or_null(const json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_number_integer() ? *found : json(nullptr);
+}
+
+double non_negative(const json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_number() ? std::max(0.0, found->get<double>()) : 0.0;
+}
+
+}  // namespace
+
+json role_summary(const json& sut_json, const std::string& directory) {
+  if (!sut_json.is_object()) {
+    return {{"verdict", "error"},
+            {"seconds", 0},
+            {"faults_applied", 0},
+            {"evidence", "it left no sut.json: see " + directory + "/sut-exec.log"},
+            {"log", directory}};
+  }
+  std::string verdict = text_at(sut_json, "verdict");
+  if (std::find(kRoleVerdicts.begin(), kRoleVerdicts.end(), verdict) == kRoleVerdicts.end())
+    verdict = "error";
+  int instrumented = 0;
+  json bypass = json::array();
+  for (const auto& event : sut_json.value("events", json::array())) {
+    if (!event.is_object()) continue;
+    const std::string kind = text_at(event, "event");
+    instrumented += kind == "instrumented";
+    if (kind == "bypass") bypass.push_back(text_at(event, "call"));
+  }
+  auto faults = sut_json.find("faults_applied");
+  json summary = {{"verdict", verdict},
+                  {"exit_code", integer_or_null(sut_json, "exit_code")},
+                  {"signal", integer_or_null(sut_json, "signal")},
+                  {"seconds", non_negative(sut_json, "seconds")},
+                  {"faults_applied",
+                   faults != sut_json.end() && faults->is_number_unsigned() ? *faults : json(0)},
+                  {"first_error_line", text_at(sut_json, "first_error_line")},
+                  {"fault_to_error_ms", sut_json.contains("fault_to_error_ms") &&
+                                                sut_json.at("fault_to_error_ms").is_number()
+                                            ? json(non_negative(sut_json, "fault_to_error_ms"))
+                                            : json(nullptr)},
+                  {"evidence", text_at(sut_json, "evidence")},
+                  {"hint", text_at(sut_json, "hint")},
+                  {"instrumented", instrumented},
+                  {"bypass", bypass},
+                  {"log", directory}};
+  if (const std::string stacks = text_at(sut_json, "stacks"); !stacks.empty())
+    summary["stacks"] = stacks;
+  return summary;
+}
+
+json ScenarioOutcome::to_report_scenario(size_t run_id) const {
+  std::string evidence;
+  for (const auto& role : role_names) {
+    if (!roles.contains(role)) continue;
+    const json& summary = roles.at(role);
+    if (!evidence.empty()) evidence += "\n";
+    evidence += role + ": " + summary.value("verdict", std::string("error"));
+    if (const std::string text = summary.value("evidence", std::string()); !text.empty())
+      evidence += " (" + text + ")";
+  }
+  const json judged_summary = roles.value(judged, json::object());
+  json scenario = {{"id", name},
+                   {"tags", {"sut"}},
+                   {"source", file},
+                   {"sha256", sha256},
+                   {"seed", 0},
+                   {"run_id", run_id},
+                   {"agents",
+                    {{"initiator", role_names.empty() ? judged : role_names.front()},
+                     {"responder", judged},
+                     {"ranks", role_names}}},
+                   {"verdict", result},
+                   {"expected", result == "skip" ? "" : judged + " reaches the verdict " + expect},
+                   {"observed", result == "skip" ? reason : judged + ": " + verdict},
+                   {"evidence", evidence},
+                   {"hint", judged_summary.value("hint", std::string())},
+                   {"duration_ms", seconds * 1000},
+                   {"sides", json::object()}};
+  if (result != "skip") {
+    scenario["sut"] = {
+        {"expect", expect}, {"verdict", verdict}, {"judged", judged}, {"roles", roles}};
+  }
+  return scenario;
+}
+
+}  // namespace faultline::harness::sut
