@@ -20,6 +20,7 @@
 #include "fault_plan.hpp"
 #include "faultline/transports/ofi/ofi_status_map.hpp"
 #include "ofi_endpoint.hpp"
+#include "ofi_fabric.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
 
@@ -343,20 +344,10 @@ int fabric_domain2(fid_fabric* fabric, fi_info* info, fid_domain** domain, uint6
 // libfabric calls this for every fabric opened while FI_HOOK names us: the fabric to hook in
 // attr->fabric, its provider as the context. The fabric is patched in place and returned.
 int hook_fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) {
-  fid_fabric* hooked = attr->fabric;
   const auto* provider = static_cast<const fi_provider*>(context);
-  auto* state = new WrappedFabric();
-  state->inner = hooked->ops;
-  std::memcpy(&state->ops, hooked->ops, std::min(sizeof state->ops, hooked->ops->size));
-  state->layer = provider != nullptr && provider->name != nullptr ? provider->name : "";
-  state->ops.domain = fabric_domain;
-  if (hooked->ops->size >= offsetof(fi_ops_fabric, domain2) + sizeof(state->ops.domain2) &&
-      hooked->ops->domain2 != nullptr) {
-    state->ops.domain2 = fabric_domain2;
-  }
-  hooked->ops = &state->ops;
-  *fabric = hooked;
-  log_event({{"event", "instrumented"}, {"object", "fabric"}, {"layer", state->layer}});
+  wrap_fabric(attr->fabric, provider != nullptr && provider->name != nullptr ? provider->name : "",
+              "FI_HOOK");
+  *fabric = attr->fabric;
   return 0;
 }
 
@@ -371,6 +362,25 @@ fi_provider faultline_hook = {
 };
 
 }  // namespace
+
+bool wrap_fabric(fid_fabric* fabric, const std::string& layer, const char* through) {
+  if (fabric->ops->domain == fabric_domain) return false;
+  auto* state = new WrappedFabric();
+  state->inner = fabric->ops;
+  std::memcpy(&state->ops, fabric->ops, std::min(sizeof state->ops, fabric->ops->size));
+  state->layer = layer;
+  state->ops.domain = fabric_domain;
+  if (fabric->ops->size >= offsetof(fi_ops_fabric, domain2) + sizeof(state->ops.domain2) &&
+      fabric->ops->domain2 != nullptr) {
+    state->ops.domain2 = fabric_domain2;
+  }
+  fabric->ops = &state->ops;
+  log_event({{"event", "instrumented"},
+             {"object", "fabric"},
+             {"layer", state->layer},
+             {"through", through}});
+  return true;
+}
 
 }  // namespace faultline::transports::interpose
 

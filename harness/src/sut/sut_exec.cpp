@@ -187,10 +187,14 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
       {"FI_HOOK", "faultline"},
       {"FAULTLINE_FAULTS", options.plan.dump()},
       {"FAULTLINE_FAULT_LOG", log}};
-  // The verbs interposer, where this build has one (it needs rdma-core's headers to build).
-  const std::string verbs = options.interpose_dir + "/libfaultline-verbs.so";
-  if (std::filesystem::exists(verbs))
-    environment.emplace_back("LD_PRELOAD", joined(verbs, "LD_PRELOAD", ":"));
+  // Preloaded: the verbs interposer, and the libfabric one again for programs that set their
+  // own FI_PROVIDER_PATH (its fi_fabric wraps what the hook did not), where this build has them.
+  std::string preload;
+  for (const char* library : {"/libfaultline-verbs.so", "/libfaultline-fi.so"}) {
+    const std::string path = options.interpose_dir + library;
+    if (std::filesystem::exists(path)) preload += (preload.empty() ? "" : ":") + path;
+  }
+  if (!preload.empty()) environment.emplace_back("LD_PRELOAD", joined(preload, "LD_PRELOAD", ":"));
   auto run = run_process_group(options.command, environment, options.deadline);
   if (!run.ok()) return std::move(run).take_error();
   ExecResult result;

@@ -103,4 +103,33 @@ TEST_CASE("sut programs: a failed post and a dropped completion reach an unmodif
   CHECK_THAT(dropped.output(), Catch::Contains("no completion"));
 }
 
+TEST_CASE("sut programs: a program that sets its own FI_PROVIDER_PATH is still reached",
+          "[integration][ofi]") {
+  TempDir dir;
+  // libfabric never finds the hook provider on this path; the preloaded fi_fabric wraps the
+  // fabrics instead, the program's (ofi_rxm) and its core's (tcp).
+  const SutRun checked =
+      run_sum(dir, "env FI_PROVIDER_PATH=" + dir.path() + " " + FAULTLINE_SUT_OFI_SUM_CHECKED,
+              "status=REM_ACCESS_ERR,side=recv,nth=3");
+  INFO(checked.command.out);
+  CHECK(checked.report.at("verdict") == "detected");
+  std::vector<std::string> layers;
+  for (const auto& event : checked.events("instrumented")) {
+    if (event.at("object") != "fabric") continue;
+    CHECK(event.at("through") == "LD_PRELOAD");
+    layers.push_back(event.at("layer"));
+  }
+  CHECK_THAT(layers, Catch::UnorderedEquals(std::vector<std::string>{"tcp", "ofi_rxm"}));
+  // Found by libfabric as usual, each fabric is wrapped once, by the hook.
+  const SutRun hooked = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "");
+  const auto fabrics = hooked.events("instrumented");
+  size_t count = 0;
+  for (const auto& event : fabrics) {
+    if (event.at("object") != "fabric") continue;
+    ++count;
+    CHECK(event.at("through") == "FI_HOOK");
+  }
+  CHECK(count == 2);
+}
+
 #endif  // FAULTLINE_SUT_OFI_SUM_CHECKED
