@@ -148,8 +148,10 @@ Result<json> parse_fault_spec(const std::string& spec) {
     }
     const std::string key = pair.substr(0, equals);
     const std::string value = pair.substr(equals + 1);
-    const bool number = value.find_first_not_of("0123456789") == std::string::npos;
-    fault[key] = number ? json(std::stoull(value)) : json(value);
+    // Numbers (nth=5, probability=0.5) and true/false (qp_error=true) are JSON's; the rest
+    // (status=REM_ACCESS_ERR) a string.
+    const json parsed = json::parse(value, nullptr, false);
+    fault[key] = parsed.is_number() || parsed.is_boolean() ? parsed : json(value);
   }
   return fault;
 }

@@ -1,6 +1,7 @@
 // Third-party verbs programs, unmodified, under the verbs interposer on the Soft-RoCE lane's
 // rxe0: rdma-core's ibv_rc_pingpong, perftest's ib_send_lat, UCX's ucx_perftest (UCT
-// rc_verbs), and a program that reaches libibverbs only through dlopen/dlsym.
+// rc_verbs), a program that reaches libibverbs only through dlopen/dlsym, and one that shows
+// what moving a QP to the error state leaves behind.
 #include <catch2/catch.hpp>
 
 #include "faultline/harness/sut/sut_scenario.hpp"
@@ -156,5 +157,29 @@ TEST_CASE("sut verbs: a program reaching libibverbs only through dlopen/dlsym is
   REQUIRE_FALSE(run.events("instrumented").empty());
   CHECK(run.events("instrumented")[0].at("call") == "ibv_open_device");
   CHECK(run.report.at("verdict") == "masked");
+}
+#endif
+
+#ifdef FAULTLINE_SUT_VERBS_FLUSH
+TEST_CASE("sut verbs: qp_error moves the QP to the error state and the device flushes the rest",
+          "[integration][verbs]") {
+  TempDir dir;
+  const std::string device = faultline::testing::verbs_device().device;
+  const std::string program =
+      std::string(FAULTLINE_SUT_VERBS_FLUSH) + " " + device + " " + ipv4_gid_of(device) + " 20";
+  const std::string fault = "--fault status=REM_ACCESS_ERR,side=recv,nth=3";
+  // The status alone: the 17 receives after it stay posted (no more sends come).
+  const SutRun status_only = faultline::testing::sut_exec(dir.path(), fault + " -- " + program);
+  INFO(status_only.command.out);
+  CHECK(status_only.report.at("verdict") == "detected");
+  CHECK_THAT(status_only.output(), Catch::Contains("received 2 of 20, 0 flushed, 17 still posted"));
+  // With qp_error the interposer moves B's QP to ERR: rxe itself completes the 17 as flushed.
+  const SutRun to_error =
+      faultline::testing::sut_exec(dir.path(), fault + ",qp_error=true -- " + program);
+  INFO(to_error.command.out);
+  CHECK(to_error.report.at("verdict") == "detected");
+  CHECK_THAT(to_error.output(), Catch::Contains("received 2 of 20, 17 flushed, 0 still posted"));
+  REQUIRE(to_error.events("fault").size() == 1);
+  CHECK(to_error.events("fault")[0].at("qp_state") == "ERR");
 }
 #endif

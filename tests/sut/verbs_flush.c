@@ -1,0 +1,151 @@
+/* A verbs program for faultline's tests: two RC QPs on one device, connected to each other.
+ * B posts COUNT receives; A sends one 64-byte message at a time, each after the previous one
+ * arrived, and stops at the first receive that completes in error. B's CQ is then drained for
+ * up to two seconds, every completion counted by status, and it prints
+ *   "received OK of COUNT, FLUSHED flushed, LEFT still posted"
+ * A receive moved to the error state flushes the rest (the device says WR_FLUSH_ERR); one that
+ * is not keeps them posted. Exit 0 when all COUNT arrived, 1 otherwise.
+ * Usage: sut_verbs_flush DEVICE GID_INDEX [COUNT] */
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { kMessage = 64 };
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int fail(const char* what) {
+  perror(what);
+  return 2;
+}
+
+/* RESET -> INIT -> RTR -> RTS, talking to `remote` on the same port and GID. */
+static int connect_qp(struct ibv_qp* qp, uint32_t remote, int gid_index, const union ibv_gid* gid) {
+  struct ibv_qp_attr attr = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1};
+  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+  if (ibv_modify_qp(qp, &attr,
+                    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    return fail("ibv_modify_qp INIT");
+  memset(&attr, 0, sizeof attr);
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = IBV_MTU_1024;
+  attr.dest_qp_num = remote;
+  attr.max_dest_rd_atomic = 1;
+  attr.min_rnr_timer = 12;
+  attr.ah_attr.is_global = 1;
+  attr.ah_attr.grh.dgid = *gid;
+  attr.ah_attr.grh.sgid_index = (uint8_t)gid_index;
+  attr.ah_attr.grh.hop_limit = 1;
+  attr.ah_attr.port_num = 1;
+  if (ibv_modify_qp(qp, &attr,
+                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    return fail("ibv_modify_qp RTR");
+  memset(&attr, 0, sizeof attr);
+  attr.qp_state = IBV_QPS_RTS;
+  attr.timeout = 14;
+  attr.retry_cnt = 7;
+  attr.rnr_retry = 7;
+  attr.max_rd_atomic = 1;
+  if (ibv_modify_qp(qp, &attr,
+                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+    return fail("ibv_modify_qp RTS");
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s DEVICE GID_INDEX [COUNT]\n", argv[0]);
+    return 2;
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each line when it happens: faultline times them */
+  const int gid_index = atoi(argv[2]);
+  const int count = argc > 3 ? atoi(argv[3]) : 20;
+  int devices = 0;
+  struct ibv_device** list = ibv_get_device_list(&devices);
+  struct ibv_context* context = NULL;
+  for (int i = 0; i < devices && context == NULL; ++i)
+    if (strcmp(ibv_get_device_name(list[i]), argv[1]) == 0) context = ibv_open_device(list[i]);
+  if (context == NULL) return fail(argv[1]);
+  union ibv_gid gid;
+  if (ibv_query_gid(context, 1, gid_index, &gid)) return fail("ibv_query_gid");
+  struct ibv_pd* pd = ibv_alloc_pd(context);
+  char* buffer = calloc((size_t)count + 1, kMessage);
+  struct ibv_mr* mr =
+      ibv_reg_mr(pd, buffer, (size_t)(count + 1) * kMessage, IBV_ACCESS_LOCAL_WRITE);
+  struct ibv_cq* send_cq = ibv_create_cq(context, count + 1, NULL, NULL, 0);
+  struct ibv_cq* recv_cq = ibv_create_cq(context, count + 1, NULL, NULL, 0);
+  if (!pd || !mr || !send_cq || !recv_cq) return fail("ibv_alloc_pd/reg_mr/create_cq");
+  struct ibv_qp_init_attr init = {.send_cq = send_cq, .recv_cq = recv_cq, .qp_type = IBV_QPT_RC};
+  init.cap.max_send_wr = init.cap.max_recv_wr = (uint32_t)count + 1;
+  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+  struct ibv_qp* a = ibv_create_qp(pd, &init);
+  struct ibv_qp* b = ibv_create_qp(pd, &init);
+  if (!a || !b) return fail("ibv_create_qp");
+  if (connect_qp(a, b->qp_num, gid_index, &gid) || connect_qp(b, a->qp_num, gid_index, &gid))
+    return 2;
+  for (int i = 0; i < count; ++i) {
+    struct ibv_sge sge = {(uintptr_t)(buffer + (size_t)(i + 1) * kMessage), kMessage, mr->lkey};
+    struct ibv_recv_wr wr = {.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1};
+    struct ibv_recv_wr* bad = NULL;
+    if (ibv_post_recv(b, &wr, &bad)) return fail("ibv_post_recv");
+  }
+  int ok = 0;
+  int flushed = 0;
+  int completed = 0;
+  int stopped = 0;
+  double deadline = 0;
+  while (completed < count) {
+    if (!stopped && completed == ok) {
+      /* The next message, once the previous one arrived. */
+      struct ibv_sge sge = {(uintptr_t)buffer, kMessage, mr->lkey};
+      struct ibv_send_wr wr = {.wr_id = (uint64_t)ok, .sg_list = &sge, .num_sge = 1};
+      wr.opcode = IBV_WR_SEND;
+      wr.send_flags = IBV_SEND_SIGNALED;
+      struct ibv_send_wr* bad = NULL;
+      if (ibv_post_send(a, &wr, &bad)) return fail("ibv_post_send");
+      deadline = now_seconds() + 2;
+    }
+    struct ibv_wc wc;
+    struct ibv_wc sent;
+    while (ibv_poll_cq(send_cq, 1, &sent) > 0) {
+    }
+    const int polled = ibv_poll_cq(recv_cq, 1, &wc);
+    if (polled < 0) return fail("ibv_poll_cq");
+    if (polled == 0) {
+      if (now_seconds() > deadline) break;
+      continue;
+    }
+    ++completed;
+    if (wc.status == IBV_WC_SUCCESS) {
+      ++ok;
+      continue;
+    }
+    if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+      ++flushed;
+    } else {
+      printf("receive %d: %s (vendor_err 0x%x)\n", (int)wc.wr_id, ibv_wc_status_str(wc.status),
+             wc.vendor_err);
+    }
+    stopped = 1;
+    deadline = now_seconds() + 2;
+  }
+  printf("received %d of %d, %d flushed, %d still posted\n", ok, count, flushed, count - completed);
+  fflush(stdout);
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_destroy_cq(send_cq);
+  ibv_destroy_cq(recv_cq);
+  ibv_dereg_mr(mr);
+  ibv_dealloc_pd(pd);
+  ibv_close_device(context);
+  ibv_free_device_list(list);
+  return ok == count ? 0 : 1;
+}
