@@ -16,6 +16,7 @@
 #include "faultline/harness/control/scenario_child.hpp"
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/report_document.hpp"
 #include "faultline/harness/suite_runner.hpp"
 #include "faultline/harness/sut/sut_suite.hpp"
 #include "faultline/reports/metrics.hpp"
@@ -84,15 +85,17 @@ struct CoordinatorCommand {
     if (!token.ok()) return usage_error("coordinator", token.error().describe());
     if (!warning.empty()) std::cerr << "faultline coordinator: warning: " << warning << "\n";
     options.token = token.value();
-    // The agents choose their own target; only exclude entries for any target apply here.
-    if (selection.is_sut_suite()) {
-      return usage_error("coordinator",
-                         "the sut suite runs its programs on this machine: `faultline run --suite "
-                         "sut` or `faultline sut run FILE...` (the coordinator does not place "
-                         "SUT roles on agents)");
+    std::vector<harness::sut::SutScenario> programs;
+    std::optional<std::vector<harness::ScenarioSpec>> resolved;
+    if (selection.is_sut_suite()) {  // each role on an agent
+      auto loaded = harness::sut::load_sut_scenarios({selection.sut_dir()}, "");
+      if (!loaded.ok()) return usage_error("coordinator", loaded.error().describe());
+      programs = std::move(loaded).value();
+    } else {
+      // The agents choose their own target; only exclude entries for any target apply here.
+      resolved = selection.resolve("coordinator", {"", "", ""});
+      if (!resolved) return kExitUsage;
     }
-    auto resolved = selection.resolve("coordinator", {"", "", ""});
-    if (!resolved) return kExitUsage;
     if (options.agents < 2) return usage_error("coordinator", "--agents must be at least 2");
     auto metrics = metrics_options.start();
     if (!metrics.ok()) return usage_error("coordinator", metrics.error().describe_with_hint());
@@ -107,11 +110,22 @@ struct CoordinatorCommand {
       coordinator.shutdown_agents();
       return kExitHarnessError;
     }
-    const uint64_t seed = selection.seed_or_random();
-    harness::RunMetadata metadata{
-        selection.names.empty() ? selection.suite : "", {}, seed, selection.strict};
-    const int code =
-        harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout, metrics->get());
+    int code = kExitHarnessError;
+    if (resolved) {
+      harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "",
+                                    {},
+                                    selection.seed_or_random(),
+                                    selection.strict};
+      code = harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout,
+                                metrics->get());
+    } else {
+      harness::sut::SutSuiteSettings settings{own_executable(), report_dir, "sut", metrics->get()};
+      settings.run_scenario = [&coordinator](const harness::sut::SutScenario& scenario) {
+        return Result<harness::sut::ScenarioOutcome>(coordinator.run_programs(scenario));
+      };
+      settings.agents = harness::ReportDocument(coordinator, {}, 0).json().at("run").at("agents");
+      code = harness::sut::run_sut_suite(programs, settings, std::cout, std::cerr);
+    }
     coordinator.shutdown_agents();
     return metrics_options.finish("coordinator", metrics->get(), code);
   }

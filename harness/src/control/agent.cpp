@@ -1,6 +1,8 @@
 #include "faultline/harness/control/agent.hpp"
 #include "faultline/reports/metrics.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -14,6 +16,7 @@
 #include <memory>
 #include <thread>
 
+#include "agent_programs.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/messages.hpp"
@@ -21,6 +24,7 @@
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/net_address.hpp"
+#include "faultline/harness/sut/sut_scenario.hpp"
 #include "faultline/transports/json.hpp"
 
 namespace faultline::harness {
@@ -70,6 +74,29 @@ Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOption
   }
 }
 
+// This host's address on the coordinator's network: the local end of the control connection.
+std::string local_address_of(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  char text[INET6_ADDRSTRLEN] = "127.0.0.1";
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    if (address.ss_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, text, sizeof text);
+    } else if (address.ss_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, text, sizeof text);
+    }
+  }
+  return text;
+}
+
+// The kinds of SUT programs this host can run (harness/sut: a verbs device, mpirun).
+nlohmann::json program_kinds() {
+  nlohmann::json kinds = nlohmann::json::array();
+  for (const char* needs : {"ofi", "verbs", "mpi"})
+    if (sut::missing_for_needs(needs).empty()) kinds.push_back(needs);
+  return kinds;
+}
+
 nlohmann::json hello(const AgentOptions& options) {
   nlohmann::json devices = nlohmann::json::array();
   auto listed = list_devices({options.target.transport, "", ""});
@@ -80,7 +107,8 @@ nlohmann::json hello(const AgentOptions& options) {
            {{"transport", options.target.transport},
             {"provider", options.target.provider},
             {"device", options.target.device}}},
-          {"devices", devices}};
+          {"devices", devices},
+          {"programs", program_kinds()}};
 }
 
 struct Welcome {
@@ -136,10 +164,10 @@ Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& opti
   return Welcome{agent_id, std::chrono::milliseconds(answer->at("heartbeat_ms").get<uint64_t>())};
 }
 
-enum class Source { kCoordinator, kChild };
+enum class Source { kCoordinator, kChild, kProgram };
 struct Event {
   Source source;
-  Result<nlohmann::json> message;
+  Result<nlohmann::json> message;  ///< kProgram: {"role": the role whose sut exec ended}
   uint64_t run_id = 0;  ///< for child events: which child, so a late event of an old one is dropped
 };
 
@@ -237,7 +265,11 @@ class AgentSession {
       : options_(options),
         coordinator_(coordinator),
         welcome_(std::move(welcome)),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        programs_(options.executable, welcome_.agent_id,
+                  [this](uint64_t run_id, const std::string& role) {
+                    events_.push({Source::kProgram, nlohmann::json{{"role", role}}, run_id});
+                  }) {}
 
   int serve() {
     std::thread coordinator_reader = start_reader(coordinator_, Source::kCoordinator, events_);
@@ -253,6 +285,9 @@ class AgentSession {
       if (!event) continue;
       if (event->source == Source::kChild) {
         on_child(*event);
+      } else if (event->source == Source::kProgram) {
+        (void)coordinator_.send_message(
+            "program_result", programs_.finish(event->run_id, event->message->at("role")));
       } else {
         on_coordinator(*event);
       }
@@ -307,9 +342,9 @@ class AgentSession {
       return stop(kExitHarnessError);
     }
     nlohmann::json& message = event.message.value();
-    if (auto valid =
-            control::validate_message(message, {"run_scenario", "abort_scenario", "run_result",
-                                                "peer_info", "barrier_release", "shutdown"});
+    if (auto valid = control::validate_message(
+            message, {"run_scenario", "abort_scenario", "run_result", "peer_info",
+                      "barrier_release", "shutdown", "run_program"});
         !valid.ok()) {
       log("the coordinator sent a bad message: " + valid.error().describe());
       return stop(kExitHarnessError);
@@ -319,6 +354,11 @@ class AgentSession {
     if (type == "run_scenario") return run_scenario(message);
     if (type == "abort_scenario") return abort_scenario(message);
     if (type == "run_result") return run_result(message);
+    if (type == "run_program") {
+      auto [reply, body] = programs_.start(message, local_address_of(coordinator_.fd()));
+      (void)coordinator_.send_message(reply, body);
+      return;
+    }
     if (child_ && child_->run_id == message.at("run_id")) {
       (void)child_->channel->send(message);  // peer_info, barrier_release
     }
@@ -345,6 +385,7 @@ class AgentSession {
   }
 
   void abort_scenario(const nlohmann::json& message) {
+    programs_.stop_run(message.at("run_id"));
     if (child_ && child_->run_id == message.at("run_id")) kill(child_->pid, SIGKILL);
   }
 
@@ -372,6 +413,7 @@ class AgentSession {
   std::map<uint64_t, nlohmann::json> own_details_;  // by run_id, until its run_result
   bool running_ = true;
   int exit_code_ = kExitPass;
+  AgentPrograms programs_;  // last: its waiters push into events_ until it is gone
 };
 
 }  // namespace

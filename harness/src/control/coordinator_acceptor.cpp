@@ -210,8 +210,8 @@ void Coordinator::serve_connection(Connection& connection) {
     if (!message.ok()) {
       problem = message.error().describe();
     } else if (auto valid = control::validate_message(
-                   message.value(),
-                   {"heartbeat", "endpoint_info", "barrier", "step", "scenario_result"});
+                   message.value(), {"heartbeat", "endpoint_info", "barrier", "step",
+                                     "scenario_result", "program_started", "program_result"});
                !valid.ok()) {
       problem = valid.error().describe();
     } else if (message->at("seq") != expected_seq) {

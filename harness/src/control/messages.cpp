@@ -51,6 +51,21 @@ const std::vector<MessageSchema> kSchemas{
     MessageSchema{"barrier_release", {{"run_id", "unsigned"}, {"name", "string"}}},
     MessageSchema{"step", {{"run_id", "unsigned"}, {"name", "string"}}},
     MessageSchema{"scenario_result", {{"run_id", "unsigned"}, {"verdict", "string"}}},
+    // A SUT scenario's role, run by an agent under `faultline sut exec` (harness/sut).
+    MessageSchema{"run_program",
+                  {{"run_id", "unsigned"},
+                   {"scenario", "string"},
+                   {"role", "string"},
+                   {"needs", "string"},
+                   {"command", "array"},
+                   {"faults", "array"},
+                   {"deadline_ms", "unsigned"},
+                   {"checker", "object"},
+                   {"values", "object"}}},
+    MessageSchema{"program_started",
+                  {{"run_id", "unsigned"}, {"role", "string"}, {"values", "object"}}},
+    MessageSchema{"program_result",
+                  {{"run_id", "unsigned"}, {"role", "string"}, {"summary", "object"}}},
 };
 
 bool has_kind(const nlohmann::json& value, std::string_view kind) {

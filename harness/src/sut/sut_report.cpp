@@ -45,13 +45,23 @@ json role_summary(const json& sut_json, const std::string& directory) {
   std::string verdict = text_at(sut_json, "verdict");
   if (std::find(kRoleVerdicts.begin(), kRoleVerdicts.end(), verdict) == kRoleVerdicts.end())
     verdict = "error";
+  // Coverage from the interposers' events, or (a summary an agent sent) as summarized there.
   int instrumented = 0;
   json bypass = json::array();
-  for (const auto& event : sut_json.value("events", json::array())) {
-    if (!event.is_object()) continue;
-    const std::string kind = text_at(event, "event");
-    instrumented += kind == "instrumented";
-    if (kind == "bypass") bypass.push_back(text_at(event, "call"));
+  const json events = sut_json.value("events", json());
+  if (events.is_array()) {
+    for (const auto& event : events) {
+      if (!event.is_object()) continue;
+      const std::string kind = text_at(event, "event");
+      instrumented += kind == "instrumented";
+      if (kind == "bypass") bypass.push_back(text_at(event, "call"));
+    }
+  } else {
+    auto count = sut_json.find("instrumented");
+    if (count != sut_json.end() && count->is_number_unsigned() && *count < 1000000)
+      instrumented = count->get<int>();
+    for (const auto& call : sut_json.value("bypass", json::array()))
+      if (call.is_string()) bypass.push_back(call);
   }
   auto faults = sut_json.find("faults_applied");
   json summary = {{"verdict", verdict},
@@ -73,6 +83,22 @@ json role_summary(const json& sut_json, const std::string& directory) {
   if (const std::string stacks = text_at(sut_json, "stacks"); !stacks.empty())
     summary["stacks"] = stacks;
   return summary;
+}
+
+void ScenarioOutcome::judge() {
+  const json judged_summary = roles.value(judged, json::object());
+  verdict = judged_summary.value("verdict", std::string("error"));
+  reason.clear();
+  if (verdict == "error") {
+    result = "error";
+    reason = judged_summary.value("evidence", std::string("no result from " + judged));
+    return;
+  }
+  result = verdict == expect ? "pass" : "fail";
+  if (result == "fail") {
+    reason = "expected " + expect + ", got " + verdict + ": " +
+             judged_summary.value("evidence", std::string());
+  }
 }
 
 json ScenarioOutcome::to_report_scenario(size_t run_id) const {

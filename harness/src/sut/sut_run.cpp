@@ -1,22 +1,12 @@
 #include "faultline/harness/sut/sut_run.hpp"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <thread>
 
-#include "faultline/reports/atomic_file.hpp"
-
-extern char** environ;
+#include "faultline/harness/sut/sut_role.hpp"
 
 namespace faultline::harness::sut {
 
@@ -25,64 +15,12 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// A TCP port on 127.0.0.1 nothing listens on now (the programs' own out-of-band exchange).
-std::string free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  if (fd >= 0) ::close(fd);
-  return std::to_string(port);
-}
-
 struct RunningRole {
   const SutRole* role = nullptr;
   std::string dir;
   pid_t pid = -1;
   bool ended = false;
 };
-
-Result<pid_t> start_role(const SutScenario& scenario, const SutRole& role, const std::string& dir,
-                         const Placeholders& values, const std::string& binary) {
-  std::filesystem::create_directories(dir);
-  const std::string plan = dir + "/plan.json";
-  if (auto written = reports::write_file_atomically(plan, json({{"faults", role.faults}}).dump());
-      !written.ok())
-    return std::move(written).take_error();
-  std::vector<std::string> args = {
-      binary,         "sut",        "exec",
-      "--report-dir", dir,          "--plan",
-      plan,           "--deadline", std::to_string(scenario.deadline_seconds)};
-  if (role.name == scenario.judged) {
-    for (auto [flag, pattern] :
-         {std::pair{"--ok", &scenario.checker.ok}, std::pair{"--wrong", &scenario.checker.wrong},
-          std::pair{"--error", &scenario.checker.error}}) {
-      if (!pattern->empty()) args.insert(args.end(), {flag, *pattern});
-    }
-  }
-  args.emplace_back("--");
-  for (auto& argument : expand(role.command, values)) args.push_back(std::move(argument));
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (auto& argument : args) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  const std::string log = dir + "/sut-exec.log";
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = -1;
-  const int spawned = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    return errno_error("posix_spawn", spawned, binary + " sut exec for " + role.name);
-  return pid;
-}
 
 bool reap(RunningRole& running, bool block) {
   if (running.ended || running.pid < 0) return true;
@@ -116,19 +54,16 @@ Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
     outcome.reason = missing;
     return outcome;
   }
-  Placeholders values;
-  values.port = free_port();
-  values.bin = std::filesystem::path(settings.faultline_binary).parent_path().string();
-  if (scenario.needs == "verbs") {
-    values.device = verbs_device();
-    if (!values.device.empty()) values.gid = ipv4_gid_index(values.device);
-  }
+  const Placeholders values =
+      local_placeholders(scenario.needs, settings.faultline_binary, free_local_port(), "127.0.0.1");
   const auto started = Clock::now();
   std::vector<RunningRole> roles;
   for (const auto& role : scenario.roles) {
     if (role.after_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(role.after_ms));
     const std::string dir = settings.report_dir + "/" + scenario.name + "/" + role.name;
-    auto pid = start_role(scenario, role, dir, values, settings.faultline_binary);
+    auto pid = start_role({settings.faultline_binary, dir, expand(role.command, values),
+                           role.faults, scenario.deadline_seconds,
+                           role.name == scenario.judged ? scenario.checker : Checker{}});
     if (!pid.ok()) {
       end_the_others(roles, 0);
       return std::move(pid).take_error();
@@ -140,22 +75,11 @@ Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
   end_the_others(roles, scenario.grace_seconds);
   outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   for (const auto& running : roles) {
-    std::ifstream file(running.dir + "/sut.json");
-    outcome.roles[running.role->name] =
-        role_summary(json::parse(file, nullptr, false), running.dir);
+    json summary = read_role_summary(running.dir);
+    summary["agent"] = "local";
+    outcome.roles[running.role->name] = std::move(summary);
   }
-  const json& judged = outcome.roles[scenario.judged];
-  outcome.verdict = judged.at("verdict");
-  if (outcome.verdict == "error") {
-    outcome.result = "error";
-    outcome.reason = judged.value("evidence", std::string());
-  } else {
-    outcome.result = outcome.verdict == scenario.expect ? "pass" : "fail";
-    if (outcome.result == "fail") {
-      outcome.reason = "expected " + scenario.expect + ", got " + outcome.verdict + ": " +
-                       judged.value("evidence", std::string());
-    }
-  }
+  outcome.judge();
   return outcome;
 }
 

@@ -120,15 +120,17 @@ Result<SutScenario> load_sut_scenario(const std::string& path) {
   return scenario;
 }
 
-std::string missing_for(const SutScenario& scenario) {
-  if (scenario.needs == "verbs") {
+std::string missing_for(const SutScenario& scenario) { return missing_for_needs(scenario.needs); }
+
+std::string missing_for_needs(const std::string& needs) {
+  if (needs == "verbs") {
     std::error_code error;
     const bool any = std::filesystem::exists("/sys/class/infiniband", error) &&
                      !std::filesystem::is_empty("/sys/class/infiniband", error);
     return any ? ""
                : "needs a verbs device (none in /sys/class/infiniband): the Soft-RoCE lane runs it";
   }
-  if (scenario.needs == "mpi" && std::system("command -v mpirun >/dev/null 2>&1") != 0)
+  if (needs == "mpi" && std::system("command -v mpirun >/dev/null 2>&1") != 0)
     return "needs mpirun (Debian's openmpi-bin)";
   return "";
 }

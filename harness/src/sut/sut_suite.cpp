@@ -9,7 +9,6 @@
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/net_address.hpp"
 #include "faultline/harness/report_document.hpp"
-#include "faultline/harness/sut/sut_run.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "faultline/reports/report_sink.hpp"
 
@@ -64,8 +63,8 @@ int run_sut_suite(const std::vector<SutScenario>& scenarios, const SutSuiteSetti
   std::error_code error;
   std::filesystem::create_directories(settings.report_dir, error);
   const std::string device = verbs_device();
-  ReportDocument document(this_machine(device), {settings.suite, {"sut", "", device}, 0, false},
-                          scenarios.size());
+  ReportDocument document(settings.agents.is_null() ? this_machine(device) : settings.agents,
+                          {settings.suite, {"sut", "", device}, 0, false}, scenarios.size());
   auto sinks = reports::report_directory_sinks(settings.report_dir);
   if (settings.metrics != nullptr)
     sinks.push_back(std::make_unique<reports::MetricsSink>(*settings.metrics));
@@ -80,7 +79,10 @@ int run_sut_suite(const std::vector<SutScenario>& scenarios, const SutSuiteSetti
   bool all_as_expected = true;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     const SutScenario& scenario = scenarios[i];
-    auto outcome = run_sut_scenario(scenario, {settings.faultline_binary, settings.report_dir});
+    auto outcome =
+        settings.run_scenario
+            ? settings.run_scenario(scenario)
+            : run_sut_scenario(scenario, {settings.faultline_binary, settings.report_dir});
     if (!outcome.ok()) {
       err << "faultline sut: " << scenario.name << ": " << outcome.error().describe_with_hint()
           << "\n";

@@ -18,6 +18,7 @@
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
+#include "faultline/harness/sut/sut_run.hpp"
 #include "faultline/harness/verdict.hpp"
 
 namespace faultline::harness {
@@ -105,6 +106,10 @@ class Coordinator {
   /// Runs each scenario over every pair of agents, round by round.
   std::vector<ScenarioRun> run(const std::vector<ScenarioSpec>& scenarios,
                                const RunSettings& settings, RunObserver& observer);
+  /// Runs a SUT scenario's roles on the agents (role i on live agent i mod n), each under
+  /// `faultline sut exec` there; the first role's port and address go to the others. A role
+  /// left running once the judged one ended gets the grace period, then is stopped.
+  sut::ScenarioOutcome run_programs(const sut::SutScenario& scenario);
   /// Tells every live agent to exit.
   void shutdown_agents();
 

@@ -24,13 +24,17 @@ struct ScenarioOutcome {
   std::vector<std::string> role_names;              ///< in the scenario's order
   nlohmann::json roles = nlohmann::json::object();  ///< role name -> its report summary
 
+  /// Sets verdict, result and reason from the judged role's summary in `roles`.
+  void judge();
   /// The scenario as report.json holds it (reports/schema/report.schema.json, `sut`).
   nlohmann::json to_report_scenario(size_t run_id) const;
 };
 
 /// A role's sut.json (`faultline sut exec`) as the report holds it: verdict, exit, timing,
 /// the first error line, stacks, coverage (objects instrumented, bypasses), and `log`: where
-/// the whole output is. A missing or malformed file gives the verdict `error`.
+/// the whole output is. A missing or malformed file gives the verdict `error`. A summary this
+/// made before (an agent's, over the control channel) is checked the same way: only values of
+/// the report schema's types come out.
 nlohmann::json role_summary(const nlohmann::json& sut_json, const std::string& directory);
 
 struct SutRunSettings {

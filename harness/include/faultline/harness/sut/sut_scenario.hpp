@@ -39,6 +39,8 @@ Result<SutScenario> load_sut_scenario(const std::string& path);
 
 /// Why this machine cannot run `scenario` (no verbs device, no mpirun), or "" when it can.
 std::string missing_for(const SutScenario& scenario);
+/// The same for a kind of program: "ofi", "verbs" or "mpi".
+std::string missing_for_needs(const std::string& needs);
 
 /// The values of the command placeholders on this machine.
 struct Placeholders {

@@ -1,10 +1,13 @@
 #pragma once
 
+#include <functional>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "faultline/core/status.hpp"
+#include "faultline/harness/sut/sut_run.hpp"
 #include "faultline/harness/sut/sut_scenario.hpp"
 
 namespace faultline::reports {
@@ -24,6 +27,11 @@ struct SutSuiteSettings {
   std::string report_dir;        ///< report.json, junit.xml, summary.md; each role's files below
   std::string suite;             ///< the report's suite name ("sut"; "" for files named)
   reports::Metrics* metrics = nullptr;
+  /// Runs one scenario; empty: here (run_sut_scenario). The coordinator's places its roles on
+  /// its agents.
+  std::function<Result<ScenarioOutcome>(const SutScenario&)> run_scenario;
+  /// The report's run.agents; null: this machine as the one agent "local".
+  nlohmann::json agents;
 };
 
 /// Runs `scenarios` one after the other into one report directory, as `faultline run` does

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "faultline/core/status.hpp"
+#include "faultline/harness/sut/sut_scenario.hpp"
+
+namespace faultline::harness::sut {
+
+/// One role of a SUT scenario as it is started on a machine (by `sut run` or by an agent).
+struct RoleLaunch {
+  std::string faultline_binary;      ///< runs it as `faultline sut exec`
+  std::string dir;                   ///< its plan.json, sut.json, faults.jsonl, sut-exec.log
+  std::vector<std::string> command;  ///< placeholders already expanded
+  nlohmann::json faults = nlohmann::json::array();
+  double deadline_seconds = 30;
+  Checker checker;  ///< the judged role's; empty for the others
+};
+
+/// Starts `faultline sut exec` for the role (its own process group, its output in
+/// DIR/sut-exec.log); SIGTERM to the returned pid stops it the way a deadline does.
+Result<pid_t> start_role(const RoleLaunch& launch);
+
+/// The role's sut.json as the report holds it (role_summary), once `sut exec` ended.
+nlohmann::json read_role_summary(const std::string& dir);
+
+/// A TCP port on this machine nothing listens on now (the programs' out-of-band exchange).
+std::string free_local_port();
+
+/// The placeholders of this machine for a scenario that `needs` ofi, verbs or mpi: `port` and
+/// `address` as given, the verbs device and its IPv4 GID index, the binary's directory.
+Placeholders local_placeholders(const std::string& needs, const std::string& faultline_binary,
+                                std::string port, std::string address);
+
+}  // namespace faultline::harness::sut

@@ -1,0 +1,141 @@
+#include "agent_programs.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <thread>
+
+#include "faultline/harness/sut/sut_role.hpp"
+#include "faultline/harness/sut/sut_run.hpp"
+
+namespace faultline::harness {
+
+using nlohmann::json;
+
+struct AgentPrograms::Program {
+  uint64_t run_id = 0;
+  std::string role;
+  std::string dir;
+  pid_t pid = -1;
+  std::thread waiter;
+};
+
+namespace {
+
+// A name from the coordinator as one path component: letters, digits, '-' and '_' (never
+// ".." or a '/').
+std::string path_component(const std::string& name) {
+  std::string safe;
+  for (char c : name.substr(0, 80))
+    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
+  return safe.empty() ? std::string("_") : safe;
+}
+
+std::string text_at(const json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+json failed(uint64_t run_id, const std::string& role, const std::string& why) {
+  return {{"run_id", run_id},
+          {"role", role},
+          {"summary",
+           {{"verdict", "error"}, {"seconds", 0}, {"faults_applied", 0}, {"evidence", why}}}};
+}
+
+}  // namespace
+
+AgentPrograms::AgentPrograms(std::string executable, std::string agent_id, Ended ended)
+    : executable_(std::move(executable)),
+      agent_id_(std::move(agent_id)),
+      work_dir_(
+          (std::filesystem::temp_directory_path() / ("faultline-agent-" + std::to_string(getpid())))
+              .string()),
+      ended_(std::move(ended)) {}
+
+AgentPrograms::~AgentPrograms() {
+  std::vector<std::unique_ptr<Program>> programs;
+  {
+    const std::lock_guard lock(mutex_);
+    programs.swap(programs_);
+  }
+  for (auto& program : programs) kill(program->pid, SIGTERM);
+  for (auto& program : programs)
+    if (program->waiter.joinable()) program->waiter.join();
+}
+
+std::pair<std::string, json> AgentPrograms::start(const json& message,
+                                                  const std::string& local_address) {
+  const uint64_t run_id = message.at("run_id");
+  const std::string role = message.at("role");
+  std::vector<std::string> command;
+  for (const auto& argument : message.at("command")) {
+    if (!argument.is_string())
+      return {"program_result", failed(run_id, role, "a command argument is not a string")};
+    command.push_back(argument.get<std::string>());
+  }
+  if (command.empty()) return {"program_result", failed(run_id, role, "an empty command")};
+  // The first role's agent chooses the port and gives its address; the others get them.
+  const json& given = message.at("values");
+  std::string port = text_at(given, "port");
+  std::string address = text_at(given, "address");
+  if (port.empty()) port = sut::free_local_port();
+  if (address.empty()) address = local_address;
+  const sut::Placeholders values =
+      sut::local_placeholders(message.at("needs"), executable_, port, address);
+  const json& checker = message.at("checker");
+  sut::RoleLaunch launch{
+      executable_,
+      work_dir_ + "/" + std::to_string(run_id) + "-" + path_component(message.at("scenario")) +
+          "/" + path_component(role),
+      sut::expand(command, values),
+      message.at("faults"),
+      std::min<double>(message.at("deadline_ms").get<uint64_t>(), 3600000) / 1000,
+      {text_at(checker, "ok"), text_at(checker, "wrong"), text_at(checker, "error")}};
+  auto pid = sut::start_role(launch);
+  if (!pid.ok()) return {"program_result", failed(run_id, role, pid.error().describe())};
+  auto program = std::make_unique<Program>();
+  program->run_id = run_id;
+  program->role = role;
+  program->dir = launch.dir;
+  program->pid = pid.value();
+  program->waiter = std::thread([this, run_id, role, child = pid.value()] {
+    waitpid(child, nullptr, 0);
+    ended_(run_id, role);
+  });
+  {
+    const std::lock_guard lock(mutex_);
+    programs_.push_back(std::move(program));
+  }
+  return {"program_started",
+          {{"run_id", run_id}, {"role", role}, {"values", {{"port", port}, {"address", address}}}}};
+}
+
+json AgentPrograms::finish(uint64_t run_id, const std::string& role) {
+  std::unique_ptr<Program> program;
+  {
+    const std::lock_guard lock(mutex_);
+    auto found = std::find_if(programs_.begin(), programs_.end(), [&](const auto& candidate) {
+      return candidate->run_id == run_id && candidate->role == role;
+    });
+    if (found == programs_.end()) return failed(run_id, role, "no such role on " + agent_id_);
+    program = std::move(*found);
+    programs_.erase(found);
+  }
+  if (program->waiter.joinable()) program->waiter.join();
+  json summary = sut::read_role_summary(program->dir);
+  summary["log"] = agent_id_ + ":" + program->dir;
+  return {{"run_id", run_id}, {"role", role}, {"summary", summary}};
+}
+
+void AgentPrograms::stop_run(uint64_t run_id) {
+  const std::lock_guard lock(mutex_);
+  for (const auto& program : programs_)
+    if (program->run_id == run_id) kill(program->pid, SIGTERM);
+}
+
+}  // namespace faultline::harness

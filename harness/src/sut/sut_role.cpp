@@ -1,0 +1,97 @@
+#include "faultline/harness/sut/sut_role.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "faultline/harness/sut/sut_run.hpp"
+#include "faultline/reports/atomic_file.hpp"
+
+extern char** environ;
+
+namespace faultline::harness::sut {
+
+using nlohmann::json;
+
+Result<pid_t> start_role(const RoleLaunch& launch) {
+  std::error_code error;
+  std::filesystem::create_directories(launch.dir, error);
+  const std::string plan = launch.dir + "/plan.json";
+  if (auto written = reports::write_file_atomically(plan, json({{"faults", launch.faults}}).dump());
+      !written.ok())
+    return std::move(written).take_error();
+  std::vector<std::string> args = {launch.faultline_binary,
+                                   "sut",
+                                   "exec",
+                                   "--report-dir",
+                                   launch.dir,
+                                   "--plan",
+                                   plan,
+                                   "--deadline",
+                                   std::to_string(launch.deadline_seconds)};
+  for (auto [flag, pattern] :
+       {std::pair{"--ok", &launch.checker.ok}, std::pair{"--wrong", &launch.checker.wrong},
+        std::pair{"--error", &launch.checker.error}}) {
+    if (!pattern->empty()) args.insert(args.end(), {flag, *pattern});
+  }
+  args.emplace_back("--");
+  args.insert(args.end(), launch.command.begin(), launch.command.end());
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (auto& argument : args) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string log = launch.dir + "/sut-exec.log";
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  const int spawned =
+      posix_spawn(&pid, launch.faultline_binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    return errno_error("posix_spawn", spawned,
+                       launch.faultline_binary + " sut exec in " + launch.dir);
+  }
+  return pid;
+}
+
+json read_role_summary(const std::string& dir) {
+  std::ifstream file(dir + "/sut.json");
+  return role_summary(json::parse(file, nullptr, false), dir);
+}
+
+std::string free_local_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t length = sizeof address;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  if (fd >= 0) ::close(fd);
+  return std::to_string(port);
+}
+
+Placeholders local_placeholders(const std::string& needs, const std::string& faultline_binary,
+                                std::string port, std::string address) {
+  Placeholders values;
+  values.port = std::move(port);
+  values.address = std::move(address);
+  values.bin = std::filesystem::path(faultline_binary).parent_path().string();
+  if (needs == "verbs") {
+    values.device = verbs_device();
+    if (!values.device.empty()) values.gid = ipv4_gid_index(values.device);
+  }
+  return values;
+}
+
+}  // namespace faultline::harness::sut

@@ -1,0 +1,66 @@
+// SUT scenarios across agents: `faultline coordinator --suite sut` places each role on an
+// agent (server on one, client on the other), hands the server's port and address to the
+// client, and the report says which agent ran which program.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support/background_process.hpp"
+
+using faultline::testing::BackgroundProcess;
+using faultline::testing::read_text_file;
+using faultline::testing::TempDir;
+
+TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][ofi]") {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  fs::create_directories(dir.path() + "/sut");
+  const std::string shipped = std::string(FAULTLINE_SOURCE_DIR) + "/scenarios/sut/";
+  for (const char* file :
+       {"fi-pingpong-rdm-completion-error.json", "rc-pingpong-completion-error.json"})
+    fs::copy_file(shipped + file, dir.path() + "/sut/" + file);
+  const std::string faultline = FAULTLINE_BINARY;
+  BackgroundProcess coordinator("FAULTLINE_TOKEN=t exec " + faultline +
+                                " coordinator --listen 127.0.0.1:0 --agents 2 --suite sut "
+                                "--scenario-dir " +
+                                dir.path() + " --port-file " + dir.path() + "/port --report-dir " +
+                                dir.path() + "/report");
+  std::string port;
+  for (int i = 0; i < 100 && port.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    port = read_text_file(dir.path() + "/port");
+  }
+  REQUIRE_FALSE(port.empty());
+  port.erase(port.find_last_not_of('\n') + 1);
+  const std::string agent =
+      "FAULTLINE_TOKEN=t exec " + faultline + " agent --coordinator 127.0.0.1:" + port;
+  BackgroundProcess first(agent);
+  BackgroundProcess second(agent);
+  const auto exit_code = coordinator.wait(std::chrono::seconds(90));
+  INFO(coordinator.out() << coordinator.err() << first.err() << second.err());
+  REQUIRE(exit_code.has_value());
+  CHECK(*exit_code == 0);
+  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
+  REQUIRE(report.at("scenarios").size() == 2);
+  for (const auto& scenario : report.at("scenarios")) {
+    INFO(scenario.dump(2).substr(0, 3000));
+    if (scenario.at("id") == "sut.fi-pingpong.rdm.completion-error") {
+      CHECK(scenario.at("verdict") == "pass");
+      const auto& roles = scenario.at("sut").at("roles");
+      CHECK(roles.at("server").at("agent") == "agent-1");
+      CHECK(roles.at("client").at("agent") == "agent-2");
+      CHECK(roles.at("client").at("verdict") == "detected");
+      CHECK(roles.at("client").at("faults_applied") == 1);
+      // The server, left waiting on agent-1, was stopped after the grace: its stacks came back.
+      CHECK(roles.at("server").at("verdict") == "hang");
+      CHECK_THAT(roles.at("server").at("stacks").get<std::string>(), Catch::Contains("Thread 1"));
+      CHECK_THAT(roles.at("server").at("log").get<std::string>(), Catch::StartsWith("agent-1:"));
+    } else {
+      // The agents said in their hello what they can run; no verbs device on this host.
+      CHECK(scenario.at("verdict") == "skip");
+      CHECK_THAT(scenario.at("observed").get<std::string>(),
+                 Catch::Contains("cannot run verbs programs"));
+    }
+  }
+}
