@@ -25,7 +25,7 @@ std::string agents_label(const json& scenario) {
 }
 
 std::string verdict_label(const json& scenario) {
-  const std::string verdict = scenario.value("verdict", std::string("error"));
+  std::string verdict = scenario.value("verdict", std::string("error"));
   if (!scenario.contains("sut")) return verdict;
   return verdict + " (" + scenario.at("sut").value("verdict", std::string("error")) + ")";
 }

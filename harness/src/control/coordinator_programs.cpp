@@ -3,7 +3,6 @@
 // address handed to the others, the judged role awaited, the others given the grace period
 // and then stopped, every role's summary into the scenario's outcome.
 #include <algorithm>
-#include <iostream>
 #include <set>
 
 #include "faultline/harness/control/coordinator.hpp"
@@ -16,7 +15,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-// How long a role's agent may take to start it, and the stopped roles to report.
+// How long a role's agent may take to start it, and stopped roles to report back.
 constexpr auto kStartBudget = 15s;
 constexpr auto kStopBudget = 30s;  // `sut exec` takes every process's stacks with gdb
 
@@ -38,130 +37,160 @@ bool offers(const AgentRecord& agent, const std::string& needs) {
   return kinds.is_array() && std::find(kinds.begin(), kinds.end(), needs) != kinds.end();
 }
 
+Clock::time_point after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+struct Quiet : RunObserver {};
+
 }  // namespace
 
+struct Coordinator::ProgramRun {
+  const sut::SutScenario& scenario;
+  sut::ScenarioOutcome outcome;
+  uint64_t run_id = 0;
+  std::map<std::string, std::string> placed;  // role -> agent
+  json values = json::object();               // the first role's port and address
+  std::set<std::string> running;              // started, no result yet
+};
+
 sut::ScenarioOutcome Coordinator::run_programs(const sut::SutScenario& scenario) {
-  struct Quiet : RunObserver {
-  } quiet;
-  sut::ScenarioOutcome outcome{scenario.name, scenario.file, scenario.sha256, scenario.expect,
-                               scenario.judged};
-  for (const auto& role : scenario.roles) outcome.role_names.push_back(role.name);
+  ProgramRun run{scenario,
+                 {scenario.name, scenario.file, scenario.sha256, scenario.expect, scenario.judged}};
+  for (const auto& role : scenario.roles) run.outcome.role_names.push_back(role.name);
+  if (!place_roles(run)) return run.outcome;
+  run.run_id = next_run_id_++;
+  const auto started = Clock::now();
+  start_roles(run);
+  // The judged role ends within its deadline (sut exec stops it there and takes its stacks).
+  wait_programs(
+      run, [&] { return !run.running.contains(scenario.judged); },
+      after(scenario.deadline_seconds) + kStopBudget);
+  wait_programs(
+      run, [&] { return run.running.empty(); }, after(scenario.grace_seconds));
+  std::set<std::string> told;
+  for (const auto& role : run.running) {
+    if (told.insert(run.placed.at(role)).second)
+      send_to(run.placed.at(role), "abort_scenario", {{"run_id", run.run_id}});
+  }
+  wait_programs(
+      run, [&] { return run.running.empty(); }, Clock::now() + kStopBudget);
+  for (const auto& role : scenario.roles) {
+    if (run.outcome.roles.contains(role.name)) continue;
+    const std::string& agent_id = run.placed.at(role.name);
+    run.outcome.roles[role.name] = error_summary(
+        agent_id, run.running.contains(role.name) ? "no result from " + agent_id + " for it"
+                                                  : "not started: the first role did not start");
+  }
+  run.outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  run.outcome.judge();
+  return run.outcome;
+}
+
+bool Coordinator::place_roles(ProgramRun& run) {
   std::vector<std::string> live;
   for (const auto& record : agents_)
     if (!record.lost) live.push_back(record.id);
   if (live.empty()) {
-    outcome.result = "error";
-    outcome.reason = "no agent is left to run its programs";
-    return outcome;
+    run.outcome.result = "error";
+    run.outcome.reason = "no agent is left to run its programs";
+    return false;
   }
-  std::map<std::string, std::string> placed;  // role -> agent
-  for (size_t i = 0; i < scenario.roles.size(); ++i) {
-    const std::string& id = live[i % live.size()];
-    placed[scenario.roles[i].name] = id;
-    const AgentRecord& record = *agent(id);
-    if (!offers(record, scenario.needs)) {
-      outcome.result = "skip";
-      outcome.reason = id + " (host " + record.host + ") cannot run " + scenario.needs +
-                       " programs: " + sut::missing_for_needs(scenario.needs);
-      return outcome;
+  for (size_t i = 0; i < run.scenario.roles.size(); ++i) {
+    const AgentRecord& record = *agent(live[i % live.size()]);
+    run.placed[run.scenario.roles[i].name] = record.id;
+    if (!offers(record, run.scenario.needs)) {
+      run.outcome.result = "skip";
+      run.outcome.reason =
+          record.id + " (host " + record.host + ") cannot run " + run.scenario.needs + " programs";
+      return false;
     }
   }
-  const uint64_t run_id = next_run_id_++;
-  const auto started = Clock::now();
-  json values = json::object();   // the first role's port and address, for the others
-  std::set<std::string> running;  // started, no result yet
-  // Processes events until `done` or `until`; a program message of this run is taken here,
-  // everything else (heartbeats, joins, losses) as always.
-  auto wait = [&](const std::function<bool()>& done, Clock::time_point until) {
-    while (!done() && Clock::now() < until) {
-      if (auto event = events_.pop(100ms)) {
-        const json& message = event->message;
-        const bool ours = event->kind == EventKind::kMessage && message.contains("role") &&
-                          message.value("run_id", json()) == run_id;
-        AgentRecord* record = agent(event->agent_id);
-        if (!ours || record == nullptr || record->lost) {
-          handle(*event, quiet);
-        } else {
-          record->last_seen = Clock::now();
-          const std::string role = message.at("role");
-          if (placed.contains(role) && placed.at(role) == event->agent_id) {
-            if (message.at("type") == "program_started" && role == scenario.roles[0].name &&
-                values.empty()) {
-              const json& given = message.at("values");
-              values = {{"port", text_at(given, "port")}, {"address", text_at(given, "address")}};
-            } else if (message.at("type") == "program_result" && running.erase(role) == 1) {
-              // Checked as any peer data: only the report schema's values come out.
-              const json& sent = message.at("summary");
-              json summary = sut::role_summary(sent, text_at(sent, "log"));
-              summary["agent"] = event->agent_id;
-              outcome.roles[role] = summary;
-            }
-          }
-        }
-      }
-      check_deadlines(quiet);
-      for (auto it = running.begin(); it != running.end();) {
-        const AgentRecord* record = agent(placed.at(*it));
-        if (record == nullptr || !record->lost) {
-          ++it;
-          continue;
-        }
-        outcome.roles[*it] =
-            error_summary(record->id, record->id + " lost: " + record->lost_reason);
-        it = running.erase(it);
-      }
-    }
-    return done();
-  };
+  return true;
+}
+
+void Coordinator::start_roles(ProgramRun& run) {
+  const sut::SutScenario& scenario = run.scenario;
   for (size_t i = 0; i < scenario.roles.size(); ++i) {
     const sut::SutRole& role = scenario.roles[i];
-    if (role.after_ms > 0)
-      wait([] { return false; }, Clock::now() + std::chrono::milliseconds(role.after_ms));
+    if (role.after_ms > 0) {
+      wait_programs(
+          run, [] { return false; }, Clock::now() + std::chrono::milliseconds(role.after_ms));
+    }
     const bool judged = role.name == scenario.judged;
-    send_to(placed.at(role.name), "run_program",
-            {{"run_id", run_id},
+    const json checker = judged ? json{{"ok", scenario.checker.ok},
+                                       {"wrong", scenario.checker.wrong},
+                                       {"error", scenario.checker.error}}
+                                : json::object();
+    send_to(run.placed.at(role.name), "run_program",
+            {{"run_id", run.run_id},
              {"scenario", scenario.name},
              {"role", role.name},
              {"needs", scenario.needs},
              {"command", role.command},
              {"faults", role.faults},
              {"deadline_ms", static_cast<uint64_t>(scenario.deadline_seconds * 1000)},
-             {"checker", judged ? json{{"ok", scenario.checker.ok},
-                                       {"wrong", scenario.checker.wrong},
-                                       {"error", scenario.checker.error}}
-                                : json::object()},
-             {"values", values}});
-    running.insert(role.name);
-    if (i == 0 && !wait([&] { return !values.empty() || !running.contains(role.name); },
-                        Clock::now() + kStartBudget)) {
-      break;  // its agent did not start it: the others would have no one to talk to
+             {"checker", checker},
+             {"values", run.values}});
+    run.running.insert(role.name);
+    // The others need the first one's port and address; without them there is no one to
+    // talk to.
+    if (i == 0) {
+      wait_programs(
+          run, [&] { return !run.values.empty() || !run.running.contains(role.name); },
+          Clock::now() + kStartBudget);
+      if (run.values.empty()) return;
     }
-    if (i == 0 && values.empty()) break;  // it ended (could not start) before saying so
   }
-  // The judged role ends within its deadline (sut exec stops it there and takes its stacks).
-  const auto deadline = Clock::now() +
-                        std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(scenario.deadline_seconds)) +
-                        kStopBudget;
-  wait([&] { return !running.contains(scenario.judged); }, deadline);
-  wait([&] { return running.empty(); },
-       Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                          std::chrono::duration<double>(scenario.grace_seconds)));
-  std::set<std::string> told;
-  for (const auto& role : running)
-    if (told.insert(placed.at(role)).second)
-      send_to(placed.at(role), "abort_scenario", {{"run_id", run_id}});
-  wait([&] { return running.empty(); }, Clock::now() + kStopBudget);
-  for (const auto& role : scenario.roles) {
-    if (outcome.roles.contains(role.name)) continue;
-    outcome.roles[role.name] = error_summary(
-        placed.at(role.name), running.contains(role.name)
-                                  ? "no result from " + placed.at(role.name) + " for this role"
-                                  : "not started: the first role did not start");
+}
+
+bool Coordinator::wait_programs(ProgramRun& run, const std::function<bool()>& done,
+                                Clock::time_point until) {
+  Quiet quiet;
+  while (!done() && Clock::now() < until) {
+    if (auto event = events_.pop(100ms)) {
+      const bool ours = event->kind == EventKind::kMessage && event->message.contains("role") &&
+                        event->message.value("run_id", json()) == run.run_id;
+      AgentRecord* record = agent(event->agent_id);
+      if (ours && record != nullptr && !record->lost) {
+        record->last_seen = Clock::now();
+        take_program_message(run, event->agent_id, event->message);
+      } else {
+        handle(*event, quiet);
+      }
+    }
+    check_deadlines(quiet);
+    for (auto it = run.running.begin(); it != run.running.end();) {
+      const AgentRecord* record = agent(run.placed.at(*it));
+      if (record == nullptr || !record->lost) {
+        ++it;
+        continue;
+      }
+      run.outcome.roles[*it] =
+          error_summary(record->id, record->id + " lost: " + record->lost_reason);
+      it = run.running.erase(it);
+    }
   }
-  outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  outcome.judge();
-  return outcome;
+  return done();
+}
+
+void Coordinator::take_program_message(ProgramRun& run, const std::string& agent_id,
+                                       const json& message) {
+  const std::string role = message.at("role");
+  if (!run.placed.contains(role) || run.placed.at(role) != agent_id) return;
+  if (message.at("type") == "program_started") {
+    if (role == run.scenario.roles.front().name && run.values.empty()) {
+      const json& given = message.at("values");
+      run.values = {{"port", text_at(given, "port")}, {"address", text_at(given, "address")}};
+    }
+  } else if (message.at("type") == "program_result" && run.running.erase(role) == 1) {
+    // Checked as any peer data: only the report schema's values come out.
+    const json& sent = message.at("summary");
+    json summary = sut::role_summary(sent, text_at(sent, "log"));
+    summary["agent"] = agent_id;
+    run.outcome.roles[role] = std::move(summary);
+  }
 }
 
 }  // namespace faultline::harness

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -167,6 +168,18 @@ class Coordinator {
   void finish(ActiveRun& run, RunObserver& observer);
   void finish_with(ActiveRun& run, Verdict verdict, std::string observed, std::string evidence,
                    std::string hint, RunObserver& observer);
+  // SUT scenarios (coordinator_programs.cpp).
+  struct ProgramRun;
+  /// Role i on live agent i mod n; false (the outcome says why) when one cannot run it.
+  bool place_roles(ProgramRun& run);
+  /// Sends each role its run_program, the later ones with the first one's port and address.
+  void start_roles(ProgramRun& run);
+  /// Processes events until `done` or `until`: the run's program messages go into it,
+  /// everything else as always; a role on a lost agent ends as an error.
+  bool wait_programs(ProgramRun& run, const std::function<bool()>& done,
+                     std::chrono::steady_clock::time_point until);
+  void take_program_message(ProgramRun& run, const std::string& agent_id,
+                            const nlohmann::json& message);
   AgentRecord* agent(const std::string& id);
   control::Channel* channel_of(const std::string& agent_id);
   void send_to(const std::string& agent_id, std::string_view type, nlohmann::json body);
