@@ -94,7 +94,8 @@ std::pair<std::string, json> AgentPrograms::start(const json& message,
           "/" + path_component(role),
       sut::expand(command, values),
       message.at("faults"),
-      std::min<double>(message.at("deadline_ms").get<uint64_t>(), 3600000) / 1000,
+      static_cast<double>(std::min<uint64_t>(message.at("deadline_ms").get<uint64_t>(), 3600000)) /
+          1000,
       {text_at(checker, "ok"), text_at(checker, "wrong"), text_at(checker, "error")}};
   auto pid = sut::start_role(launch);
   if (!pid.ok()) return {"program_result", failed(run_id, role, pid.error().describe())};

@@ -1,5 +1,7 @@
 #include "faultline/harness/sut/sut_scenario.hpp"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -14,6 +16,20 @@ using nlohmann::json;
 
 constexpr const char* kVerdicts[] = {"pass", "fail",    "detected", "silent-corruption",
                                      "hang", "crashed", "masked",   "not-reached"};
+
+// An executable of that name in a $PATH folder (looked up here: no shell, no child process).
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string folders = path != nullptr ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= folders.size();) {
+    size_t end = folders.find(':', start);
+    if (end == std::string::npos) end = folders.size();
+    const std::string folder = folders.substr(start, end - start);
+    if (!folder.empty() && ::access((folder + "/" + program).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
 
 Error bad(const std::string& file, const std::string& pointer, const std::string& expected) {
   return Error{ErrorCode::kInvalidArgument, file + ": " + pointer + ": expected " + expected};
@@ -130,8 +146,7 @@ std::string missing_for_needs(const std::string& needs) {
     return any ? ""
                : "needs a verbs device (none in /sys/class/infiniband): the Soft-RoCE lane runs it";
   }
-  if (needs == "mpi" && std::system("command -v mpirun >/dev/null 2>&1") != 0)
-    return "needs mpirun (Debian's openmpi-bin)";
+  if (needs == "mpi" && !on_path("mpirun")) return "needs mpirun (Debian's openmpi-bin)";
   return "";
 }
 
