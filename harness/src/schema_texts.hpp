@@ -6,5 +6,7 @@ namespace faultline::harness {
 const char* report_schema_text();
 /// reports/schema/diagnose.schema.json, compiled in.
 const char* diagnose_schema_text();
+/// scenarios/schema/device-profile.schema.json, compiled in.
+const char* device_profile_schema_text();
 
 }  // namespace faultline::harness

@@ -2,7 +2,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "faultline/harness/device_profiles.hpp"
 #include "harness_test_paths.hpp"
+#include "support/background_process.hpp"
 #include "support/run_command.hpp"
 
 using faultline::testing::run_command;
@@ -65,4 +67,22 @@ TEST_CASE("an unknown option or subcommand is a usage error, exit 2", "[integrat
   CHECK(run_command(kFaultline + " nosuchcommand").exit_code == 2);
   CHECK(run_command(kFaultline).exit_code == 2);
   CHECK(run_command(kFaultline + " devices --help").exit_code == 0);
+}
+
+TEST_CASE("devices --save-profile writes a library profile: every value measured, with its source",
+          "[integration][ofi]") {
+  faultline::testing::TempDir dir;
+  const std::string path = dir.path() + "/tcp-here.json";
+  auto saved = run_command(kFaultline + " devices --transport ofi --provider tcp --device lo " +
+                           "--save-profile " + path);
+  INFO(saved.out << saved.err);
+  REQUIRE(saved.exit_code == 0);
+  // It loads as any profile of the library does: schema, and a source for every value.
+  auto profile = faultline::harness::load_device_profile(path);
+  if (!profile.ok()) FAIL(profile.error().describe());
+  CHECK(profile->name == "tcp-here");
+  CHECK(profile->limits.at("max_qp_wr") > 0);
+  CHECK_THAT(profile->source_of("max_qp_wr"),
+             Catch::StartsWith("measured: faultline devices --save-profile on "));
+  CHECK_FALSE(profile->limits.contains("max_cqe"));  // libfabric does not say: left out
 }

@@ -107,13 +107,8 @@ TEST_CASE("Prometheus scrapes an agent and the coordinator: scenarios by verdict
       "--port-file " + dir.path() + "/port --report-dir " + dir.path() + " --metrics-port " +
       std::to_string(coordinator_metrics) + " --metrics-linger 60 " + kData +
       "/wrong-expectation.json " + kData + "/verbs-only.json inline.workload-inline-on");
-  std::string port;
-  for (int i = 0; i < 100 && port.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    port = read_text_file(dir.path() + "/port");
-  }
+  const std::string port = faultline::testing::wait_for_port_file(dir.path() + "/port");
   REQUIRE_FALSE(port.empty());
-  port.erase(port.find_last_not_of("\n") + 1);
   const std::string agent_command = "FAULTLINE_TOKEN=t exec " + kFaultline +
                                     " agent --coordinator 127.0.0.1:" + port +
                                     " --transport ofi --provider tcp --metrics-linger 60";

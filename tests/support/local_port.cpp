@@ -5,6 +5,10 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "support/background_process.hpp"
 
 namespace faultline::testing {
 
@@ -22,5 +26,15 @@ int free_port() {
 }
 
 std::string local_address(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+std::string wait_for_port_file(const std::string& path) {
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::string port = read_text_file(path);
+    port.erase(port.find_last_not_of('\n') + 1);
+    if (!port.empty()) return port;
+  }
+  return "";
+}
 
 }  // namespace faultline::testing

@@ -49,6 +49,8 @@ Plan::Plan() : rank_(launcher_rank()) {
       take_smaller(caps_.max_send_sge, rule.caps.max_send_sge);
       take_smaller(caps_.max_recv_sge, rule.caps.max_recv_sge);
       take_smaller(caps_.max_inline_data, rule.caps.max_inline_data);
+      caps_.refusal_errno = rule.caps.refusal_errno;
+      caps_.clamp_inline = caps_.clamp_inline || rule.caps.clamp_inline;
     }
     kinds_ |= 1U << static_cast<unsigned>(rule.kind);
     completion_rules_ = completion_rules_ || is_completion_kind(rule.kind);

@@ -9,6 +9,7 @@
 #include "event_log.hpp"
 #include "verbs_context.hpp"
 #include "verbs_faults.hpp"
+#include "verbs_limits.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -95,29 +96,6 @@ int post_with_faults(WorkRequest* wr, WorkRequest** bad_wr, PostFn post, EventFn
   return post(wr, bad_wr);
 }
 
-// A device refuses an inline send above the QP's inline size: so does a capped one.
-int refuse_inline_above_cap(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
-  const auto cap = Plan::get().caps().max_inline_data;
-  if (!cap) return 0;
-  for (; wr != nullptr; wr = wr->next) {
-    if ((wr->send_flags & IBV_SEND_INLINE) == 0) continue;
-    uint64_t length = 0;
-    for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
-    if (length <= *cap) continue;
-    *bad_wr = wr;
-    log_event({{"event", "fault"},
-               {"kind", "limits"},
-               {"call", "ibv_post_send"},
-               {"field", "max_inline_data"},
-               {"asked", length},
-               {"cap", *cap},
-               {"qp_num", qp->qp_num},
-               {"errno", EINVAL}});
-    return EINVAL;
-  }
-  return 0;
-}
-
 // A receive post, to a QP or an SRQ: its buffers recorded for the data rules (before the post:
 // another thread may poll its completion at once), then the fail_post rules.
 template <typename ProviderPost>
@@ -156,7 +134,7 @@ int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 
 int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   const ContextOps& ops = original_ops(qp->context);
-  if (int refused = refuse_inline_above_cap(qp, wr, bad_wr); refused != 0) return refused;
+  if (int refused = check_inline_post(qp, wr, bad_wr); refused != 0) return refused;
   if (!Plan::get().has(FaultKind::kFailPost)) return ops.post_send(qp, wr, bad_wr);
   return post_with_faults(
       wr, bad_wr,

@@ -185,6 +185,7 @@ void wrap_cq_ex(ibv_cq_ex* cq, ibv_context* context) {
 ibv_cq_ex* create_cq_ex_with_faults(ibv_context* context, ibv_cq_init_attr_ex* attr) {
   if (refuse_cq_size(static_cast<int>(attr->cqe), "ibv_create_cq_ex", context) != 0) return nullptr;
   ibv_cq_ex* cq = original_ops(context).create_cq_ex(context, attr);
+  observe_cq_request(static_cast<int>(attr->cqe), "ibv_create_cq_ex", context, cq != nullptr);
   if (cq == nullptr) return nullptr;
   log_event({{"event", "instrumented"},
              {"object", "cq_ex"},
@@ -196,7 +197,9 @@ ibv_cq_ex* create_cq_ex_with_faults(ibv_context* context, ibv_cq_init_attr_ex* a
 
 ibv_qp* create_qp_ex_with_faults(ibv_context* context, ibv_qp_init_attr_ex* attr) {
   if (refuse_qp_caps(attr->cap, "ibv_create_qp_ex", context) != 0) return nullptr;
+  const ibv_qp_cap asked = attr->cap;
   ibv_qp* qp = original_ops(context).create_qp_ex(context, attr);
+  observe_qp_request(asked, "ibv_create_qp_ex", context, qp != nullptr);
   if (qp == nullptr) return nullptr;
   clamp_qp_caps(attr->cap);
   remember_qp(qp);
@@ -207,7 +210,7 @@ ibv_qp* create_qp_ex_with_faults(ibv_context* context, ibv_qp_init_attr_ex* attr
 int query_device_ex_with_caps(ibv_context* context, const ibv_query_device_ex_input* input,
                               ibv_device_attr_ex* attr, size_t attr_size) {
   const int queried = original_ops(context).query_device_ex(context, input, attr, attr_size);
-  if (queried == 0) clamp_device_attr(attr->orig_attr, "ibv_query_device_ex");
+  if (queried == 0) clamp_device_attr(attr->orig_attr, "ibv_query_device_ex", context);
   return queried;
 }
 

@@ -4,15 +4,25 @@
 
 namespace faultline::transports::interpose {
 
-/// EINVAL, the refusal logged, when a QP's `cap` asks more than the plan's limits allow (as a
-/// device refuses a create above its own limits); 0 when it fits.
+/// Under an `observe` rule (port-check) the program's requests are logged as `request` events
+/// with its call stack: a refused one here, a granted or failed one by observe_*_request.
+/// The target's errno (EINVAL unless the plan names another), the refusal logged, when a QP's
+/// `cap` asks more than the plan's limits allow (as a device refuses a create above its own
+/// limits); 0 when it fits. An inline request the target clamps is not refused.
 int refuse_qp_caps(const ibv_qp_cap& cap, const char* call, ibv_context* context);
+/// Logs a QP or CQ request once the device here answered it (`granted`).
+void observe_qp_request(const ibv_qp_cap& cap, const char* call, ibv_context* context,
+                        bool granted);
+void observe_cq_request(int cqe, const char* call, ibv_context* context, bool granted);
 /// What the program is told it was granted: no more than the caps.
 void clamp_qp_caps(ibv_qp_cap& cap);
 /// EINVAL, logged, for a CQ larger than `max_cqe`; 0 when it fits.
 int refuse_cq_size(int cqe, const char* call, ibv_context* context);
 /// The device the program queries (through `call`) is the smaller one; what was lowered is
 /// logged as a limits fault, each field as [the device's value, the value shown].
-void clamp_device_attr(ibv_device_attr& attr, const char* call);
+void clamp_device_attr(ibv_device_attr& attr, const char* call, ibv_context* context);
+/// The target's errno, logged, for a post of an inline send above the cap; under observe, the
+/// largest inline send of each QP is logged as a request. 0 when it fits.
+int check_inline_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 
 }  // namespace faultline::transports::interpose

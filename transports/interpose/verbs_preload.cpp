@@ -72,7 +72,9 @@ __attribute__((visibility("default"))) ibv_context* ibv_import_device(int cmd_fd
 __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
   static auto* real = real_verbs<decltype(ibv_create_qp)>("ibv_create_qp");
   if (refuse_qp_caps(attr->cap, "ibv_create_qp", pd->context) != 0) return nullptr;
+  const ibv_qp_cap asked = attr->cap;
   ibv_qp* qp = real(pd, attr);
+  observe_qp_request(asked, "ibv_create_qp", pd->context, qp != nullptr);
   if (qp == nullptr) return nullptr;
   clamp_qp_caps(attr->cap);
   remember_qp(qp);
@@ -91,14 +93,16 @@ __attribute__((visibility("default"))) ibv_cq* ibv_create_cq(ibv_context* contex
                                                              int comp_vector) {
   static auto* real = real_verbs<decltype(ibv_create_cq)>("ibv_create_cq");
   if (refuse_cq_size(cqe, "ibv_create_cq", context) != 0) return nullptr;
-  return real(context, cqe, cq_context, channel, comp_vector);
+  ibv_cq* cq = real(context, cqe, cq_context, channel, comp_vector);
+  observe_cq_request(cqe, "ibv_create_cq", context, cq != nullptr);
+  return cq;
 }
 
 __attribute__((visibility("default"))) int ibv_query_device(ibv_context* context,
                                                             ibv_device_attr* attr) {
   static auto* real = real_verbs<decltype(ibv_query_device)>("ibv_query_device");
   const int queried = real(context, attr);
-  if (queried == 0) clamp_device_attr(*attr, "ibv_query_device");
+  if (queried == 0) clamp_device_attr(*attr, "ibv_query_device", context);
   return queried;
 }
 

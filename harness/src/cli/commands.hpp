@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace faultline::cli {
 
@@ -19,8 +21,10 @@ void add_bench_command(CLI::App& app, CommandAction& run);
 void add_sut_command(CLI::App& app, CommandAction& run);
 /// `sut run`, under the `sut` command.
 void add_sut_run_command(CLI::App& sut, CommandAction& run);
-/// `faultline sut exec ... -- COMMAND`: keeps COMMAND for the sut command and returns the
-/// argument count CLI11 is to parse (the arguments before `--`).
-int take_sut_command(int argc, char** argv);
+void add_port_check_command(CLI::App& app, CommandAction& run);
+/// `faultline sut exec ... -- COMMAND` and `faultline port-check ... -- COMMAND`: keeps COMMAND
+/// (program_command_line) and returns the argument count CLI11 is to parse (those before `--`).
+int take_program_command(int argc, char** argv);
+const std::vector<std::string>& program_command_line();
 
 }  // namespace faultline::cli

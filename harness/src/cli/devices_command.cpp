@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -84,19 +85,38 @@ int save_profile(const std::vector<transports::DeviceInfo>& devices, const std::
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  const nlohmann::json profile = {{"profile_version", 1},
-                                  {"captured",
-                                   {{"host", host},
-                                    {"kernel", std::string(system.sysname) + " " + system.release},
-                                    {"date", date},
-                                    {"faultline_version", FAULTLINE_VERSION}}},
-                                  {"transport", device.transport},
-                                  {"provider", device.provider},
-                                  {"native_provider", device.native_provider},
-                                  {"device", device.name},
-                                  {"firmware", device.firmware},
-                                  {"limits", device.limits},
-                                  {"capabilities", device.capabilities}};
+  const std::string kernel = std::string(system.sysname) + " " + system.release;
+  // Every value measured here: its source says where and when. What the device does not
+  // report (null) is left out: unknown, never guessed.
+  nlohmann::json limits = nlohmann::json::object();
+  nlohmann::json sources = nlohmann::json::object();
+  const nlohmann::json measured = device.limits;
+  for (const auto& [name, value] : measured.items()) {
+    if (value.is_null()) continue;
+    limits[name] = value;
+    sources[name] = {{"kind", "measured"},
+                     {"ref", "faultline devices --save-profile on " + std::string(host) + " (" +
+                                 kernel + ", firmware " + device.firmware + ", " + date + ")"}};
+  }
+  const nlohmann::json profile = {
+      {"profile_version", 2},
+      {"name", std::filesystem::path(path).stem().string()},
+      {"description", device.transport + "/" + device.provider + " " + device.name +
+                          ", measured with faultline devices --save-profile"},
+      {"confidence", "measured"},
+      {"captured",
+       {{"host", host},
+        {"kernel", kernel},
+        {"date", date},
+        {"faultline_version", FAULTLINE_VERSION}}},
+      {"transport", device.transport},
+      {"provider", device.provider},
+      {"native_provider", device.native_provider},
+      {"device", device.name},
+      {"firmware", device.firmware},
+      {"limits", limits},
+      {"sources", sources},
+      {"capabilities", device.capabilities}};
   if (auto written = reports::write_file_atomically(path, profile.dump(2) + "\n"); !written.ok()) {
     std::cerr << "faultline devices: " << written.error().describe() << "\n";
     return harness::kExitUsage;

@@ -5,7 +5,9 @@
 
 #include "commands.hpp"
 #include "faultline/harness/device_listing.hpp"
+#include "faultline/harness/device_profiles.hpp"
 #include "faultline/harness/diagnose/diagnosis.hpp"
+#include "faultline/harness/diagnose/workload_targets.hpp"
 #include "faultline/harness/exit_codes.hpp"
 #include "metrics_options.hpp"
 
@@ -16,9 +18,45 @@ namespace {
 struct DiagnoseCommand {
   harness::diagnose::DiagnoseOptions options;
   bool json = false;
+  std::string profiles;
   MetricsOptions metrics_options;
 
+  // --limits FILE --profile NAMES: the workload's values against each target, no device needed.
+  int check_targets() const {
+    if (options.limits_file.empty())
+      return usage("--profile needs --limits FILE: the workload to hold against the targets");
+    auto workload = harness::diagnose::load_workload(options.limits_file);
+    if (!workload.ok()) return usage(workload.error().describe());
+    auto targets = harness::select_device_profiles(profiles, harness::default_devices_dir());
+    if (!targets.ok()) return usage(targets.error().describe());
+    const auto checks = harness::diagnose::check_workload_against(workload.value(), *targets);
+    bool refused = false;
+    std::cout << workload->name << " (" << workload->source << ")\n";
+    for (const auto& check : checks) {
+      refused = refused || check.verdict == "refused";
+      std::cout << "  " << check.target << ": " << check.verdict << ": " << check.field << " = "
+                << check.derivation
+                << (check.derivation == std::to_string(check.value)
+                        ? ""
+                        : " = " + std::to_string(check.value));
+      if (check.allowed) {
+        std::cout << (check.verdict == "fits" ? " <= " : " > ") << check.limit << " "
+                  << *check.allowed << " (" << check.source << ")";
+      } else {
+        std::cout << "; " << check.limit << " not known for this target";
+      }
+      std::cout << "\n";
+    }
+    return refused ? harness::kExitConformanceFailure : harness::kExitPass;
+  }
+
+  static int usage(const std::string& text) {
+    std::cerr << "faultline diagnose: " << text << "\n";
+    return harness::kExitUsage;
+  }
+
   int run() {
+    if (!profiles.empty()) return check_targets();
     auto& target = options.target;
     target = target.with_defaults();
     if (auto present = harness::list_devices({target.transport, target.provider, target.device});
@@ -96,10 +134,14 @@ void add_diagnose_command(CLI::App& app, CommandAction& run) {
       ->capture_default_str();
   d->add_option("--scenario-dir", options.scenario_dir, "Scenario catalog of L3 and L4");
   d->add_flag("--json", command->json, "Print diagnose.json instead of the summary");
+  d->add_option("--profile", command->profiles,
+                "With --limits: hold the workload against these target profiles "
+                "(hns_roce,mlx5-cx7; a prefix; all) instead of this machine's device");
   command->metrics_options.add_to(d, true);
   d->footer(
       "Examples:\n  faultline diagnose\n  faultline diagnose --transport verbs --device rxe0\n"
-      "  faultline diagnose --limits deepep.json\n"
+      "  faultline diagnose --limits examples/limits/deepep.json\n"
+      "  faultline diagnose --limits examples/limits/deepep.json --profile hns_roce,mlx5-cx7\n"
       "  faultline diagnose --inject inline-above-limit --inject kv-missing-lens\n"
       "  FAULTLINE_TOKEN=... faultline diagnose --transport verbs --peer 0.0.0.0:7400\n"
       "Exit codes: 0 every layer passed, 1 a layer failed, 2 a usage error.");

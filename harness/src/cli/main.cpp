@@ -26,9 +26,10 @@ int run_cli(int argc, char** argv) {
   cli::add_diagnose_command(app, run);
   cli::add_bench_command(app, run);
   cli::add_sut_command(app, run);
+  cli::add_port_check_command(app, run);
 
   try {
-    app.parse(cli::take_sut_command(argc, argv), argv);
+    app.parse(cli::take_program_command(argc, argv), argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

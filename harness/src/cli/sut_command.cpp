@@ -36,13 +36,6 @@ int usage(const std::string& text) {
   return harness::kExitUsage;
 }
 
-// Where libfaultline-fi.so is: $FAULTLINE_INTERPOSE_DIR, or interpose/ beside this binary.
-std::string interpose_dir() {
-  if (const char* dir = std::getenv("FAULTLINE_INTERPOSE_DIR"); dir != nullptr && *dir != '\0')
-    return dir;
-  return std::filesystem::path(harness::own_executable()).parent_path().string() + "/interpose";
-}
-
 // The faults of every --plan file and every --fault, checked as the interposers will read them.
 Result<json> merged_plan(const SutExecOptions& options) {
   json faults = json::array();
@@ -87,7 +80,7 @@ int run_sut_exec(const SutExecOptions& options) {
   exec.plan = plan.value();
   exec.deadline = std::chrono::milliseconds(static_cast<int64_t>(options.deadline_seconds * 1000));
   exec.checker = options.checker;
-  exec.interpose_dir = interpose_dir();
+  exec.interpose_dir = harness::sut::default_interpose_dir();
   exec.work_dir = options.report_dir;
   if (!std::filesystem::exists(exec.interpose_dir + "/libfaultline-fi.so")) {
     std::cerr << "faultline sut exec: no libfaultline-fi.so in " << exec.interpose_dir
@@ -117,20 +110,26 @@ int run_sut_exec(const SutExecOptions& options) {
   return harness::sut::exit_code_of(result->verdict);
 }
 
-std::vector<std::string>& sut_command_line() {
+std::vector<std::string>& command_line() {
   static std::vector<std::string> command;
   return command;
 }
 
 }  // namespace
 
-int take_sut_command(int argc, char** argv) {
-  // Only `faultline sut exec ... -- COMMAND`: everything after the first `--` is the command,
-  // its own options included, and never parsed as faultline's.
-  if (argc < 3 || std::string(argv[1]) != "sut" || std::string(argv[2]) != "exec") return argc;
-  for (int i = 3; i < argc; ++i) {
+const std::vector<std::string>& program_command_line() { return command_line(); }
+
+int take_program_command(int argc, char** argv) {
+  // Only `faultline sut exec ... -- COMMAND` and `faultline port-check ... -- COMMAND`:
+  // everything after the first `--` is the command, its own options included, and never
+  // parsed as faultline's.
+  const bool sut_exec =
+      argc >= 3 && std::string(argv[1]) == "sut" && std::string(argv[2]) == "exec";
+  const bool port_check = argc >= 2 && std::string(argv[1]) == "port-check";
+  if (!sut_exec && !port_check) return argc;
+  for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) != "--") continue;
-    sut_command_line().assign(argv + i + 1, argv + argc);
+    command_line().assign(argv + i + 1, argv + argc);
     return i;
   }
   return argc;
@@ -161,7 +160,7 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
       "without a fault. Exit codes: 0 pass, detected or masked; 1 any other verdict; 2 a usage\n"
       "error; 3 the harness could not run it.");
   exec->callback([options, &run] {
-    options->command = sut_command_line();
+    options->command = program_command_line();
     run = [options] { return run_sut_exec(*options); };
   });
   add_sut_run_command(*sut, run);

@@ -34,8 +34,10 @@ class FormulaReader {
       auto right = product();
       if (!right.ok()) return right;
       if (op == '-' && right->value > left->value) return problem("a formula that stays >= 0");
-      left = Evaluated{op == '+' ? left->value + right->value : left->value - right->value,
-                       left->derivation + " " + op + " " + right->derivation};
+      uint64_t value = left->value - right->value;
+      if (op == '+' && __builtin_add_overflow(left->value, right->value, &value))
+        return problem("a formula whose value fits 64 bits (the sum overflows)");
+      left = Evaluated{value, left->derivation + " " + op + " " + right->derivation};
     }
     return left;
   }
@@ -48,8 +50,10 @@ class FormulaReader {
       auto right = factor();
       if (!right.ok()) return right;
       if (op == '/' && right->value == 0) return problem("a divisor that is not 0");
-      left = Evaluated{op == '*' ? left->value * right->value : left->value / right->value,
-                       left->derivation + (op == '*' ? " x " : " / ") + right->derivation};
+      uint64_t value = op == '/' ? left->value / right->value : 0;
+      if (op == '*' && __builtin_mul_overflow(left->value, right->value, &value))
+        return problem("a formula whose value fits 64 bits (the product overflows)");
+      left = Evaluated{value, left->derivation + (op == '*' ? " x " : " / ") + right->derivation};
     }
     return left;
   }
@@ -70,6 +74,8 @@ class FormulaReader {
     if (std::isdigit(static_cast<unsigned char>(peek())) != 0) {
       while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_])) != 0) ++at_;
       const std::string digits = text_.substr(start, at_ - start);
+      if (digits.size() > 20 || (digits.size() == 20 && digits > "18446744073709551615"))
+        return problem("a number that fits 64 bits");
       return Evaluated{std::stoull(digits), digits};
     }
     while (at_ < text_.size() &&
@@ -128,6 +134,14 @@ Result<Workload> load_workload(const std::string& path) {
   const nlohmann::json document = nlohmann::json::parse(file, nullptr, false);
   if (document.is_discarded() || !document.is_object())
     return problem("(file)", "expected a JSON object");
+  for (const auto& [key, value] : document.items()) {
+    static const std::vector<std::string> kKnown = {"workload", "description", "inputs", "endpoint",
+                                                    "device_limits"};
+    if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
+      return problem("/" + key,
+                     "unknown field; expected workload, description, inputs, endpoint or "
+                     "device_limits");
+  }
   Workload workload;
   workload.source = path;
   workload.name = document.value("workload", path);
@@ -167,6 +181,7 @@ Result<Workload> load_workload(const std::string& path) {
           " (above 2^32, shown as " + std::to_string(UINT32_MAX) + ")";
     }
     *field = static_cast<uint32_t>(number);
+    workload.fields.insert(name);
   }
   const nlohmann::json device_limits = document.value("device_limits", nlohmann::json::object());
   for (const auto& [name, value] : device_limits.items()) {

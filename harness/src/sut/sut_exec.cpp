@@ -1,5 +1,6 @@
 #include "faultline/harness/sut/sut_exec.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "faultline/harness/control/local_run.hpp"
 #include "process_group.hpp"
 
 namespace faultline::harness::sut {
@@ -58,7 +60,11 @@ void find_first_error(ExecResult& result, const std::vector<OutputLine>& lines,
 }
 
 void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options) {
-  const bool faults_planned = !options.plan.value("faults", json::array()).empty();
+  // `observe` changes nothing: a run under it alone is judged as one without faults.
+  const json faults = options.plan.value("faults", json::array());
+  const bool faults_planned = std::any_of(faults.begin(), faults.end(), [](const json& fault) {
+    return !fault.is_object() || fault.value("kind", std::string()) != "observe";
+  });
   std::string output;
   for (const auto& line : run.lines) output += line.text + "\n";
   const bool wrong = matches(options.checker.wrong, output);
@@ -134,6 +140,12 @@ int exit_code_of(SutVerdict verdict) {
   const bool good = verdict == SutVerdict::kPass || verdict == SutVerdict::kDetected ||
                     verdict == SutVerdict::kMasked;
   return good ? 0 : 1;
+}
+
+std::string default_interpose_dir() {
+  if (const char* dir = std::getenv("FAULTLINE_INTERPOSE_DIR"); dir != nullptr && *dir != '\0')
+    return dir;
+  return std::filesystem::path(own_executable()).parent_path().string() + "/interpose";
 }
 
 Result<json> parse_fault_spec(const std::string& spec) {

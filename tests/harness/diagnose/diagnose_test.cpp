@@ -198,3 +198,22 @@ TEST_CASE("diagnose usage errors name what was wrong and exit 2", "[integration]
   CHECK_THAT(bad_limits.err, Catch::Contains(dir.path() + "/bad.json: /endpoint/send_depth: "
                                                           "unknown input 'nope'"));
 }
+
+TEST_CASE("diagnose --limits --profile names the formula and each target's verdict",
+          "[integration]") {
+  const auto run = run_command(kFaultline + " diagnose --limits " + FAULTLINE_SOURCE_DIR +
+                               "/examples/limits/deepep.json --profile hns_roce,mlx5-cx7");
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 1);
+  for (const char* target : {"hns_roce-hip08", "hns_roce-hip09", "mlx5-cx7"}) {
+    CHECK_THAT(run.out, Catch::Contains(std::string("  ") + target +
+                                        ": refused: send_depth = 3 x max_tokens_per_rank 65536 "
+                                        "+ 1 = 196609 > max_qp_wr 32768"));
+  }
+  CHECK_THAT(run.out,
+             Catch::Contains("hns_roce-hip08: fits: recv_depth = 1024 <= max_recv_wr 32768"));
+  const auto unknown = run_command(kFaultline + " diagnose --limits " + FAULTLINE_SOURCE_DIR +
+                                   "/examples/limits/deepep.json --profile cx9");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("present:"));
+}

@@ -68,3 +68,26 @@ TEST_CASE("a bad workload file names the file, the field and what was expected",
   CHECK_THAT(problem_of("not json"), Catch::Contains("expected a JSON object"));
   CHECK_THAT(problem_of("{}"), Catch::Contains("/endpoint: expected an object"));
 }
+
+TEST_CASE("formula arithmetic that leaves 64 bits is an error, not a wrapped value", "[unit]") {
+  // t*t+16 with t = 2^32 once passed as 16.
+  auto squared = evaluate_formula("t * t + 16", {{"t", 4294967296ULL}});
+  REQUIRE_FALSE(squared.ok());
+  CHECK_THAT(squared.error().message, Catch::Contains("product overflows"));
+  auto summed = evaluate_formula("t + t", {{"t", 18446744073709551615ULL}});
+  REQUIRE_FALSE(summed.ok());
+  CHECK_THAT(summed.error().message, Catch::Contains("sum overflows"));
+  auto literal = evaluate_formula("99999999999999999999 + 1", {});
+  REQUIRE_FALSE(literal.ok());
+  CHECK_THAT(literal.error().message, Catch::Contains("fits 64 bits"));
+}
+
+TEST_CASE("an unknown key in a limits file is named, not ignored", "[unit]") {
+  TempDir dir;
+  const std::string file = dir.path() + "/typo.json";
+  std::ofstream(file) << R"({"inputs": {"t": 1}, "endpont": {"send_depth": 4},
+                            "endpoint": {"send_depth": "t"}})";
+  auto loaded = load_workload(file);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK_THAT(loaded.error().message, Catch::Contains(file + ": /endpont: unknown field"));
+}

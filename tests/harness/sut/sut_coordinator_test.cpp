@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "support/background_process.hpp"
+#include "support/local_port.hpp"
 
 using faultline::testing::BackgroundProcess;
 using faultline::testing::read_text_file;
@@ -26,13 +26,8 @@ TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][
                                 "--scenario-dir " +
                                 dir.path() + " --port-file " + dir.path() + "/port --report-dir " +
                                 dir.path() + "/report");
-  std::string port;
-  for (int i = 0; i < 100 && port.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    port = read_text_file(dir.path() + "/port");
-  }
+  const std::string port = faultline::testing::wait_for_port_file(dir.path() + "/port");
   REQUIRE_FALSE(port.empty());
-  port.erase(port.find_last_not_of('\n') + 1);
   const std::string agent =
       "FAULTLINE_TOKEN=t exec " + faultline + " agent --coordinator 127.0.0.1:" + port;
   BackgroundProcess first(agent);

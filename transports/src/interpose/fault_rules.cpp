@@ -24,6 +24,7 @@ constexpr std::array kKindNames{
     KindName{FaultKind::kDuplicateCompletion, "duplicate_completion"},
     KindName{FaultKind::kFailPost, "fail_post"},
     KindName{FaultKind::kLimits, "limits"},
+    KindName{FaultKind::kObserve, "observe"},
 };
 
 Error bad_field(size_t index, const std::string& field, const std::string& expected) {
@@ -134,6 +135,17 @@ Status parse_limits(const json& fault, size_t index, FaultRule& rule) {
     return bad_field(index, "max_qp_wr",
                      "at least one cap: max_qp_wr, max_recv_wr, max_cqe, max_send_sge, "
                      "max_recv_sge, max_inline_data");
+  // How the target's driver refuses: its errno, and whether it clamps an inline request.
+  auto error_number = unsigned_field(fault, index, "errno", 4095);
+  if (!error_number.ok()) return std::move(error_number).take_error();
+  if (error_number->has_value()) {
+    if (**error_number == 0) return bad_field(index, "errno", "an errno from 1");
+    rule.caps.refusal_errno = static_cast<int>(**error_number);
+  }
+  const json inline_mode = fault.value("inline", json("refuse_create"));
+  if (inline_mode != "refuse_create" && inline_mode != "clamp")
+    return bad_field(index, "inline", "\"refuse_create\" or \"clamp\"");
+  rule.caps.clamp_inline = inline_mode == "clamp";
   return Status{};
 }
 
@@ -153,6 +165,7 @@ Status parse_action(const json& fault, size_t index, FaultRule& rule) {
       return Status{};
     }
     case FaultKind::kLimits: return parse_limits(fault, index, rule);
+    case FaultKind::kObserve:
     case FaultKind::kDropCompletion:
     case FaultKind::kDuplicateCompletion: return Status{};
   }
@@ -168,10 +181,10 @@ Result<FaultRule> parse_rule(const json& fault, size_t index) {
   if (named == kKindNames.end())
     return bad_field(index, "kind",
                      "rewrite_status, corrupt_data, drop_completion, duplicate_completion, "
-                     "fail_post or limits");
+                     "fail_post, limits or observe");
   rule.kind = named->kind;
   if (auto action = parse_action(fault, index, rule); !action.ok()) return action.error();
-  if (rule.kind != FaultKind::kLimits) {
+  if (rule.kind != FaultKind::kLimits && rule.kind != FaultKind::kObserve) {
     if (auto firing = parse_firing(fault, index, rule); !firing.ok()) return firing.error();
   }
   if (auto filters = parse_filters(fault, index, rule); !filters.ok()) return filters.error();

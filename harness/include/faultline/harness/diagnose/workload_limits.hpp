@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "faultline/core/status.hpp"
@@ -17,6 +18,7 @@ struct Workload {
   std::string name;
   std::string source;
   transports::EndpointConfig config;              ///< derivations name each formula with its inputs
+  std::set<std::string> fields;                   ///< the endpoint fields the file sets
   std::map<std::string, uint64_t> device_limits;  ///< a profile's limits instead of the device's
 };
 

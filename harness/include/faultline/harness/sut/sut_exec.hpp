@@ -66,6 +66,9 @@ struct ExecResult {
   nlohmann::json to_json() const;
 };
 
+/// Where the interposers are: $FAULTLINE_INTERPOSE_DIR, or interpose/ beside this binary.
+std::string default_interpose_dir();
+
 /// A fault in compact form, keys of the plan's schema: "status=REM_ACCESS_ERR,nth=5,side=recv".
 Result<nlohmann::json> parse_fault_spec(const std::string& spec);
 

@@ -21,6 +21,7 @@ enum class FaultKind {
   kDuplicateCompletion,  ///< the program reads it twice
   kFailPost,             ///< the N-th post returns an errno and nothing is posted
   kLimits,               ///< the device is smaller: creates above a cap are refused
+  kObserve,              ///< nothing changes: every resource request is logged (port-check)
 };
 
 /// Which operations a rule looks at: sends (and writes, reads), receives, or all.
@@ -41,6 +42,9 @@ struct LimitCaps {
   std::optional<uint32_t> max_send_sge;
   std::optional<uint32_t> max_recv_sge;
   std::optional<uint32_t> max_inline_data;
+  int refusal_errno = 22;     ///< what a refused create returns (the target driver's; EINVAL)
+  bool clamp_inline = false;  ///< an inline request above the cap is granted the cap (hns);
+                              ///< a larger inline post then fails, instead of the create
 };
 
 /// One fault of the plan a program runs under: the scenario fault language (`kind`, `status`,

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "faultline/core/status.hpp"
+
+namespace faultline::harness {
+
+/// One device profile of the library (scenarios/devices/NAME.json,
+/// scenarios/schema/device-profile.schema.json): what a device grants, each value with its
+/// source; a limit that is not known is absent.
+struct DeviceProfile {
+  std::string name;  ///< the file name without .json
+  std::string file;
+  nlohmann::json document;
+  std::map<std::string, uint64_t> limits;
+  std::string refusal_errno = "EINVAL";  ///< what its driver returns for a create above a limit
+  bool clamps_inline = false;  ///< an inline request above the cap is clamped (hns), not refused
+
+  /// "kind: reference" of a limit's value; "" when the profile does not know the limit.
+  std::string source_of(const std::string& limit) const;
+  /// The plan fault (`limits`) that makes a program see this device: its known caps, its
+  /// driver's errno and inline behaviour.
+  nlohmann::json limits_fault() const;
+};
+
+/// The profile library: $FAULTLINE_SCENARIO_DIR/devices, else the source tree's.
+std::string default_devices_dir();
+
+/// Loads one profile, checked against the schema; a limit without a source is an error too.
+/// Errors name the file, the pointer and what was expected.
+Result<DeviceProfile> load_device_profile(const std::string& path);
+
+/// The profiles `names` selects ("hns_roce,mlx5-cx7"): each NAME is a profile of that name, or
+/// every profile whose name begins with NAME and '-' ("mlx5": its ConnectX parts); "all" is
+/// every verbs profile. An unknown name is an error listing the profiles present.
+Result<std::vector<DeviceProfile>> select_device_profiles(const std::string& names,
+                                                          const std::string& dir);
+
+}  // namespace faultline::harness

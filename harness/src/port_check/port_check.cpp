@@ -1,0 +1,197 @@
+#include "faultline/harness/port_check/port_check.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace faultline::harness::port_check {
+
+namespace {
+
+using nlohmann::json;
+
+// What each request field is held against in a profile, and how a driver says no.
+struct Rule {
+  const char* call_prefix;  ///< ibv_create_qp matches ibv_create_qp_ex too
+  const char* field;
+  const char* limit;
+};
+
+constexpr Rule kRules[] = {
+    {"ibv_create_qp", "max_send_wr", "max_qp_wr"},
+    {"ibv_create_qp", "max_recv_wr", "max_recv_wr"},
+    {"ibv_create_qp", "max_send_sge", "max_send_sge"},
+    {"ibv_create_qp", "max_recv_sge", "max_recv_sge"},
+    {"ibv_create_qp", "max_inline_data", "max_inline_data"},
+    {"ibv_create_cq", "cqe", "max_cqe"},
+    {"ibv_post_send", "inline_bytes", "max_inline_data"},
+};
+
+// A count the program asked for (0 or absent: nothing asked).
+std::optional<uint64_t> count_of(const json& value) {
+  if (value.is_number_unsigned() && value.get<uint64_t>() > 0) return value.get<uint64_t>();
+  if (value.is_number_integer() && value.get<int64_t>() > 0)
+    return static_cast<uint64_t>(value.get<int64_t>());
+  return std::nullopt;
+}
+
+std::optional<uint64_t> limit_of(const DeviceProfile& target, const std::string& limit) {
+  auto found = target.limits.find(limit);
+  if (found != target.limits.end()) return found->second;
+  // verbs has one max_qp_wr for both queues: a profile without max_recv_wr means max_qp_wr.
+  if (limit == "max_recv_wr") return limit_of(target, "max_qp_wr");
+  return std::nullopt;
+}
+
+std::string how_refused(const Rule& rule, const DeviceProfile& target) {
+  if (std::string(rule.field) == "max_inline_data" && target.clamps_inline)
+    return "";  // granted the cap: a larger inline post is what fails
+  if (std::string(rule.field) == "inline_bytes") return "ibv_post_send fails (EINVAL)";
+  return std::string(rule.call_prefix) + " fails with " + target.refusal_errno;
+}
+
+// The first frames of the refusals as addr2line reads them: "function at file:line
+// (OBJECT+0xOFFSET)". One addr2line per object for all its frames (a large binary's line
+// table takes a while to read); a frame it cannot place stays as it was.
+void symbolize_refusals(std::vector<TargetOutcome>& outcomes) {
+  std::map<std::string, std::vector<std::string>> offsets;  // object -> "0x..." offsets
+  for (const auto& outcome : outcomes) {
+    for (const auto& refusal : outcome.refusals) {
+      if (refusal.stack.empty() || !refusal.stack.front().is_string()) continue;
+      const std::string frame = refusal.stack.front();
+      const size_t plus = frame.rfind("+0x");
+      if (frame.find('(') != std::string::npos || plus == std::string::npos) continue;
+      auto& list = offsets[frame.substr(0, plus)];
+      if (std::find(list.begin(), list.end(), frame.substr(plus + 1)) == list.end())
+        list.push_back(frame.substr(plus + 1));
+    }
+  }
+  std::map<std::string, std::string> placed;  // frame -> text
+  for (const auto& [object, list] : offsets) {
+    std::string command = "addr2line -f -C -p -e '";
+    for (char c : object) command += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    command += "'";
+    for (const auto& offset : list) command += " " + offset;
+    FILE* pipe = popen((command + " 2>/dev/null").c_str(), "r");
+    if (pipe == nullptr) continue;
+    char line[1024];
+    for (const auto& offset : list) {
+      if (std::fgets(line, sizeof line, pipe) == nullptr) break;
+      std::string text = line;
+      while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+      if (!text.empty() && text.rfind("??", 0) != 0)
+        placed[object + "+" + offset] = text + " (" + object + "+" + offset + ")";
+    }
+    pclose(pipe);
+  }
+  for (auto& outcome : outcomes) {
+    for (auto& refusal : outcome.refusals) {
+      if (refusal.stack.empty() || !refusal.stack.front().is_string()) continue;
+      auto found = placed.find(refusal.stack.front().get<std::string>());
+      if (found != placed.end()) refusal.stack.front() = found->second;
+    }
+  }
+}
+
+}  // namespace
+
+TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfile& target) {
+  TargetOutcome outcome{target.name, "runs"};
+  std::set<std::string> unknown;
+  for (const auto& request : requests) {
+    // Refused by the device here too: a probe the program handled, or a failure that is not
+    // the port's (sut exec's verdict says which).
+    if (request.value("granted", json()) == false) continue;
+    const std::string call = request.value("call", std::string());
+    const json asked = request.value("asked", json::object());
+    for (const Rule& rule : kRules) {
+      if (call.rfind(rule.call_prefix, 0) != 0 || !asked.contains(rule.field)) continue;
+      const auto value = count_of(asked.at(rule.field));
+      if (!value) continue;
+      const auto allowed = limit_of(target, rule.limit);
+      if (!allowed) {
+        unknown.insert(rule.limit);
+        continue;
+      }
+      if (*value <= *allowed) continue;
+      const std::string how = how_refused(rule, target);
+      if (how.empty()) continue;
+      outcome.refusals.push_back({call, rule.field, rule.limit, *value, *allowed,
+                                  target.source_of(rule.limit),
+                                  request.value("stack", json::array()), how});
+    }
+  }
+  outcome.unknown.assign(unknown.begin(), unknown.end());
+  if (!outcome.refusals.empty()) {
+    outcome.verdict = "would-fail";
+  } else if (!outcome.unknown.empty()) {
+    outcome.verdict = "unknown";
+  }
+  return outcome;
+}
+
+Result<PortCheckResult> port_check(const PortCheckOptions& options) {
+  json faults = json::array({{{"kind", "observe"}}});
+  if (options.enforced) faults.push_back(options.enforced->limits_fault());
+  sut::ExecOptions exec;
+  exec.command = options.command;
+  exec.plan = {{"faults", faults}};
+  exec.deadline = options.deadline;
+  exec.interpose_dir = options.interpose_dir;
+  exec.work_dir = options.work_dir;
+  auto run = sut::exec_under_faults(exec);
+  if (!run.ok()) return std::move(run).take_error();
+  PortCheckResult result;
+  result.run = std::move(run).value();
+  for (const auto& event : result.run.events)
+    if (event.value("event", std::string()) == "request") result.requests.push_back(event);
+  for (const auto& target : options.targets)
+    result.targets.push_back(judge_target(result.requests, target));
+  symbolize_refusals(result.targets);
+  return result;
+}
+
+json target_scenario(const TargetOutcome& outcome, size_t run_id, const std::string& program) {
+  std::string evidence;
+  for (const auto& refusal : outcome.refusals) {
+    if (!evidence.empty()) evidence += "\n";
+    evidence += refusal.call + " " + refusal.field + " " + std::to_string(refusal.asked) + " > " +
+                refusal.limit + " " + std::to_string(refusal.allowed) + ": " + refusal.how + " (" +
+                refusal.source + ")";
+    if (!refusal.stack.empty()) evidence += "; at " + refusal.stack.front().get<std::string>();
+  }
+  std::string unknown;
+  for (const auto& limit : outcome.unknown) unknown += (unknown.empty() ? "" : ", ") + limit;
+  const std::string verdict = outcome.verdict == "runs"         ? "pass"
+                              : outcome.verdict == "would-fail" ? "fail"
+                                                                : "skip";
+  std::string observed = outcome.verdict == "runs" ? "every request within its limits"
+                         : outcome.verdict == "unknown"
+                             ? "cannot say: the profile does not know " + unknown
+                             : std::to_string(outcome.refusals.size()) +
+                                   " request(s) above its limits: " + outcome.refusals[0].call +
+                                   " " + outcome.refusals[0].field + " " +
+                                   std::to_string(outcome.refusals[0].asked);
+  if (outcome.verdict == "would-fail" && !unknown.empty()) observed += "; unknown: " + unknown;
+  return {{"id", "port-check." + outcome.target},
+          {"tags", {"port-check"}},
+          {"source", program},
+          {"sha256", ""},
+          {"seed", 0},
+          {"run_id", run_id},
+          {"agents",
+           {{"initiator", "program"}, {"responder", outcome.target}, {"ranks", json::array()}}},
+          {"verdict", verdict},
+          {"expected", "every resource request within " + outcome.target + "'s limits"},
+          {"observed", observed},
+          {"evidence", evidence},
+          {"hint", verdict == "fail" ? "size the request from the device's attributes "
+                                       "(ibv_query_device) instead of a constant, or cap it "
+                                       "for this target"
+                                     : ""},
+          {"duration_ms", 0},
+          {"sides", json::object()}};
+}
+
+}  // namespace faultline::harness::port_check
