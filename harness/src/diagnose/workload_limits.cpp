@@ -135,9 +135,8 @@ Result<Workload> load_workload(const std::string& path) {
   if (document.is_discarded() || !document.is_object())
     return problem("(file)", "expected a JSON object");
   for (const auto& [key, value] : document.items()) {
-    static const std::vector<std::string> kKnown = {"workload", "description", "inputs", "endpoint",
-                                                    "device_limits"};
-    if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
+    if (key != "workload" && key != "description" && key != "inputs" && key != "endpoint" &&
+        key != "device_limits")
       return problem("/" + key,
                      "unknown field; expected workload, description, inputs, endpoint or "
                      "device_limits");
