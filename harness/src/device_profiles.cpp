@@ -91,9 +91,11 @@ Result<std::vector<DeviceProfile>> select_device_profiles(const std::string& nam
                                                           const std::string& dir) {
   const std::vector<std::string> present = profile_names(dir);
   std::vector<std::string> chosen;
+  bool all = false;
   std::istringstream list(names);
   for (std::string name; std::getline(list, name, ',');) {
     if (name.empty()) continue;
+    all = all || name == "all";
     size_t before = chosen.size();
     for (const auto& candidate : present) {
       if (name == "all" || candidate == name || candidate.rfind(name + "-", 0) == 0)
@@ -114,7 +116,7 @@ Result<std::vector<DeviceProfile>> select_device_profiles(const std::string& nam
       continue;
     auto profile = load_device_profile(dir + "/" + name + ".json");
     if (!profile.ok()) return std::move(profile).take_error();
-    if (names.find("all") != std::string::npos && profile->document.at("transport") != "verbs")
+    if (all && profile->document.at("transport") != "verbs")
       continue;  // "all" means the NICs: a libfabric provider is no port target
     profiles.push_back(std::move(profile).value());
   }

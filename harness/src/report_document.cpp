@@ -29,6 +29,17 @@ std::string kernel_release() {
 
 }  // namespace
 
+nlohmann::json this_machine_as_agent(const transports::Target& target) {
+  return nlohmann::json::array({{{"id", "local"},
+                                 {"host", host_name()},
+                                 {"pid", getpid()},
+                                 {"target",
+                                  {{"transport", target.transport},
+                                   {"provider", target.provider},
+                                   {"device", target.device}}},
+                                 {"devices", nlohmann::json::array()}}});
+}
+
 nlohmann::json scenario_to_json(const ScenarioRun& run) {
   return {{"id", run.scenario},
           {"tags", run.tags},

@@ -8,7 +8,6 @@
 #include "commands.hpp"
 #include "faultline/harness/device_profiles.hpp"
 #include "faultline/harness/exit_codes.hpp"
-#include "faultline/harness/net_address.hpp"
 #include "faultline/harness/port_check/port_check.hpp"
 #include "faultline/harness/report_document.hpp"
 #include "faultline/reports/atomic_file.hpp"
@@ -60,13 +59,9 @@ Status write_report(const harness::port_check::PortCheckResult& result, const st
                     const std::string& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  const json machine = json::array({{{"id", "local"},
-                                     {"host", harness::host_name()},
-                                     {"pid", getpid()},
-                                     {"target", {{"transport", "verbs"}}},
-                                     {"devices", json::array()}}});
-  harness::ReportDocument document(machine, {"port-check", {"verbs", "", ""}, 0, false},
-                                   result.targets.size());
+  const transports::Target target{"verbs", "", ""};
+  harness::ReportDocument document(harness::this_machine_as_agent(target),
+                                   {"port-check", target, 0, false}, result.targets.size());
   auto sinks = reports::report_directory_sinks(dir);
   for (auto& sink : sinks) FAULTLINE_RETURN_IF_ERROR(sink->on_run_started(document.json()));
   for (size_t i = 0; i < result.targets.size(); ++i) {

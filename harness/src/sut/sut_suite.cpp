@@ -1,13 +1,10 @@
 #include "faultline/harness/sut/sut_suite.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <ostream>
 
 #include "faultline/harness/exit_codes.hpp"
-#include "faultline/harness/net_address.hpp"
 #include "faultline/harness/report_document.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "faultline/reports/report_sink.hpp"
@@ -35,15 +32,6 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
   return files;
 }
 
-// The machine the programs ran on, as the report's one agent.
-json this_machine(const std::string& device) {
-  return json::array({{{"id", "local"},
-                       {"host", host_name()},
-                       {"pid", getpid()},
-                       {"target", {{"transport", "sut"}, {"device", device}}},
-                       {"devices", json::array()}}});
-}
-
 }  // namespace
 
 Result<std::vector<SutScenario>> load_sut_scenarios(const std::vector<std::string>& paths,
@@ -63,8 +51,10 @@ int run_sut_suite(const std::vector<SutScenario>& scenarios, const SutSuiteSetti
   std::error_code error;
   std::filesystem::create_directories(settings.report_dir, error);
   const std::string device = verbs_device();
-  ReportDocument document(settings.agents.is_null() ? this_machine(device) : settings.agents,
-                          {settings.suite, {"sut", "", device}, 0, false}, scenarios.size());
+  const transports::Target target{"sut", "", device};
+  ReportDocument document(
+      settings.agents.is_null() ? this_machine_as_agent(target) : settings.agents,
+      {settings.suite, target, 0, false}, scenarios.size());
   auto sinks = reports::report_directory_sinks(settings.report_dir);
   if (settings.metrics != nullptr)
     sinks.push_back(std::make_unique<reports::MetricsSink>(*settings.metrics));

@@ -17,6 +17,10 @@ struct RunMetadata {
   bool strict = false;
 };
 
+/// This machine as the report's one agent ("local"), for runs without a coordinator
+/// (`sut run`, `port-check`).
+nlohmann::json this_machine_as_agent(const transports::Target& target);
+
 /// One finished scenario run as the report holds it.
 nlohmann::json scenario_to_json(const ScenarioRun& run);
 
