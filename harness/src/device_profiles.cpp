@@ -53,10 +53,17 @@ json DeviceProfile::limits_fault() const {
                 {"errno", errno_value(refusal_errno)},
                 {"inline", clamps_inline ? "clamp" : "refuse_create"}};
   for (const char* limit :
-       {"max_qp_wr", "max_recv_wr", "max_cqe", "max_send_sge", "max_recv_sge", "max_inline_data"}) {
+       {"max_qp_wr", "max_recv_wr", "max_cqe", "max_send_sge", "max_recv_sge", "max_inline_data",
+        "max_srq_wr", "max_srq_sge", "max_qp_rd_atom", "atomic_cap"}) {
     auto found = limits.find(limit);
     if (found != limits.end()) fault[limit] = std::min<uint64_t>(found->second, UINT32_MAX);
   }
+  if (auto found = limits.find("max_mr_size"); found != limits.end())
+    fault["max_mr_size"] = found->second;
+  // Who the device is: perftest and UCX pick their inline sizes and paths by vendor part.
+  const json identity = document.value("identity", json::object());
+  for (const char* id : {"vendor_id", "vendor_part_id"})
+    if (identity.contains(id)) fault[id] = identity.at(id);
   return fault;
 }
 

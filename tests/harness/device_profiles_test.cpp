@@ -129,6 +129,39 @@ TEST_CASE("an inline request above hns's cap is clamped at create and refused at
   CHECK(hns.refusals[0].allowed == 32);
 }
 
+TEST_CASE("SRQ depth, read/atomic depth, remote atomics and MR size are held against targets",
+          "[unit]") {
+  using faultline::harness::port_check::judge_target;
+  const std::vector<json> requests = {
+      {{"call", "ibv_create_srq"}, {"asked", {{"max_wr", 65536}, {"max_sge", 4}}}},
+      {{"call", "ibv_modify_qp"},
+       {"asked", {{"path_mtu", 4096}, {"max_dest_rd_atomic", 16}, {"atomic", 1}}}},
+      {{"call", "ibv_reg_mr"}, {"asked", {{"length", uint64_t{1} << 46}}}}};
+  // hns: an SRQ above 32768 WRs; atomics and MTU unknown there.
+  const auto hns = judge_target(requests, profile("hns_roce-hip08"));
+  REQUIRE(hns.refusals.size() == 1);
+  CHECK(hns.refusals[0].call == "ibv_create_srq");
+  CHECK(hns.refusals[0].allowed == 32768);
+  // E810 (measured): 8 reads in flight, no atomics, 32 TiB memory regions.
+  const auto irdma = judge_target(requests, profile("irdma-e810"));
+  std::vector<std::string> limits;
+  for (const auto& refusal : irdma.refusals) limits.push_back(refusal.limit);
+  CHECK(limits == std::vector<std::string>{"max_qp_rd_atom", "atomic_cap", "max_mr_size"});
+  CHECK(irdma.refusals[1].how == "the target has no atomics (atomic_cap NONE)");
+  CHECK(judge_target(requests, profile("rxe-linux-6.1")).verdict == "runs");
+}
+
+TEST_CASE("an enforced profile carries its caps and the device identity it shows", "[unit]") {
+  const json fault = profile("irdma-e810").limits_fault();
+  CHECK(fault.at("max_inline_data") == 101);
+  CHECK(fault.at("max_qp_rd_atom") == 8);
+  CHECK(fault.at("atomic_cap") == 0);
+  CHECK(fault.at("max_mr_size") == uint64_t{35184372088832});
+  CHECK(fault.at("vendor_id") == 0x8086);
+  CHECK(fault.at("vendor_part_id") == 5522);
+  CHECK_FALSE(profile("siw").limits_fault().contains("vendor_id"));  // no public id
+}
+
 TEST_CASE("a workload's formulas are held against each target", "[unit]") {
   auto workload = faultline::harness::diagnose::load_workload(std::string(FAULTLINE_SOURCE_DIR) +
                                                               "/examples/limits/deepep.json");

@@ -6,9 +6,11 @@
 
 #include "faultline/harness/sut/sut_scenario.hpp"
 #include "support/background_process.hpp"
+#include "support/local_port.hpp"
 #include "support/run_command.hpp"
 #include "support/test_targets.hpp"
 
+using faultline::testing::BackgroundProcess;
 using faultline::testing::read_text_file;
 using faultline::testing::run_command;
 using faultline::testing::TempDir;
@@ -107,6 +109,40 @@ TEST_CASE("port-check names an inline request above a target's inline limit",
              Catch::Contains("ibv_post_send: Invalid argument"));
 }
 #endif
+
+// perftest picks its inline size by the device's vendor ids and asks none of a device it does
+// not know (rxe: "Device not recognized to implement inline feature"). Enforced, the program
+// sees the target's ids as well as its limits: shown an E810, ib_send_lat -I 256 asks 256
+// bytes inline, as it would there, and irdma refuses the QP.
+TEST_CASE("port-check --enforce shows perftest the device it is ported to",
+          "[integration][verbs]") {
+  TempDir dir;
+  const std::string device = faultline::testing::verbs_device().device;
+  const std::string lat = "ib_send_lat -d " + device + " -x " +
+                          faultline::harness::sut::ipv4_gid_index(device) + " -I 256 -n 20 -p " +
+                          std::to_string(faultline::testing::free_port());
+  BackgroundProcess server("exec " + lat);
+  REQUIRE_FALSE(server.wait(std::chrono::milliseconds(800)).has_value());
+  const auto checked = run_command(kFaultline +
+                                   " port-check --profile irdma-e810,mlx5-cx5 --enforce "
+                                   "irdma-e810 --deadline 30 --report-dir " +
+                                   dir.path() + " -- " + lat + " 127.0.0.1");
+  INFO(checked.out << checked.err);
+  CHECK(checked.exit_code == 1);
+  CHECK_THAT(checked.out,
+             Catch::Contains("ibv_create_qp max_inline_data 256 > max_inline_data 101"));
+  const auto found = verdicts(dir.path());
+  CHECK(found.at("irdma-e810") == "fail");
+  CHECK(found.at("mlx5-cx5") == "pass");  // 1004 bytes inline
+  const json run = json::parse(read_text_file(dir.path() + "/program/sut.json"));
+  CHECK_THAT(run.at("output").dump(), !Catch::Contains("Device not recognized"));
+  bool shown_as_e810 = false;  // rxe's vendor 0xffffff, shown as Intel's 0x8086
+  for (const auto& event : run.at("events"))
+    shown_as_e810 =
+        shown_as_e810 || event.value("lowered", json::object()).value("vendor_id", json()) ==
+                             json::array({0xffffff, 0x8086});
+  CHECK(shown_as_e810);
+}
 
 TEST_CASE("port-check runs faultline itself against every profile", "[integration][verbs]") {
   TempDir dir;

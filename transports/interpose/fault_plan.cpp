@@ -21,7 +21,8 @@ bool matches(const FaultRule& rule, const Event& event) {
   return true;
 }
 
-void take_smaller(std::optional<uint32_t>& cap, const std::optional<uint32_t>& other) {
+template <typename Count>
+void take_smaller(std::optional<Count>& cap, const std::optional<Count>& other) {
   if (other) cap = cap ? std::min(*cap, *other) : *other;
 }
 
@@ -49,6 +50,13 @@ Plan::Plan() : rank_(launcher_rank()) {
       take_smaller(caps_.max_send_sge, rule.caps.max_send_sge);
       take_smaller(caps_.max_recv_sge, rule.caps.max_recv_sge);
       take_smaller(caps_.max_inline_data, rule.caps.max_inline_data);
+      take_smaller(caps_.max_srq_wr, rule.caps.max_srq_wr);
+      take_smaller(caps_.max_srq_sge, rule.caps.max_srq_sge);
+      take_smaller(caps_.max_qp_rd_atom, rule.caps.max_qp_rd_atom);
+      take_smaller(caps_.max_mr_size, rule.caps.max_mr_size);
+      take_smaller(caps_.atomic_cap, rule.caps.atomic_cap);
+      if (rule.caps.vendor_id) caps_.vendor_id = rule.caps.vendor_id;
+      if (rule.caps.vendor_part_id) caps_.vendor_part_id = rule.caps.vendor_part_id;
       caps_.refusal_errno = rule.caps.refusal_errno;
       caps_.clamp_inline = caps_.clamp_inline || rule.caps.clamp_inline;
     }

@@ -134,7 +134,7 @@ int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 
 int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   const ContextOps& ops = original_ops(qp->context);
-  if (int refused = check_inline_post(qp, wr, bad_wr); refused != 0) return refused;
+  if (int refused = check_send_post(qp, wr, bad_wr); refused != 0) return refused;
   if (!Plan::get().has(FaultKind::kFailPost)) return ops.post_send(qp, wr, bad_wr);
   return post_with_faults(
       wr, bad_wr,

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "call_stack.hpp"
@@ -16,9 +17,12 @@ namespace faultline::transports::interpose {
 
 namespace {
 
-bool above(uint64_t asked, const std::optional<uint32_t>& cap) { return cap && asked > *cap; }
+template <typename Count>
+bool above(uint64_t asked, const std::optional<Count>& cap) {
+  return cap && asked > static_cast<uint64_t>(*cap);
+}
 
-int refuse(const char* call, const char* field, uint64_t asked, uint32_t cap,
+int refuse(const char* call, const char* field, uint64_t asked, uint64_t cap,
            ibv_context* context) {
   const int refusal = Plan::get().caps().refusal_errno;
   log_event({{"event", "fault"},
@@ -48,6 +52,10 @@ void log_request(const char* call, ibv_context* context, nlohmann::json asked,
              {"stack", caller_stack()}});
 }
 
+nlohmann::json srq_asked(const ibv_srq_attr& attr) {
+  return {{"max_wr", attr.max_wr}, {"max_sge", attr.max_sge}};
+}
+
 nlohmann::json qp_asked(const ibv_qp_cap& cap) {
   return {{"max_send_wr", cap.max_send_wr},
           {"max_recv_wr", cap.max_recv_wr},
@@ -56,21 +64,41 @@ nlohmann::json qp_asked(const ibv_qp_cap& cap) {
           {"max_inline_data", cap.max_inline_data}};
 }
 
-template <typename Count>
-void clamp(Count& value, const std::optional<uint32_t>& cap) {
+template <typename Count, typename Cap>
+void clamp(Count& value, const std::optional<Cap>& cap) {
   if (cap && static_cast<uint64_t>(value) > *cap) value = static_cast<Count>(*cap);
 }
 
-// The largest inline send seen on each QP: a new largest is a request worth logging, the same
-// size again is not (the data path stays quiet).
-bool larger_than_before(uint32_t qp_num, uint64_t length) {
+// The largest value seen of one kind (a QP's inline sends, the process's memory regions): a
+// new largest is a request worth logging, the same size again is not (the data path and
+// per-message registrations stay quiet).
+bool larger_than_before(const std::string& what, uint64_t value) {
   static std::mutex mutex;
-  static std::unordered_map<uint32_t, uint64_t> largest;
+  static std::unordered_map<std::string, uint64_t> largest;
   const std::lock_guard lock(mutex);
-  uint64_t& seen = largest[qp_num];
-  if (length <= seen) return false;
-  seen = length;
+  uint64_t& seen = largest[what];
+  if (value <= seen) return false;
+  seen = value;
   return true;
+}
+
+uint32_t mtu_bytes(ibv_mtu mtu) { return 128U << static_cast<unsigned>(mtu); }
+
+// What a modify asks of the device: the path MTU in bytes, the RDMA read/atomic depths, and
+// (as 1) remote atomics in the access flags.
+nlohmann::json modify_asked(const ibv_qp_attr& attr, int mask) {
+  nlohmann::json asked = nlohmann::json::object();
+  if ((mask & IBV_QP_PATH_MTU) != 0) asked["path_mtu"] = mtu_bytes(attr.path_mtu);
+  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) != 0) asked["max_rd_atomic"] = attr.max_rd_atomic;
+  if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) != 0)
+    asked["max_dest_rd_atomic"] = attr.max_dest_rd_atomic;
+  if ((mask & IBV_QP_ACCESS_FLAGS) != 0 && (attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC) != 0)
+    asked["atomic"] = 1;
+  return asked;
+}
+
+bool atomic_opcode(ibv_wr_opcode opcode) {
+  return opcode == IBV_WR_ATOMIC_CMP_AND_SWP || opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 }  // namespace
@@ -111,6 +139,53 @@ void observe_cq_request(int cqe, const char* call, ibv_context* context, bool gr
   log_request(call, context, {{"cqe", cqe}}, granted);
 }
 
+int refuse_srq_attr(const ibv_srq_attr& attr, ibv_context* context) {
+  const LimitCaps& caps = Plan::get().caps();
+  const char* field = above(attr.max_wr, caps.max_srq_wr)     ? "max_wr"
+                      : above(attr.max_sge, caps.max_srq_sge) ? "max_sge"
+                                                              : nullptr;
+  if (field == nullptr) return 0;
+  const bool depth = std::strcmp(field, "max_wr") == 0;
+  log_request("ibv_create_srq", context, srq_asked(attr));
+  return refuse("ibv_create_srq", field, depth ? attr.max_wr : attr.max_sge,
+                depth ? *caps.max_srq_wr : *caps.max_srq_sge, context);
+}
+
+void observe_srq_request(const ibv_srq_attr& attr, ibv_context* context, bool granted) {
+  log_request("ibv_create_srq", context, srq_asked(attr), granted);
+}
+
+int refuse_mr_length(uint64_t length, const char* call, ibv_context* context) {
+  const auto& cap = Plan::get().caps().max_mr_size;
+  if (!above(length, cap)) return 0;
+  log_request(call, context, {{"length", length}});
+  return refuse(call, "length", length, *cap, context);
+}
+
+void observe_mr_request(uint64_t length, const char* call, ibv_context* context, bool granted) {
+  if (Plan::get().has(FaultKind::kObserve) && larger_than_before("mr", length))
+    log_request(call, context, {{"length", length}}, granted);
+}
+
+int refuse_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask) {
+  const auto& cap = Plan::get().caps().max_qp_rd_atom;
+  const bool initiator = (mask & IBV_QP_MAX_QP_RD_ATOMIC) != 0 && above(attr.max_rd_atomic, cap);
+  const bool responder =
+      (mask & IBV_QP_MAX_DEST_RD_ATOMIC) != 0 && above(attr.max_dest_rd_atomic, cap);
+  if (!initiator && !responder) return 0;
+  log_request("ibv_modify_qp", qp->context, modify_asked(attr, mask));
+  return refuse("ibv_modify_qp", initiator ? "max_rd_atomic" : "max_dest_rd_atomic",
+                initiator ? attr.max_rd_atomic : attr.max_dest_rd_atomic, *cap, qp->context);
+}
+
+void observe_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask, bool granted) {
+  if (!Plan::get().has(FaultKind::kObserve)) return;
+  nlohmann::json asked = modify_asked(attr, mask);
+  if (asked.empty()) return;
+  asked["qp_num"] = qp->qp_num;
+  log_request("ibv_modify_qp", qp->context, std::move(asked), granted);
+}
+
 void clamp_qp_caps(ibv_qp_cap& cap) {
   const LimitCaps& caps = Plan::get().caps();
   clamp(cap.max_send_wr, caps.max_qp_wr);
@@ -137,25 +212,51 @@ void clamp_device_attr(ibv_device_attr& attr, const char* call, ibv_context* con
   // One max_sge in the device attributes: the smaller of the two sides' caps.
   clamp(attr.max_sge, caps.max_send_sge);
   clamp(attr.max_sge, caps.max_recv_sge);
+  clamp(attr.max_srq_wr, caps.max_srq_wr);
+  clamp(attr.max_srq_sge, caps.max_srq_sge);
+  clamp(attr.max_qp_rd_atom, caps.max_qp_rd_atom);
+  clamp(attr.max_qp_init_rd_atom, caps.max_qp_rd_atom);
+  clamp(attr.max_mr_size, caps.max_mr_size);
+  if (caps.atomic_cap && *caps.atomic_cap < static_cast<uint32_t>(attr.atomic_cap))
+    attr.atomic_cap = static_cast<ibv_atomic_cap>(*caps.atomic_cap);
+  // Who the device says it is: the target's identity, shown as is.
+  if (caps.vendor_id) attr.vendor_id = *caps.vendor_id;
+  if (caps.vendor_part_id) attr.vendor_part_id = *caps.vendor_part_id;
   // The program was shown a smaller device: a fault applied (what it did then is its verdict).
   nlohmann::json lowered = nlohmann::json::object();
   if (attr.max_qp_wr != device.max_qp_wr) lowered["max_qp_wr"] = {device.max_qp_wr, attr.max_qp_wr};
   if (attr.max_cqe != device.max_cqe) lowered["max_cqe"] = {device.max_cqe, attr.max_cqe};
   if (attr.max_sge != device.max_sge) lowered["max_sge"] = {device.max_sge, attr.max_sge};
+  if (attr.max_srq_wr != device.max_srq_wr)
+    lowered["max_srq_wr"] = {device.max_srq_wr, attr.max_srq_wr};
+  if (attr.max_srq_sge != device.max_srq_sge)
+    lowered["max_srq_sge"] = {device.max_srq_sge, attr.max_srq_sge};
+  if (attr.max_qp_rd_atom != device.max_qp_rd_atom)
+    lowered["max_qp_rd_atom"] = {device.max_qp_rd_atom, attr.max_qp_rd_atom};
+  if (attr.max_mr_size != device.max_mr_size)
+    lowered["max_mr_size"] = {device.max_mr_size, attr.max_mr_size};
+  if (attr.atomic_cap != device.atomic_cap)
+    lowered["atomic_cap"] = {device.atomic_cap, attr.atomic_cap};
+  if (attr.vendor_id != device.vendor_id) lowered["vendor_id"] = {device.vendor_id, attr.vendor_id};
+  if (attr.vendor_part_id != device.vendor_part_id)
+    lowered["vendor_part_id"] = {device.vendor_part_id, attr.vendor_part_id};
   if (lowered.empty()) return;
   log_event({{"event", "fault"}, {"kind", "limits"}, {"call", call}, {"lowered", lowered}});
 }
 
-int check_inline_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+int check_send_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   const Plan& plan = Plan::get();
   const auto cap = plan.caps().max_inline_data;
   const bool observing = plan.has(FaultKind::kObserve);
   if (!cap && !observing) return 0;
   for (; wr != nullptr; wr = wr->next) {
+    // The first atomic the process posts: what a device without atomics cannot run.
+    if (observing && atomic_opcode(wr->opcode) && larger_than_before("atomic", 1))
+      log_request("ibv_post_send", qp->context, {{"atomic", 1}, {"qp_num", qp->qp_num}}, nullptr);
     if ((wr->send_flags & IBV_SEND_INLINE) == 0) continue;
     uint64_t length = 0;
     for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
-    if (observing && larger_than_before(qp->qp_num, length))
+    if (observing && larger_than_before("inline " + std::to_string(qp->qp_num), length))
       log_request("ibv_post_send", qp->context, {{"inline_bytes", length}, {"qp_num", qp->qp_num}},
                   nullptr);
     if (!cap || length <= *cap) continue;

@@ -14,15 +14,29 @@ int refuse_qp_caps(const ibv_qp_cap& cap, const char* call, ibv_context* context
 void observe_qp_request(const ibv_qp_cap& cap, const char* call, ibv_context* context,
                         bool granted);
 void observe_cq_request(int cqe, const char* call, ibv_context* context, bool granted);
+/// The target's errno, logged, for an SRQ deeper or wider than the caps; 0 when it fits.
+int refuse_srq_attr(const ibv_srq_attr& attr, ibv_context* context);
+void observe_srq_request(const ibv_srq_attr& attr, ibv_context* context, bool granted);
+/// The target's errno, logged, for a memory region above `max_mr_size`; 0 when it fits.
+int refuse_mr_length(uint64_t length, const char* call, ibv_context* context);
+/// Logs the process's largest memory region so far (a new largest only).
+void observe_mr_request(uint64_t length, const char* call, ibv_context* context, bool granted);
+/// The target's errno, logged, for a modify asking more RDMA read/atomic depth than
+/// `max_qp_rd_atom`; 0 when it fits.
+int refuse_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask);
+/// Logs what a modify asks of the device: path MTU, read/atomic depths, remote atomics.
+void observe_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask, bool granted);
 /// What the program is told it was granted: no more than the caps.
 void clamp_qp_caps(ibv_qp_cap& cap);
 /// EINVAL, logged, for a CQ larger than `max_cqe`; 0 when it fits.
 int refuse_cq_size(int cqe, const char* call, ibv_context* context);
-/// The device the program queries (through `call`) is the smaller one; what was lowered is
-/// logged as a limits fault, each field as [the device's value, the value shown].
+/// The device the program queries (through `call`) is the smaller one, with the target's
+/// identity (vendor ids) where the plan gives it; what changed is logged as a limits fault,
+/// each field as [the device's value, the value shown].
 void clamp_device_attr(ibv_device_attr& attr, const char* call, ibv_context* context);
 /// The target's errno, logged, for a post of an inline send above the cap; under observe, the
-/// largest inline send of each QP is logged as a request. 0 when it fits.
-int check_inline_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+/// largest inline send of each QP and the process's first atomic are logged as requests. 0
+/// when it fits.
+int check_send_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 
 }  // namespace faultline::transports::interpose

@@ -48,6 +48,16 @@ void* next_definition(const void* caller_address, const char* name) {
   return nullptr;
 }
 
+// A memory registration, through any of its entry points: refused above the plan's
+// max_mr_size, observed for port-check.
+template <typename Register>
+ibv_mr* register_memory(ibv_pd* pd, size_t length, Register&& real_registration) {
+  if (refuse_mr_length(length, "ibv_reg_mr", pd->context) != 0) return nullptr;
+  ibv_mr* mr = real_registration();
+  observe_mr_request(length, "ibv_reg_mr", pd->context, mr != nullptr);
+  return mr;
+}
+
 }  // namespace
 }  // namespace faultline::transports::interpose
 
@@ -85,6 +95,49 @@ __attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
   static auto* real = real_verbs<decltype(ibv_destroy_qp)>("ibv_destroy_qp");
   forget_qp(qp);
   return real(qp);
+}
+
+__attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr,
+                                                         int attr_mask) {
+  static auto* real = real_verbs<decltype(ibv_modify_qp)>("ibv_modify_qp");
+  if (int refused = refuse_qp_modify(qp, *attr, attr_mask); refused != 0) return refused;
+  const int modified = real(qp, attr, attr_mask);
+  observe_qp_modify(qp, *attr, attr_mask, modified == 0);
+  return modified;
+}
+
+__attribute__((visibility("default"))) ibv_srq* ibv_create_srq(ibv_pd* pd,
+                                                               ibv_srq_init_attr* attr) {
+  static auto* real = real_verbs<decltype(ibv_create_srq)>("ibv_create_srq");
+  if (refuse_srq_attr(attr->attr, pd->context) != 0) return nullptr;
+  const ibv_srq_attr asked = attr->attr;
+  ibv_srq* srq = real(pd, attr);
+  observe_srq_request(asked, pd->context, srq != nullptr);
+  return srq;
+}
+
+// verbs.h makes ibv_reg_mr and ibv_reg_mr_iova macros choosing among the exported
+// registrations.
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+__attribute__((visibility("default"))) ibv_mr* ibv_reg_mr(ibv_pd* pd, void* address, size_t length,
+                                                          int access) {
+  static auto* real = real_verbs<decltype(ibv_reg_mr)>("ibv_reg_mr");
+  return register_memory(pd, length, [&] { return real(pd, address, length, access); });
+}
+
+__attribute__((visibility("default"))) ibv_mr* ibv_reg_mr_iova(ibv_pd* pd, void* address,
+                                                               size_t length, uint64_t iova,
+                                                               int access) {
+  static auto* real = real_verbs<decltype(ibv_reg_mr_iova)>("ibv_reg_mr_iova");
+  return register_memory(pd, length, [&] { return real(pd, address, length, iova, access); });
+}
+
+__attribute__((visibility("default"))) ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* address,
+                                                                size_t length, uint64_t iova,
+                                                                unsigned int access) {
+  static auto* real = real_verbs<decltype(ibv_reg_mr_iova2)>("ibv_reg_mr_iova2");
+  return register_memory(pd, length, [&] { return real(pd, address, length, iova, access); });
 }
 
 __attribute__((visibility("default"))) ibv_cq* ibv_create_cq(ibv_context* context, int cqe,
@@ -129,9 +182,10 @@ __attribute__((visibility("default"))) void* dlsym(void* handle, const char* nam
   void* found = real_dlsym(handle, name);
   if (found == nullptr || handle == RTLD_DEFAULT) return found;
   static constexpr std::string_view kOurs[] = {
-      "ibv_open_device", "ibv_import_device", "ibv_create_qp",
-      "ibv_destroy_qp",  "ibv_create_cq",     "ibv_query_device",
-      "mlx5dv_init_obj", "mlx5dv_create_qp",  "efadv_create_qp_ex"};
+      "ibv_open_device",  "ibv_import_device", "ibv_create_qp",    "ibv_destroy_qp",
+      "ibv_modify_qp",    "ibv_create_srq",    "ibv_reg_mr",       "ibv_reg_mr_iova",
+      "ibv_reg_mr_iova2", "ibv_create_cq",     "ibv_query_device", "mlx5dv_init_obj",
+      "mlx5dv_create_qp", "efadv_create_qp_ex"};
   for (std::string_view ours : kOurs) {
     if (ours == name) return real_dlsym(RTLD_DEFAULT, name);
   }

@@ -25,6 +25,14 @@ constexpr Rule kRules[] = {
     {"ibv_create_qp", "max_recv_sge", "max_recv_sge"},
     {"ibv_create_qp", "max_inline_data", "max_inline_data"},
     {"ibv_create_cq", "cqe", "max_cqe"},
+    {"ibv_create_srq", "max_wr", "max_srq_wr"},
+    {"ibv_create_srq", "max_sge", "max_srq_sge"},
+    {"ibv_reg_mr", "length", "max_mr_size"},
+    {"ibv_modify_qp", "max_rd_atomic", "max_qp_rd_atom"},
+    {"ibv_modify_qp", "max_dest_rd_atomic", "max_qp_rd_atom"},
+    {"ibv_modify_qp", "path_mtu", "max_mtu"},
+    {"ibv_modify_qp", "atomic", "atomic_cap"},  // 1 (remote atomics) > 0 (IBV_ATOMIC_NONE)
+    {"ibv_post_send", "atomic", "atomic_cap"},
     {"ibv_post_send", "inline_bytes", "max_inline_data"},
 };
 
@@ -45,10 +53,15 @@ std::optional<uint64_t> limit_of(const DeviceProfile& target, const std::string&
 }
 
 std::string how_refused(const Rule& rule, const DeviceProfile& target) {
-  if (std::string(rule.field) == "max_inline_data" && target.clamps_inline)
+  const std::string field = rule.field;
+  const std::string call = rule.call_prefix;
+  if (field == "max_inline_data" && target.clamps_inline)
     return "";  // granted the cap: a larger inline post is what fails
-  if (std::string(rule.field) == "inline_bytes") return "ibv_post_send fails (EINVAL)";
-  return std::string(rule.call_prefix) + " fails with " + target.refusal_errno;
+  if (field == "inline_bytes") return "ibv_post_send fails (EINVAL)";
+  if (field == "atomic") return "the target has no atomics (atomic_cap NONE)";
+  if (field == "path_mtu") return "above the target's largest MTU: ibv_modify_qp fails";
+  if (call == "ibv_reg_mr") return "ibv_reg_mr fails";
+  return call + " fails with " + target.refusal_errno;
 }
 
 // The first frames of the refusals as addr2line reads them: "function at file:line

@@ -37,7 +37,10 @@ Result<std::optional<uint64_t>> unsigned_field(const json& fault, size_t index, 
                                                uint64_t max = UINT64_MAX) {
   if (!fault.contains(name)) return std::optional<uint64_t>{};
   const json& value = fault.at(name);
-  if (!value.is_number_unsigned() || value.get<uint64_t>() > max)
+  // Parsed text holds a whole number as unsigned; one built in a program may be signed.
+  const bool whole =
+      value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0);
+  if (!whole || value.get<uint64_t>() > max)
     return bad_field(index, name, "an integer from 0 to " + std::to_string(max));
   return std::optional<uint64_t>{value.get<uint64_t>()};
 }
@@ -116,13 +119,19 @@ Status parse_status(const json& fault, size_t index, FaultRule& rule) {
 }
 
 Status parse_limits(const json& fault, size_t index, FaultRule& rule) {
-  const std::array<std::pair<const char*, std::optional<uint32_t>*>, 6> fields{{
-      {"max_qp_wr", &rule.caps.max_qp_wr},
-      {"max_recv_wr", &rule.caps.max_recv_wr},
-      {"max_cqe", &rule.caps.max_cqe},
-      {"max_send_sge", &rule.caps.max_send_sge},
-      {"max_recv_sge", &rule.caps.max_recv_sge},
-      {"max_inline_data", &rule.caps.max_inline_data},
+  LimitCaps& caps = rule.caps;
+  const std::array<std::pair<const char*, std::optional<uint32_t>*>, 11> fields{{
+      {"max_qp_wr", &caps.max_qp_wr},
+      {"max_recv_wr", &caps.max_recv_wr},
+      {"max_cqe", &caps.max_cqe},
+      {"max_send_sge", &caps.max_send_sge},
+      {"max_recv_sge", &caps.max_recv_sge},
+      {"max_inline_data", &caps.max_inline_data},
+      {"max_srq_wr", &caps.max_srq_wr},
+      {"max_srq_sge", &caps.max_srq_sge},
+      {"max_qp_rd_atom", &caps.max_qp_rd_atom},
+      {"vendor_id", &caps.vendor_id},
+      {"vendor_part_id", &caps.vendor_part_id},
   }};
   bool any = false;
   for (auto [name, target] : fields) {
@@ -131,10 +140,18 @@ Status parse_limits(const json& fault, size_t index, FaultRule& rule) {
     if (value->has_value()) *target = static_cast<uint32_t>(**value);
     any = any || value->has_value();
   }
+  auto mr_size = unsigned_field(fault, index, "max_mr_size");
+  if (!mr_size.ok()) return std::move(mr_size).take_error();
+  caps.max_mr_size = *mr_size;
+  auto atomic_cap = unsigned_field(fault, index, "atomic_cap", 2);  // IBV_ATOMIC_GLOB
+  if (!atomic_cap.ok()) return std::move(atomic_cap).take_error();
+  if (atomic_cap->has_value()) caps.atomic_cap = static_cast<uint32_t>(**atomic_cap);
+  any = any || caps.max_mr_size || caps.atomic_cap;
   if (!any)
     return bad_field(index, "max_qp_wr",
                      "at least one cap: max_qp_wr, max_recv_wr, max_cqe, max_send_sge, "
-                     "max_recv_sge, max_inline_data");
+                     "max_recv_sge, max_inline_data, max_srq_wr, max_srq_sge, max_qp_rd_atom, "
+                     "max_mr_size, atomic_cap (or vendor_id, vendor_part_id)");
   // How the target's driver refuses: its errno, and whether it clamps an inline request.
   auto error_number = unsigned_field(fault, index, "errno", 4095);
   if (!error_number.ok()) return std::move(error_number).take_error();

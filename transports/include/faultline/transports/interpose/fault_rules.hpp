@@ -42,6 +42,14 @@ struct LimitCaps {
   std::optional<uint32_t> max_send_sge;
   std::optional<uint32_t> max_recv_sge;
   std::optional<uint32_t> max_inline_data;
+  std::optional<uint32_t> max_srq_wr;
+  std::optional<uint32_t> max_srq_sge;
+  std::optional<uint32_t> max_qp_rd_atom;  ///< bounds a QP's max_rd_atomic and max_dest_rd_atomic
+  std::optional<uint64_t> max_mr_size;
+  std::optional<uint32_t> atomic_cap;  ///< enum ibv_atomic_cap: 0 none, 1 HCA, 2 global
+  // Not caps: who the device says it is (programs such as perftest and UCX branch on them).
+  std::optional<uint32_t> vendor_id;
+  std::optional<uint32_t> vendor_part_id;
   int refusal_errno = 22;     ///< what a refused create returns (the target driver's; EINVAL)
   bool clamp_inline = false;  ///< an inline request above the cap is granted the cap (hns);
                               ///< a larger inline post then fails, instead of the create
