@@ -118,11 +118,12 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
   out << "\nreport: " << report_path << "\n";
   for (const auto& run : runs) {
     if (run.verdict == Verdict::kPass) continue;
-    out << "\n"
-        << run.scenario << " (" << who(run) << "): " << to_string(run.verdict)
-        << "\n  expected: " << run.expected << "\n  observed: " << run.observed
-        << "\n  evidence: " << run.evidence;
-    if (!run.hint.empty()) out << "\n  hint: " << run.hint;
+    out << "\n" << run.scenario << " (" << who(run) << "): " << to_string(run.verdict);
+    // A skip has no expectation or evidence: no empty lines for them.
+    for (const auto& [label, text] :
+         {std::pair{"expected", &run.expected}, std::pair{"observed", &run.observed},
+          std::pair{"evidence", &run.evidence}, std::pair{"hint", &run.hint}})
+      if (!text->empty()) out << "\n  " << label << ": " << *text;
     out << "\n";
   }
 }

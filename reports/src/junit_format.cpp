@@ -18,10 +18,11 @@ std::string text_of(const json& scenario, const char* field) {
 
 // expected / observed / evidence / hint, one per line, as a failure's body.
 std::string failure_body(const json& scenario) {
-  std::string body = "expected: " + text_of(scenario, "expected") +
-                     "\nobserved: " + text_of(scenario, "observed") +
-                     "\nevidence: " + text_of(scenario, "evidence");
-  if (!text_of(scenario, "hint").empty()) body += "\nhint: " + text_of(scenario, "hint");
+  std::string body;
+  for (const char* field : {"expected", "observed", "evidence", "hint"}) {
+    const std::string text = text_of(scenario, field);
+    if (!text.empty()) body += (body.empty() ? "" : "\n") + std::string(field) + ": " + text;
+  }
   return body;
 }
 

@@ -111,13 +111,29 @@ TEST_CASE("a step that hangs past --step-timeout is a timeout naming the step",
 TEST_CASE("run refuses bad arguments with exit 2 and says why", "[integration]") {
   auto unknown = run_command(kFaultline + " run nosuch");
   CHECK(unknown.exit_code == 2);
-  CHECK_THAT(unknown.err, Catch::Contains("a scenario id or glob matching one of: pingpong"));
-  CHECK_THAT(unknown.err, Catch::Contains("got \"nosuch\""));
+  CHECK_THAT(unknown.err, Catch::Contains("no scenario matches \"nosuch\""));
+  CHECK_THAT(unknown.err, Catch::Contains("faultline list shows all"));
+  CHECK(unknown.err.size() < 400);  // not every id of the catalog on one line
+  auto typo = run_command(kFaultline + " run tagged.eager-boundry");
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.err, Catch::Contains("did you mean tagged.eager-boundary"));
+  auto command = run_command(kFaultline + " rnu");
+  CHECK(command.exit_code == 2);
+  CHECK_THAT(command.err, Catch::Contains("unknown command 'rnu'; did you mean run?"));
   auto suite = run_command(kFaultline + " run --suite nosuch");
   CHECK(suite.exit_code == 2);
   CHECK_THAT(
       suite.err,
       Catch::Contains("expected a suite (conformance, faults, limits, links, protocols, smoke)"));
+  auto seed = run_command(kFaultline + " run --seed -1");
+  CHECK(seed.exit_code == 2);  // once taken as 2^64 - 1
+  CHECK_THAT(seed.err, Catch::Contains("--seed") && Catch::Contains("got '-1'"));
+  for (const char* seconds : {"0", "nan", "1e300"}) {
+    auto timeout = run_command(kFaultline + " run --step-timeout " + seconds);
+    INFO(seconds << ": " << timeout.err);
+    CHECK(timeout.exit_code == 2);
+    CHECK_THAT(timeout.err, Catch::Contains("expected seconds above 0 and at most 86400"));
+  }
   auto agents = run_command(kFaultline + " run --agents 1");
   CHECK(agents.exit_code == 2);
   auto provider = run_command(kFaultline + " run --provider nosuch");

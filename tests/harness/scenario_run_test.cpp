@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
@@ -179,6 +180,8 @@ TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integrat
   CHECK(skipped.at("verdict") == "skip");
   CHECK_THAT(skipped.at("observed").get<std::string>(),
              Catch::Contains("needs transport [\"verbs\"], this run uses ofi"));
+  CHECK_THAT(relaxed.out, Catch::Contains("observed: needs transport"));
+  CHECK_THAT(relaxed.out, !Catch::Contains("expected: \n") && !Catch::Contains("evidence: \n"));
   auto strict = run_command(kFaultline + " run " + kData + "/verbs-only.json --strict " +
                             "--report-dir " + dir.path() + "/strict");
   CHECK(strict.exit_code == 1);
@@ -259,4 +262,19 @@ TEST_CASE("list --json names every scenario with its tags, and the suites", "[in
     }
   }
   CHECK(megatron);
+}
+
+TEST_CASE("list keeps its columns apart, however long the tags", "[integration]") {
+  auto result = run_command(kFaultline + " list");
+  REQUIRE(result.exit_code == 0);
+  std::istringstream lines(result.out);
+  std::string header;
+  std::getline(lines, header);
+  const size_t title_column = header.find("TITLE");
+  REQUIRE(title_column != std::string::npos);
+  for (std::string line; std::getline(lines, line) && !line.empty();) {
+    INFO(line);
+    // Two spaces before every title: the tag list never runs into it.
+    CHECK(line.substr(title_column - 2, 2) == "  ");
+  }
 }

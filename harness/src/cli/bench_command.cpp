@@ -235,6 +235,12 @@ void add_bench_command(CLI::App& app, CommandAction& run) {
                                        "Measure faultline's data path and control plane (ci/bench "
                                        "compares them with fi_pingpong and perftest)");
   bench->require_subcommand(1);
+  bench->footer(
+      "Examples:\n  faultline bench pingpong --provider shm\n"
+      "  faultline bench bandwidth --transport verbs --device rxe0 --sizes 65536\n"
+      "  faultline bench allreduce --provider tcp --ranks 2,4 --sizes 16384\n"
+      "  faultline bench control\n"
+      "Each subcommand's --help has its options and examples.");
   const auto bind = [&run, command](CLI::App* sub, int (BenchCommand::*measure)()) {
     add_target_options(sub, command->target, command->json_output);
     sub->callback(

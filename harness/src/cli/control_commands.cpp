@@ -21,6 +21,7 @@
 #include "faultline/harness/sut/sut_suite.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "metrics_options.hpp"
+#include "option_checks.hpp"
 #include "scenario_selection.hpp"
 
 namespace faultline::cli {
@@ -63,7 +64,7 @@ void add_step_timeout(CLI::App* command, harness::CoordinatorOptions& options) {
             options.step_deadline = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
           },
           "Seconds one scenario step may take before the run is a timeout (default 30)")
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_up_to(86400));
 }
 
 // ---- metrics -----------------------------------------------------------------------------
@@ -240,6 +241,7 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   a->add_option("--token-file", agent->token_file,
                 "File with the shared token (else $FAULTLINE_TOKEN)");
   a->add_option("--connect-timeout", agent->connect_timeout_s, "Seconds to keep trying to connect")
+      ->check(seconds_up_to(86400))
       ->capture_default_str();
   agent->target.add_to(a);
   agent->metrics_options.add_to(a, false);

@@ -59,11 +59,11 @@ struct DiagnoseCommand {
     if (!profiles.empty()) return check_targets();
     auto& target = options.target;
     target = target.with_defaults();
-    if (auto present = harness::list_devices({target.transport, target.provider, target.device});
-        !present.ok()) {
-      std::cerr << "faultline diagnose: " << present.error().describe_with_hint() << "\n";
-      return harness::kExitUsage;
-    }
+    // A device that is not there is still diagnosed: L0 says what the machine has and why
+    // the device may be missing (no driver, no RDMA core), then the exit is a usage error.
+    auto present = harness::list_devices({target.transport, target.provider, target.device});
+    const bool device_missing = !present.ok() || present->empty();
+    if (device_missing) options.all = false;
     if (!options.peer.empty()) {
       const char* token = std::getenv("FAULTLINE_TOKEN");
       if (token == nullptr || *token == '\0') {
@@ -95,6 +95,13 @@ struct DiagnoseCommand {
         if (!probe.hint.empty()) std::cout << "  hint: " << probe.hint << "\n";
       }
       std::cout << "diagnosis: " << options.report_dir << "/diagnose.md\n";
+    }
+    if (device_missing) {
+      std::cerr << "faultline diagnose: "
+                << (present.ok() ? "no " + target.transport + " device on this host"
+                                 : present.error().describe_with_hint())
+                << "\n";
+      return metrics_options.finish("diagnose", metrics->get(), harness::kExitUsage);
     }
     return metrics_options.finish("diagnose", metrics->get(),
                                   diagnosis->first_failing_layer() == nullptr

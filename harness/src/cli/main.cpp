@@ -2,12 +2,32 @@
 
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
+#include "faultline/core/closest_names.hpp"
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/transports/library_signal_handlers.hpp"
 
 namespace {
+
+// A first word that is no command: say so, with the closest commands, instead of CLI11's
+// "A subcommand is required". Nullopt when the word is a command (or an option).
+std::optional<int> refuse_unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string word = argv[1];
+  std::vector<std::string> commands;
+  for (const CLI::App* command : app.get_subcommands({})) {
+    if (command->check_name(word)) return std::nullopt;
+    commands.push_back(command->get_name());
+  }
+  const std::string suggestion = faultline::did_you_mean(faultline::closest_names(word, commands));
+  std::cerr << "faultline: unknown command '" << word << "'"
+            << (suggestion.empty() ? "" : "; " + suggestion) << " (faultline --help lists them)\n";
+  return faultline::harness::kExitUsage;
+}
 
 int run_cli(int argc, char** argv) {
   using namespace faultline;
@@ -28,6 +48,7 @@ int run_cli(int argc, char** argv) {
   cli::add_sut_command(app, run);
   cli::add_port_check_command(app, run);
 
+  if (auto refused = refuse_unknown_command(app, argc, argv)) return *refused;
   try {
     app.parse(cli::take_program_command(argc, argv), argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,4 +1,5 @@
 // `faultline validate FILE...` and `faultline list [--json]`.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -61,13 +62,26 @@ struct ListCommand {
                 << "\n";
       return harness::kExitPass;
     }
-    std::cout << std::left << std::setw(48) << "SCENARIO" << std::setw(28) << "TAGS"
-              << "TITLE\n";
+    // Columns as wide as their longest entry and two spaces: a long tag list never runs into
+    // the title.
+    std::vector<std::string> tag_lists;
+    size_t id_width = std::string("SCENARIO").size();
+    size_t tags_width = std::string("TAGS").size();
     for (const auto& spec : catalog.scenarios()) {
       std::string tags;
       for (const auto& tag : spec.tags) tags += (tags.empty() ? "" : ",") + tag;
-      std::cout << std::left << std::setw(48) << spec.id << std::setw(28) << tags << spec.title
-                << "\n";
+      id_width = std::max(id_width, spec.id.size());
+      tags_width = std::max(tags_width, tags.size());
+      tag_lists.push_back(std::move(tags));
+    }
+    const auto id_column = static_cast<int>(id_width + 2);
+    const auto tags_column = static_cast<int>(tags_width + 2);
+    std::cout << std::left << std::setw(id_column) << "SCENARIO" << std::setw(tags_column) << "TAGS"
+              << "TITLE\n";
+    for (size_t i = 0; i < catalog.scenarios().size(); ++i) {
+      const auto& spec = catalog.scenarios()[i];
+      std::cout << std::left << std::setw(id_column) << spec.id << std::setw(tags_column)
+                << tag_lists[i] << spec.title << "\n";
     }
     std::cout << "\nsuites:";
     for (const auto& suite : catalog.suite_names()) std::cout << " " << suite;

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "faultline/harness/scenario/scenario_catalog.hpp"
+#include "option_checks.hpp"
 
 namespace faultline::cli {
 
@@ -20,7 +21,8 @@ void ScenarioSelection::add_to(CLI::App* command) {
   command->add_option("--exclude", exclude_files,
                       "Exclude file of known failures (their failures become xfail)");
   command->add_flag("--strict", strict, "A skipped scenario fails the run");
-  command->add_option("--seed", seed, "Seed of every injected fault (default: random, printed)");
+  command->add_option("--seed", seed, "Seed of every injected fault (default: random, printed)")
+      ->check(whole_number());
 }
 
 std::optional<std::vector<harness::ScenarioSpec>> ScenarioSelection::resolve(

@@ -43,7 +43,7 @@ std::string signal_name(int signal) {
                                  : "signal " + std::to_string(signal);
 }
 
-// Connects with exponential backoff until the budget is spent.
+// Connects with exponential backoff until the budget is spent (the whole of it).
 Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOptions& options) {
   auto address = parse_host_port(options.coordinator);
   if (!address.ok()) return std::move(address).take_error();
@@ -57,7 +57,9 @@ Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOption
       return std::make_unique<control::Channel>(fd.value(), "coordinator " + address->text());
     }
     const auto spent = std::chrono::steady_clock::now() - start;
-    if (spent + backoff > options.connect_budget) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_budget - spent);
+    if (left <= 0ms) {
       const auto seconds = std::chrono::duration<double>(spent).count();
       Error error = std::move(fd).take_error();
       error.message = "could not reach the coordinator at " + address->text() + " after " +
@@ -69,7 +71,8 @@ Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOption
           "is the coordinator running and listening on that address "
           "(faultline coordinator --listen)? is a firewall in the way?");
     }
-    std::this_thread::sleep_for(backoff);
+    // The last attempt is made as the budget ends, not a backoff early.
+    std::this_thread::sleep_for(std::min(backoff, left));
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
   }
 }

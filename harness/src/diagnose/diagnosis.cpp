@@ -69,6 +69,18 @@ const ProbeResult* LayerResult::first_failure() const {
   return nullptr;
 }
 
+std::string LayerResult::counts() const {
+  size_t passed = 0;
+  size_t skipped = 0;
+  for (const auto& probe : probes) {
+    passed += probe.verdict == ProbeVerdict::kPass;
+    skipped += probe.verdict == ProbeVerdict::kSkip;
+  }
+  const std::string total = std::to_string(probes.size());
+  if (skipped == 0) return std::to_string(passed) + "/" + total + " passed";
+  return std::to_string(passed) + " passed, " + std::to_string(skipped) + " skipped of " + total;
+}
+
 const LayerResult* Diagnosis::first_failing_layer() const {
   for (const auto& layer : layers)
     if (layer.first_failure() != nullptr) return &layer;
@@ -121,10 +133,8 @@ void print_layer(std::ostream& progress, const LayerResult& layer) {
     progress << "not run (an earlier layer failed; --all runs it)\n";
     return;
   }
-  size_t passed = 0;
-  for (const auto& probe : layer.probes) passed += probe.verdict == ProbeVerdict::kPass;
-  progress << (failure ? "FAIL" : "pass") << "  " << passed << "/" << layer.probes.size()
-           << " probes passed, " << std::fixed << std::setprecision(1) << layer.seconds << " s"
+  progress << (failure ? "FAIL" : "pass") << "  probes " << layer.counts() << ", " << std::fixed
+           << std::setprecision(1) << layer.seconds << " s"
            << (failure ? "  first failure: " + failure->name : "") << "\n";
 }
 

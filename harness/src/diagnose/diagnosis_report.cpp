@@ -111,16 +111,14 @@ std::string Diagnosis::to_markdown() const {
     if (!probe.evidence.empty()) md << "\n- evidence: " << probe.evidence << "\n";
     if (!probe.hint.empty()) md << "- hint: " << probe.hint << "\n";
   }
-  md << "\n| layer | verdict | probes passed | seconds |\n|---|---|---:|---:|\n";
+  md << "\n| layer | verdict | probes | seconds |\n|---|---|---:|---:|\n";
   for (const auto& layer : layers) {
-    size_t passed = 0;
-    for (const auto& probe : layer.probes) passed += probe.verdict == ProbeVerdict::kPass;
     md << "| " << layer.id << " " << layer.title << " | "
        << (!layer.ran              ? "not run"
            : layer.first_failure() ? "fail"
                                    : "pass")
-       << " | " << passed << "/" << layer.probes.size() << " | " << std::fixed
-       << std::setprecision(2) << layer.seconds << " |\n";
+       << " | " << layer.counts() << " | " << std::fixed << std::setprecision(2) << layer.seconds
+       << " |\n";
   }
   for (const auto& layer : layers) {
     if (!layer.ran) continue;

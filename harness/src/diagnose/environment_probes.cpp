@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "faultline/harness/device_listing.hpp"
+#include "kernel_rdma.hpp"
 #include "layers.hpp"
 
 namespace faultline::harness::diagnose {
@@ -92,9 +93,24 @@ std::vector<ProbeResult> probe_environment(const ProbeContext& context) {
   std::vector<ProbeResult> probes;
   const transports::Target& target = context.target;
   auto devices = list_devices({target.transport, target.provider, target.device});
-  if (!devices.ok()) {
-    probes.push_back(failed_probe("device present", "the device of --transport/--provider/--device",
-                                  devices.error()));
+  if (!devices.ok() || devices->empty()) {
+    // No device to probe: say what the machine has instead, and the likely reason.
+    ProbeResult missing =
+        !devices.ok()
+            ? failed_probe("device present", "the device of --transport/--provider/--device",
+                           devices.error())
+            : ProbeResult{"device present",
+                          ProbeVerdict::kFail,
+                          "the device of --transport/--provider/--device",
+                          "no " + target.transport + " device on this host",
+                          "",
+                          ""};
+    if (target.transport == "verbs") {
+      const KernelRdmaState kernel = kernel_rdma_state();
+      missing.evidence = kernel.evidence;
+      missing.hint = kernel.hint;
+    }
+    probes.push_back(std::move(missing));
     return probes;
   }
   // The device the probes open (the transport's default when none was named).

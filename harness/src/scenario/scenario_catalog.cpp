@@ -1,5 +1,7 @@
 #include "faultline/harness/scenario/scenario_catalog.hpp"
 
+#include "faultline/core/closest_names.hpp"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -149,11 +151,13 @@ std::vector<ScenarioSpec> ScenarioCatalog::resolve(const std::string& suite,
       if (!already) chosen.push_back(spec);
     }
     if (found == 0) {
-      std::string known;
-      for (const auto& spec : scenarios_) known += (known.empty() ? "" : ", ") + spec.id;
-      problems.push_back(
-          {origin, names.empty() ? "/scenarios/" + std::to_string(i) : "",
-           "a scenario id or glob matching one of: " + known + "; got \"" + pattern + "\""});
+      std::vector<std::string> ids;
+      for (const auto& spec : scenarios_) ids.push_back(spec.id);
+      const std::string suggestion = did_you_mean(closest_names(pattern, ids));
+      problems.push_back({origin, names.empty() ? "/scenarios/" + std::to_string(i) : "",
+                          "a scenario id or glob; no scenario matches \"" + pattern + "\" (" +
+                              (suggestion.empty() ? "" : suggestion + " ") +
+                              "faultline list shows all " + std::to_string(ids.size()) + ")"});
     }
   }
   return chosen;

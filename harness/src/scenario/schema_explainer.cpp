@@ -185,6 +185,28 @@ std::string quoted_field(const std::string& description) {
   return open == std::string::npos ? "" : description.substr(open + 1, close - open - 1);
 }
 
+// A oneOf of alternatives that each require one field ("exactly one of nth, every or
+// probability"), with the ones the value has.
+std::string exactly_one_of(const std::vector<const json*>& schemas, const json* value) {
+  std::vector<std::string> fields;
+  for (const json* schema : schemas) {
+    if (!schema->contains("oneOf")) continue;
+    for (const auto& part : schema->at("oneOf")) {
+      if (part.size() == 1 && part.contains("required") && part.at("required").size() == 1)
+        fields.push_back(part.at("required").at(0));
+    }
+  }
+  if (fields.empty()) return "exactly one of the alternatives the schema allows";
+  std::string text = "exactly one of the fields ";
+  std::string present;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == fields.size() ? " or " : ", ") + fields[i];
+    if (value != nullptr && value->is_object() && value->contains(fields[i]))
+      present += (present.empty() ? "" : " and ") + fields[i];
+  }
+  return text + (present.empty() ? "; got none" : "; got " + present);
+}
+
 std::string got(const json* value) {
   if (value == nullptr) return "";
   std::string text = value->dump();
@@ -215,7 +237,12 @@ std::vector<ExplainedProblem> explain_schema_errors(const json& schema, const js
       return inner.size() > pointer.size() && inner.compare(0, pointer.size(), pointer) == 0 &&
              inner[pointer.size()] == '/';
     });
-    if (enclosing || error.description.rfind("Failed to validate against", 0) == 0) continue;
+    if (enclosing) continue;
+    if (error.description == "Failed to validate against exactly one child schema.") {
+      add({pointer, exactly_one_of(walker.at(document, tokens), value_at(document, tokens))});
+      continue;
+    }
+    if (error.description.rfind("Failed to validate against", 0) == 0) continue;
     const std::string& text = error.description;
     if (text.rfind("Missing required property", 0) == 0) {
       missing[pointer].first = tokens;
@@ -244,6 +271,14 @@ std::vector<ExplainedProblem> explain_schema_errors(const json& schema, const js
       for (const auto& field : fields) names += (names.empty() ? "" : " or ") + field;
       add({parent, "the field " + names + " (missing)"});
     }
+  }
+  // Never "valid" for a document the validator refused: name the innermost failure as it is.
+  if (problems.empty() && !errors.empty()) {
+    const SchemaError* innermost = &errors.front();
+    for (const auto& error : errors)
+      if (error.context.size() > innermost->context.size()) innermost = &error;
+    add({pointer_of(tokens_of(innermost->context)),
+         "a value the schema allows (" + innermost->description + ")"});
   }
   return problems;
 }

@@ -127,3 +127,10 @@ TEST_CASE("bench refuses what it cannot measure, naming it", "[integration]") {
   auto no_ring = run_command(kFaultline + " bench allreduce --ranks 1");
   CHECK(no_ring.exit_code == 2);
 }
+
+TEST_CASE("bench --help shows bench's own examples", "[integration]") {
+  auto help = run_command(kFaultline + " bench --help");
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("faultline bench pingpong --provider shm") &&
+                           Catch::Contains("faultline bench allreduce"));
+}

@@ -38,6 +38,8 @@ const Malformed kMalformed[] = {
     {"unknown-fault-opcode", "/faults/0/opcode", "one of SEND"},
     {"rewrite-without-status", "/faults/0/status", "(required, missing)"},
     {"fault-without-firing-rule", "/faults/0", "nth or every or probability"},
+    {"fault-nth-and-every", "/faults/0",
+     "exactly one of the fields nth, every or probability; got nth and every"},
     {"unknown-buffer", "/steps/5/segments/0/buffer", "a buffer registered by role sender"},
     {"negative-bytes", "/steps/1/bytes", ">= 1"},
     {"unknown-profile", "/faults/0/profile", "a device profile"},
@@ -105,7 +107,7 @@ TEST_CASE("a suite naming an unknown scenario is a problem naming the suite file
   auto none = catalog.resolve("smoke", {"no.such.*"}, excludes, problems);
   CHECK(none.empty());
   REQUIRE(problems.size() == 1);
-  CHECK_THAT(problems[0].expected, Catch::Contains("got \"no.such.*\""));
+  CHECK_THAT(problems[0].expected, Catch::Contains("no scenario matches \"no.such.*\""));
   problems.clear();
   auto faults = catalog.resolve("faults", {}, excludes, problems);
   CHECK(problems.empty());

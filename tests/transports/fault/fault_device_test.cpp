@@ -173,4 +173,27 @@ TEST_CASE("limits overrides are what the device reports and what endpoints are c
   config.send_depth = 16;
   config.recv_depth = 16;
   CHECK(device->create_endpoint(config).ok());
+  REQUIRE(log->size() == 2);
+  const uint32_t advertised = open_device(ofi_tcp())->info().limits.max_qp_wr;
+  CHECK_THAT((*log)[1].detail,
+             Catch::Contains("max_qp_wr 100 from a test instead of " + std::to_string(advertised)));
+}
+
+TEST_CASE("a limits override above the device's own limit says the device's still applies",
+          "[integration][ofi]") {
+  FaultPlan plan;
+  plan.limits = {{"max_qp_wr", 1000000}};
+  plan.limits_source = "a test";
+  auto log = std::make_shared<FaultLog>();
+  auto device = wrap_device(open_device(ofi_tcp()), plan, log);
+  const uint32_t advertised = open_device(ofi_tcp())->info().limits.max_qp_wr;
+  CHECK(device->info().limits.max_qp_wr == advertised);
+  REQUIRE(log->size() == 1);
+  CHECK_THAT((*log)[0].detail, Catch::Contains("is above the " + std::to_string(advertised)) &&
+                                   Catch::Contains("the device's own limit still applies"));
+  EndpointConfig config;
+  config.send_depth = advertised + 1;
+  auto refused = device->create_endpoint(config);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().code == ErrorCode::kLimitExceeded);
 }

@@ -29,4 +29,19 @@ DeviceLimits apply_limit_overrides(DeviceLimits limits,
   return limits;
 }
 
+std::optional<uint64_t> limit_value(const DeviceLimits& limits, const std::string& name) {
+  if (name == "max_qp_wr") return limits.max_qp_wr;
+  if (name == "max_recv_wr") return limits.max_recv_wr;
+  if (name == "max_cqe") return limits.max_cqe;
+  if (name == "max_send_sge") return limits.max_send_sge;
+  if (name == "max_recv_sge") return limits.max_recv_sge;
+  if (name == "max_sge_rd") return limits.max_sge_rd;
+  if (name == "max_inline_data") return limits.max_inline_data;
+  if (name == "max_msg_size") return limits.max_msg_size;
+  if (name == "max_mr_size") return limits.max_mr_size;
+  if (name == "active_mtu") return limits.active_mtu;
+  if (name == "max_mtu") return limits.max_mtu;
+  return std::nullopt;
+}
+
 }  // namespace faultline::transports::fault

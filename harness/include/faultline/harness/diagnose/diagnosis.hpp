@@ -33,6 +33,9 @@ struct LayerResult {
   double seconds = 0;
 
   const ProbeResult* first_failure() const;
+  /// "3/3 passed", or with skips apart: "2 passed, 1 skipped of 3" (a skipped probe is
+  /// neither a pass nor a failure).
+  std::string counts() const;
 };
 
 struct DiagnoseOptions {

@@ -80,6 +80,10 @@ struct AppliedFault {
 /// The names of DeviceLimits fields a plan may override, in declaration order.
 const std::vector<std::string>& overridable_limit_names();
 
+/// The value of the limit `name` in `limits`; nullopt for a limit the device does not
+/// advertise (or a name that is none).
+std::optional<uint64_t> limit_value(const DeviceLimits& limits, const std::string& name);
+
 /// `limits` with `plan.limits` applied; an unknown name is ignored (the loader refuses it).
 DeviceLimits apply_limit_overrides(DeviceLimits limits,
                                    const std::map<std::string, uint64_t>& overrides);

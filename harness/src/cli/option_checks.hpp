@@ -1,0 +1,14 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace faultline::cli {
+
+/// A number of seconds above 0 and at most `most`: NaN, infinities, 0 and 1e300 are refused
+/// with the range in words (CLI11's PositiveNumber prints 4.94066e-324 to 1.79769e+308).
+CLI::Validator seconds_up_to(double most);
+
+/// A whole number from 0 to 2^64 - 1 in digits: CLI11 reads "-1" into an unsigned as 2^64 - 1.
+CLI::Validator whole_number();
+
+}  // namespace faultline::cli
