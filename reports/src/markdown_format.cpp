@@ -114,6 +114,15 @@ std::string to_markdown(const json& report) {
   const bool all_passed = std::all_of(scenarios.begin(), scenarios.end(), [](const json& s) {
     return s.value("verdict", std::string()) == "pass";
   });
+  // Passes whose point was a failure seen to happen: what was seen.
+  bool detected_header = false;
+  for (const auto& scenario : scenarios) {
+    if (field(scenario, "verdict") != "pass" || field(scenario, "observed").empty()) continue;
+    if (!detected_header) md << "\n## Failures detected as the scenarios expect\n\n";
+    detected_header = true;
+    md << "- " << field(scenario, "id") << " (" << agents_label(scenario)
+       << "): " << cell(field(scenario, "observed")) << "\n";
+  }
   if (!all_passed) {
     md << "\n## Not passed\n";
     for (const auto& scenario : scenarios) {

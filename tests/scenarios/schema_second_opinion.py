@@ -2,9 +2,9 @@
 """A second validator for the scenario schema: Python's jsonschema (draft 7) and `faultline
 validate` must agree. Every shipped scenario is valid under both; every test file the standard
 validator refuses, faultline refuses too (faultline checks more than the schema: roles,
-buffers, profiles, so the reverse need not hold).
+buffers, profiles, so the reverse need not hold); the example in docs/scenarios.md is valid.
 
-Usage: schema_second_opinion.py FAULTLINE SOURCE_DIR
+Usage: schema_second_opinion.py FAULTLINE SOURCE_DIR WORK_DIR
 """
 import json
 import pathlib
@@ -49,6 +49,15 @@ def main():
                             f"faultline validate accepts it: {said}")
         else:
             refused_by_both += 1
+    # The example of docs/scenarios.md is a file a user can copy: both validators take it.
+    example = (source / "docs/scenarios.md").read_text().split("```json\n", 1)[1].split("```", 1)[0]
+    example_path = pathlib.Path(sys.argv[3]) / "docs-example.json"
+    example_path.write_text(example)
+    errors = list(validator.iter_errors(json.loads(example)))
+    accepted, said = faultline_accepts(faultline, example_path)
+    if errors or not accepted:
+        problems.append(f"docs/scenarios.md's example is not a valid scenario: "
+                        f"{errors[0].message if errors else said}")
     if len(shipped) < 20 or refused_by_both < 10:
         problems.append(f"too few files checked: {len(shipped)} shipped scenarios, "
                         f"{refused_by_both} malformed files refused by both")

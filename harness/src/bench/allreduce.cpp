@@ -48,9 +48,10 @@ Result<RingRanks> open_ring(const AllreduceOptions& options, size_t ranks, size_
     FAULTLINE_RETURN_IF_ERROR(next_prev.connect(ring.to_next[i]->address()));
   }
   for (size_t i = 0; i < ranks; ++i) {
-    auto created =
-        Ring::create({*ring.devices[i], *ring.to_next[i], *ring.from_prev[i], i, ranks},
-                     {.chunk_bytes = options.chunk_bytes, .capacity = std::max<size_t>(bytes, 1)});
+    auto created = Ring::create({*ring.devices[i], *ring.to_next[i], *ring.from_prev[i], i, ranks},
+                                {.chunk_bytes = options.chunk_bytes,
+                                 .capacity = std::max<size_t>(bytes, 1),
+                                 .check_status = options.check_status});
     if (!created.ok()) return created.error();
     ring.rings.push_back(std::move(created).value());
   }

@@ -34,7 +34,8 @@ struct DiagnoseCommand {
     std::cout << workload->name << " (" << workload->source << ")\n";
     for (const auto& check : checks) {
       refused = refused || check.verdict == "refused";
-      std::cout << "  " << check.target << ": " << check.verdict << ": " << check.field << " = "
+      std::cout << "  " << check.target << ": " << check.verdict << ": "
+                << (check.endpoint.empty() ? "" : check.endpoint + ".") << check.field << " = "
                 << check.derivation
                 << (check.derivation == std::to_string(check.value)
                         ? ""

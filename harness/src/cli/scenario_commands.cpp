@@ -53,6 +53,7 @@ struct ListCommand {
       for (const auto& spec : catalog.scenarios()) {
         scenarios.push_back({{"id", spec.id},
                              {"title", spec.title},
+                             {"description", spec.description},
                              {"tags", spec.tags},
                              {"source", spec.source},
                              {"roles", spec.roles}});

@@ -180,6 +180,13 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
     hint = speaker->value("hint", "");
     run.result.expected = speaker->value("expected", "");
   }
+  if (verdict == Verdict::kPass) {
+    // What each side saw where its steps expected a failure (a detected violation).
+    for (const auto& [agent_id, side] : run.result.sides.items()) {
+      const std::string seen = side.value("observed", "");
+      if (!seen.empty()) observed += (observed.empty() ? "" : " | ") + agent_id + ": " + seen;
+    }
+  }
   finish_with(run, verdict, observed, evidence, hint, observer);
 }
 

@@ -226,11 +226,15 @@ std::vector<ProbeResult> probe_limits(const ProbeContext& context,
       fits("diagnosis workload fits", workload_config(info.limits), info.limits, device_limits));
   if (workload) {
     const bool profile = !workload->device_limits.empty();
-    probes.push_back(fits(
-        "workload " + workload->name + " fits", workload->config,
-        profile ? transports::fault::apply_limit_overrides(info.limits, workload->device_limits)
-                : info.limits,
-        profile ? "the device_limits of " + workload->source : device_limits));
+    for (const auto& endpoint : workload->endpoints) {
+      probes.push_back(fits(
+          "workload " + workload->name + (endpoint.name.empty() ? "" : " " + endpoint.name) +
+              " fits",
+          endpoint.config,
+          profile ? transports::fault::apply_limit_overrides(info.limits, workload->device_limits)
+                  : info.limits,
+          profile ? "the device_limits of " + workload->source : device_limits));
+    }
   }
   return probes;
 }

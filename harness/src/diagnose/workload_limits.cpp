@@ -118,6 +118,47 @@ uint32_t* config_field(transports::EndpointConfig& config, const std::string& na
   return nullptr;
 }
 
+// One endpoint object of a workload file (`where`: its pointer), its values evaluated.
+Result<WorkloadEndpoint> read_endpoint(const nlohmann::json& endpoint, const std::string& where,
+                                       const std::map<std::string, uint64_t>& inputs,
+                                       const std::string& path) {
+  auto problem = [&path](const std::string& at, const std::string& what) {
+    return Error{ErrorCode::kInvalidArgument, path + ": " + at + ": " + what};
+  };
+  if (!endpoint.is_object() || endpoint.empty())
+    return problem(where,
+                   "expected an object of send_depth, recv_depth, cq_depth, "
+                   "max_send_sge, max_recv_sge, max_inline");
+  WorkloadEndpoint read;
+  for (const auto& [name, value] : endpoint.items()) {
+    uint32_t* field = config_field(read.config, name);
+    const std::string at = where + "/" + name;
+    if (field == nullptr)
+      return problem(at,
+                     "unknown field; expected send_depth, recv_depth, cq_depth, "
+                     "max_send_sge, max_recv_sge or max_inline");
+    uint64_t number = 0;
+    if (value.is_number_unsigned()) {
+      number = value.get<uint64_t>();
+    } else if (value.is_string()) {
+      auto evaluated = evaluate_formula(value.get<std::string>(), inputs);
+      if (!evaluated.ok()) return problem(at, evaluated.error().message);
+      number = evaluated->value;
+      read.config.derivations[name] = evaluated->derivation;
+    } else {
+      return problem(at, "expected a count or a formula over the inputs");
+    }
+    if (number > UINT32_MAX) {
+      // A value no device takes: keep it visible rather than wrapping around.
+      number = UINT32_MAX;
+      read.config.derivations[name] += " (above 2^32, shown as " + std::to_string(UINT32_MAX) + ")";
+    }
+    *field = static_cast<uint32_t>(number);
+    read.fields.insert(name);
+  }
+  return read;
+}
+
 }  // namespace
 
 Result<Evaluated> evaluate_formula(const std::string& formula,
@@ -136,10 +177,10 @@ Result<Workload> load_workload(const std::string& path) {
     return problem("(file)", "expected a JSON object");
   for (const auto& [key, value] : document.items()) {
     if (key != "workload" && key != "description" && key != "inputs" && key != "endpoint" &&
-        key != "device_limits")
+        key != "endpoints" && key != "device_limits")
       return problem("/" + key,
-                     "unknown field; expected workload, description, inputs, endpoint or "
-                     "device_limits");
+                     "unknown field; expected workload, description, inputs, endpoint, "
+                     "endpoints or device_limits");
   }
   Workload workload;
   workload.source = path;
@@ -150,37 +191,24 @@ Result<Workload> load_workload(const std::string& path) {
     if (!value.is_number_unsigned()) return problem("/inputs/" + name, "expected a count >= 0");
     inputs[name] = value.get<uint64_t>();
   }
-  const nlohmann::json endpoint = document.value("endpoint", nlohmann::json());
-  if (!endpoint.is_object() || endpoint.empty())
+  if (document.contains("endpoint") == document.contains("endpoints"))
     return problem("/endpoint",
-                   "expected an object of send_depth, recv_depth, cq_depth, "
-                   "max_send_sge, max_recv_sge, max_inline");
-  for (const auto& [name, value] : endpoint.items()) {
-    uint32_t* field = config_field(workload.config, name);
-    const std::string where = "/endpoint/" + name;
-    if (field == nullptr)
-      return problem(where,
-                     "unknown field; expected send_depth, recv_depth, cq_depth, "
-                     "max_send_sge, max_recv_sge or max_inline");
-    uint64_t number = 0;
-    if (value.is_number_unsigned()) {
-      number = value.get<uint64_t>();
-    } else if (value.is_string()) {
-      auto evaluated = evaluate_formula(value.get<std::string>(), inputs);
-      if (!evaluated.ok()) return problem(where, evaluated.error().message);
-      number = evaluated->value;
-      workload.config.derivations[name] = evaluated->derivation;
-    } else {
-      return problem(where, "expected a count or a formula over the inputs");
+                   "expected one endpoint object, or \"endpoints\": an object of named ones "
+                   "(not both)");
+  if (document.contains("endpoint")) {
+    auto one = read_endpoint(document.at("endpoint"), "/endpoint", inputs, path);
+    if (!one.ok()) return one.error();
+    workload.endpoints.push_back(std::move(one).value());
+  } else {
+    const nlohmann::json& named = document.at("endpoints");
+    if (!named.is_object() || named.empty())
+      return problem("/endpoints", "expected an object of named endpoints (\"dispatch\": {...})");
+    for (const auto& [name, endpoint] : named.items()) {
+      auto one = read_endpoint(endpoint, "/endpoints/" + name, inputs, path);
+      if (!one.ok()) return one.error();
+      one->name = name;
+      workload.endpoints.push_back(std::move(one).value());
     }
-    if (number > UINT32_MAX) {
-      // A value no device takes: keep it visible rather than wrapping around.
-      number = UINT32_MAX;
-      workload.config.derivations[name] +=
-          " (above 2^32, shown as " + std::to_string(UINT32_MAX) + ")";
-    }
-    *field = static_cast<uint32_t>(number);
-    workload.fields.insert(name);
   }
   const nlohmann::json device_limits = document.value("device_limits", nlohmann::json::object());
   for (const auto& [name, value] : device_limits.items()) {

@@ -2,9 +2,12 @@
 
 namespace faultline::harness::diagnose {
 
-std::vector<TargetCheck> check_workload_against(const Workload& workload,
-                                                const std::vector<DeviceProfile>& targets) {
-  const transports::EndpointConfig& config = workload.config;
+namespace {
+
+// One endpoint's values against one target's limits.
+void check_endpoint(const WorkloadEndpoint& endpoint, const DeviceProfile& target,
+                    std::vector<TargetCheck>& checks) {
+  const transports::EndpointConfig& config = endpoint.config;
   const struct {
     const char* field;
     uint32_t value;
@@ -18,27 +21,33 @@ std::vector<TargetCheck> check_workload_against(const Workload& workload,
       {"max_recv_sge", config.max_recv_sge, "max_recv_sge", nullptr},
       {"max_inline", config.max_inline, "max_inline_data", nullptr},
   };
-  std::vector<TargetCheck> checks;
-  for (const auto& target : targets) {
-    for (const auto& field : fields) {
-      if (!workload.fields.contains(field.field)) continue;  // not set by the workload
-      TargetCheck check{target.name, field.field, std::to_string(field.value), field.value,
-                        field.limit};
-      if (auto derived = config.derivations.find(field.field); derived != config.derivations.end())
-        check.derivation = derived->second;
-      std::string limit = field.limit;
-      if (!target.limits.contains(limit) && field.fallback != nullptr) limit = field.fallback;
-      if (auto found = target.limits.find(limit); found != target.limits.end()) {
-        check.limit = limit;
-        check.allowed = found->second;
-        check.source = target.source_of(limit);
-        check.verdict = field.value <= found->second ? "fits" : "refused";
-      } else {
-        check.verdict = "unknown";
-      }
-      checks.push_back(std::move(check));
+  for (const auto& field : fields) {
+    if (!endpoint.fields.contains(field.field)) continue;  // not set by the workload
+    TargetCheck check{target.name, endpoint.name, field.field, std::to_string(field.value),
+                      field.value, field.limit};
+    if (auto derived = config.derivations.find(field.field); derived != config.derivations.end())
+      check.derivation = derived->second;
+    std::string limit = field.limit;
+    if (!target.limits.contains(limit) && field.fallback != nullptr) limit = field.fallback;
+    if (auto found = target.limits.find(limit); found != target.limits.end()) {
+      check.limit = limit;
+      check.allowed = found->second;
+      check.source = target.source_of(limit);
+      check.verdict = field.value <= found->second ? "fits" : "refused";
+    } else {
+      check.verdict = "unknown";
     }
+    checks.push_back(std::move(check));
   }
+}
+
+}  // namespace
+
+std::vector<TargetCheck> check_workload_against(const Workload& workload,
+                                                const std::vector<DeviceProfile>& targets) {
+  std::vector<TargetCheck> checks;
+  for (const auto& target : targets)
+    for (const auto& endpoint : workload.endpoints) check_endpoint(endpoint, target, checks);
   return checks;
 }
 

@@ -33,11 +33,13 @@ uint64_t side_seed(uint64_t run_seed, const std::string& scenario_id, const std:
   return hash;
 }
 
-FaultPlan fault_plan_for(const json& document, const std::string& role, uint64_t seed) {
+FaultPlan fault_plan_for(const json& document, const std::string& role, uint64_t seed,
+                         size_t rank) {
   FaultPlan plan;
   plan.seed = seed;
   for (const auto& fault : document.value("faults", json::array())) {
     if (fault.at("role") != role) continue;
+    if (fault.contains("rank") && fault.at("rank") != rank) continue;
     const std::string kind = fault.at("kind");
     if (kind == "fail_post") {
       plan.posts.push_back(

@@ -95,6 +95,8 @@ class SemanticChecker {
 
   void check_fault(json& fault, const std::string& pointer) {
     check_role(fault, pointer);
+    if (fault.contains("rank") && topology_of(document_) != Topology::kRing)
+      problem(pointer + "/rank", "no rank in a pair scenario (a rank names one agent of a ring)");
     if (fault.at("kind") != "limits" || !fault.contains("profile")) return;
     const std::string name = fault.at("profile");
     const std::string path = options_.devices_dir + "/" + name + ".json";
@@ -234,6 +236,7 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
   ScenarioSpec spec;
   spec.id = document.at("id");
   spec.title = document.at("title");
+  spec.description = document.value("description", "");
   spec.tags = document.at("tags").get<std::vector<std::string>>();
   spec.source = name;
   spec.sha256 = sha256_hex(text);

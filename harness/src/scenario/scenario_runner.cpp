@@ -90,7 +90,7 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
   state.size = size;
   state.seed = seed;
   state.device = std::move(device).value();
-  auto plan = fault_plan_for(document, role, seed);
+  auto plan = fault_plan_for(document, role, seed, rank);
   if (!plan.empty()) {
     state.faults_applied = std::make_shared<transports::fault::FaultLog>();
     state.device = transports::fault::wrap_device(std::move(state.device), std::move(plan),
@@ -105,6 +105,7 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
 
   link.set_progress([&state] { progress(state); });
   json steps = json::array();
+  std::string detected;  // what the steps that expect a failure saw it do
   const auto& ops = step_ops();
   const json& all_steps = document.at("steps");
   for (size_t i = 0; i < all_steps.size(); ++i) {
@@ -118,6 +119,8 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
                      {"op", op},
                      {"met", result.met},
                      {"note", result.met ? result.note : result.observed}});
+    if (result.met && step.contains("expect"))
+      detected += (detected.empty() ? "" : "; ") + label + ": " + result.note;
     if (!result.met) {
       outcome.verdict = result.verdict;
       outcome.expected = label + ": " + result.expected;
@@ -128,6 +131,9 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
     }
   }
   if (outcome.verdict == Verdict::kPass) {
+    // A scenario whose point is a failure seen to happen says what was seen, not only "pass".
+    constexpr size_t kLongest = 600;
+    outcome.observed = detected.size() > kLongest ? detected.substr(0, kLongest) + "..." : detected;
     // Both sides end together, so no endpoint goes away under the peer's last operation.
     if (auto done = link.barrier("faultline.end"); !done.ok()) {
       outcome = {Verdict::kError, "", done.error().describe(), "", ""};

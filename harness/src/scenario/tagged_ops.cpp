@@ -59,11 +59,25 @@ class TaggedSession final : public ProtocolSession {
     (void)engine_->progress();  // a failure stays in the engine for its next step
     return true;
   }
-  void endpoint_closed() override { engine_.reset(); }
+  void endpoint_closed() override {
+    engine_.reset();
+    parked_.clear();
+  }
+
+  /// Ends a step's requests, however the step went: finished ones are released; when some are
+  /// not (a receive that timed out, a send still in flight), the step's buffers are kept as
+  /// long as the engine is, so a late message lands in them and never in freed memory.
+  void settle(const std::vector<RequestId>& ids, std::vector<std::vector<std::byte>> buffers) {
+    if (!engine_) return;
+    if (engine_->release(ids) == 0) return;
+    for (auto& buffer : buffers) parked_.push_back(std::move(buffer));
+  }
 
  private:
   StepState& state_;
   json options_;
+  // Declared before the engine: destroyed after it.
+  std::vector<std::vector<std::byte>> parked_;
   std::unique_ptr<TaggedEngine> engine_;
 };
 
@@ -116,6 +130,33 @@ StepResult tagged_open(StepState& state, const json& /*step*/) {
              std::to_string(options.value("eager_queue_depth", 8)));
 }
 
+// What a finished tagged.send says: its status, and the path each message took where the step
+// names one.
+StepResult judge_sends(const json& step, TaggedEngine& engine, const std::vector<Message>& messages,
+                       const std::vector<RequestId>& ids, const Status& status,
+                       uint64_t backoffs_before) {
+  const std::string what = "tagged.send of " + std::to_string(messages.size()) + " messages";
+  StepResult result = judge_status(step, status, what, what + " done");
+  result.note += " [" + stats_note(engine) + "]";
+  if (!status.ok() || step.contains("expect")) return result;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (messages[i].path.empty()) continue;
+    const bool eager = engine.path_of(ids[i]) == SendPath::kEager;
+    if ((messages[i].path == "eager") != eager) {
+      return failed("message " + std::to_string(i) + " (tag " + std::to_string(messages[i].tag) +
+                        ", " + std::to_string(messages[i].bytes) + " bytes) goes " +
+                        messages[i].path,
+                    eager ? "eager" : "rendezvous", result.note);
+    }
+  }
+  if (step.value("backs_off", false) && engine.stats().backoffs == backoffs_before) {
+    return failed("the eager queue fills and the sender backs off", "it never did", result.note,
+                  "send more messages than receive_slots + eager_queue_depth while the "
+                  "receiver is not yet receiving");
+  }
+  return result;
+}
+
 StepResult tagged_send(StepState& state, const json& step) {
   auto engine = tagged_of(state);
   if (!engine.ok()) return broken(engine.error());
@@ -137,69 +178,29 @@ StepResult tagged_send(StepState& state, const json& step) {
     ids.push_back(id.value());
   }
   if (status.ok()) status = engine.value()->wait(ids);
-  const std::string what = "tagged.send of " + std::to_string(messages.size()) + " messages";
-  StepResult result = judge_status(step, status, what, what + " done");
-  result.note += " [" + stats_note(*engine.value()) + "]";
-  if (!status.ok() || step.contains("expect")) return result;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (messages[i].path.empty()) continue;
-    const bool eager = engine.value()->path_of(ids[i]) == SendPath::kEager;
-    if ((messages[i].path == "eager") != eager) {
-      return failed("message " + std::to_string(i) + " (tag " + std::to_string(messages[i].tag) +
-                        ", " + std::to_string(messages[i].bytes) + " bytes) goes " +
-                        messages[i].path,
-                    eager ? "eager" : "rendezvous", result.note);
-    }
-  }
-  engine.value()->release(ids);
-  if (step.value("backs_off", false) && engine.value()->stats().backoffs == backoffs_before) {
-    return failed("the eager queue fills and the sender backs off", "it never did", result.note,
-                  "send more messages than receive_slots + eager_queue_depth while the "
-                  "receiver is not yet receiving");
-  }
+  StepResult result = judge_sends(step, *engine.value(), messages, ids, status, backoffs_before);
+  // A rendezvous payload a send still reads stays alive with the engine.
+  tagged_session(state).settle(ids, std::move(payloads));
   return result;
 }
 
-// Posts every group, waits for all, and checks each buffer for its own message.
-StepResult receive_groups(StepState& state, const json& step,
-                          const std::vector<std::vector<Message>>& groups,
+// One group of a receive step: its messages, their per-tag sequence numbers, its buffers.
+struct PostedGroup {
+  std::vector<Message> messages;
+  std::vector<uint64_t> seqs;
+  std::vector<std::vector<std::byte>> buffers;
+  RequestId id = 0;
+};
+
+// What a finished receive step says: its status, then each buffer checked for its own message.
+StepResult judge_receives(const json& step, TaggedEngine& engine,
+                          const std::vector<PostedGroup>& posted, const Status& status,
                           const std::string& what) {
-  auto engine = tagged_of(state);
-  if (!engine.ok()) return broken(engine.error());
-  struct Posted {
-    std::vector<Message> messages;
-    std::vector<uint64_t> seqs;
-    std::vector<std::vector<std::byte>> buffers;
-    RequestId id = 0;
-  };
-  std::vector<Posted> posted;
-  posted.reserve(groups.size());
-  std::vector<RequestId> ids;
-  Status status;
-  for (const auto& group : groups) {
-    Posted& entry = posted.emplace_back();
-    entry.messages = group;
-    entry.buffers.reserve(group.size());
-    std::vector<TaggedBuffer> buffers;
-    for (const Message& message : group) {
-      entry.seqs.push_back(tagged_session(state).received[message.tag]++);
-      entry.buffers.emplace_back(message.capacity);
-      buffers.push_back({message.tag, entry.buffers.back()});
-    }
-    auto id = engine.value()->receive(buffers);
-    if (!id.ok()) {
-      status = id.error();
-      break;
-    }
-    entry.id = id.value();
-    ids.push_back(id.value());
-  }
-  if (status.ok()) status = engine.value()->wait(ids);
   StepResult result = judge_status(step, status, what, what + " done");
-  result.note += " [" + stats_note(*engine.value()) + "]";
+  result.note += " [" + stats_note(engine) + "]";
   if (!status.ok() || step.contains("expect")) return result;
-  for (const Posted& entry : posted) {
-    const auto lengths = engine.value()->received_lengths(entry.id);
+  for (const PostedGroup& entry : posted) {
+    const auto lengths = engine.received_lengths(entry.id);
     for (size_t i = 0; i < entry.messages.size(); ++i) {
       const Message& message = entry.messages[i];
       const std::string which = "the buffer of tag " + std::to_string(message.tag) + " message " +
@@ -218,7 +219,44 @@ StepResult receive_groups(StepState& state, const json& step,
       }
     }
   }
-  engine.value()->release(ids);
+  return result;
+}
+
+// Posts every group, waits for all, and checks each buffer for its own message.
+StepResult receive_groups(StepState& state, const json& step,
+                          const std::vector<std::vector<Message>>& groups,
+                          const std::string& what) {
+  auto engine = tagged_of(state);
+  if (!engine.ok()) return broken(engine.error());
+  std::vector<PostedGroup> posted;
+  posted.reserve(groups.size());
+  std::vector<RequestId> ids;
+  Status status;
+  for (const auto& group : groups) {
+    PostedGroup& entry = posted.emplace_back();
+    entry.messages = group;
+    entry.buffers.reserve(group.size());
+    std::vector<TaggedBuffer> buffers;
+    for (const Message& message : group) {
+      entry.seqs.push_back(tagged_session(state).received[message.tag]++);
+      entry.buffers.emplace_back(message.capacity);
+      buffers.push_back({message.tag, entry.buffers.back()});
+    }
+    auto id = engine.value()->receive(buffers);
+    if (!id.ok()) {
+      status = id.error();
+      break;
+    }
+    entry.id = id.value();
+    ids.push_back(id.value());
+  }
+  if (status.ok()) status = engine.value()->wait(ids);
+  StepResult result = judge_receives(step, *engine.value(), posted, status, what);
+  // A receive that timed out still holds its buffers in the engine: they live on with it.
+  std::vector<std::vector<std::byte>> buffers;
+  for (auto& entry : posted)
+    for (auto& buffer : entry.buffers) buffers.push_back(std::move(buffer));
+  tagged_session(state).settle(ids, std::move(buffers));
   return result;
 }
 

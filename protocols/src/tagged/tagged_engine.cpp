@@ -588,10 +588,15 @@ std::vector<size_t> TaggedEngine::received_lengths(RequestId receive) const {
   return lengths;
 }
 
-void TaggedEngine::release(std::span<const RequestId> ids) {
+size_t TaggedEngine::release(std::span<const RequestId> ids) {
+  size_t pending = 0;
   for (RequestId id : ids) {
     auto found = impl_->requests.find(id);
-    if (found == impl_->requests.end() || !found->second.done) continue;
+    if (found == impl_->requests.end()) continue;
+    if (!found->second.done) {
+      ++pending;
+      continue;
+    }
     // A receive that failed early may still have buffers waiting: they wait no more.
     for (const auto& part : found->second.parts) {
       if (part.done) continue;
@@ -600,6 +605,7 @@ void TaggedEngine::release(std::span<const RequestId> ids) {
     }
     impl_->requests.erase(found);
   }
+  return pending;
 }
 
 const TaggedStats& TaggedEngine::stats() const { return impl_->stats; }

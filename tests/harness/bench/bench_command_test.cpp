@@ -128,6 +128,24 @@ TEST_CASE("bench refuses what it cannot measure, naming it", "[integration]") {
   CHECK(no_ring.exit_code == 2);
 }
 
+TEST_CASE("bench allreduce --no-status-check measures the ring without reading statuses",
+          "[integration][ofi]") {
+  auto unchecked = run_command(kFaultline +
+                               " bench allreduce --provider shm --ranks 2 --sizes 16384 "
+                               "--iterations 20 --no-status-check --json");
+  INFO(unchecked.out << unchecked.err);
+  REQUIRE(unchecked.exit_code == 0);
+  const auto rows = nlohmann::json::parse(unchecked.out).at("rows");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].at("status_checked") == false);
+  CHECK(rows[0].at("median_us").get<double>() > 0);
+  auto checked = run_command(kFaultline +
+                             " bench allreduce --provider shm --ranks 2 --sizes 16384 "
+                             "--iterations 20 --json");
+  REQUIRE(checked.exit_code == 0);
+  CHECK(nlohmann::json::parse(checked.out).at("rows")[0].at("status_checked") == true);
+}
+
 TEST_CASE("bench --help shows bench's own examples", "[integration]") {
   auto help = run_command(kFaultline + " bench --help");
   CHECK(help.exit_code == 0);

@@ -225,6 +225,15 @@ TEST_CASE("diagnose --limits --profile names the formula and each target's verdi
   }
   CHECK_THAT(run.out,
              Catch::Contains("hns_roce-hip08: fits: recv_depth = 1024 <= max_recv_wr 32768"));
+  // Dispatch and combine from one file: each endpoint's formula against each target.
+  const auto both = run_command(kFaultline + " diagnose --limits " + FAULTLINE_SOURCE_DIR +
+                                "/examples/limits/deepep-dispatch-combine.json --profile mlx5-cx7");
+  INFO(both.out << both.err);
+  CHECK(both.exit_code == 1);
+  CHECK_THAT(both.out, Catch::Contains("mlx5-cx7: refused: dispatch.send_depth = 3 x "
+                                       "max_tokens_per_rank 65536 + 1 = 196609 > max_qp_wr"));
+  CHECK_THAT(both.out, Catch::Contains("mlx5-cx7: refused: combine.send_depth = 2 x "
+                                       "max_tokens_per_rank 65536 + 1 = 131073 > max_qp_wr"));
   const auto unknown = run_command(kFaultline + " diagnose --limits " + FAULTLINE_SOURCE_DIR +
                                    "/examples/limits/deepep.json --profile cx9");
   CHECK(unknown.exit_code == 2);

@@ -40,9 +40,11 @@ TEST_CASE("the DeepEP workload file gives send_depth 196609 with its derivation"
   auto workload = load_workload(FAULTLINE_TEST_DIAGNOSE_DIR "/deepep-limits.json");
   REQUIRE(workload.ok());
   CHECK(workload->name == "DeepEP hybrid-ep under Megatron-LM");
-  CHECK(workload->config.send_depth == 196609);
-  CHECK(workload->config.recv_depth == 1024);
-  CHECK(workload->config.derivations.at("send_depth") == "3 x max_tokens_per_rank 65536 + 1");
+  REQUIRE(workload->endpoints.size() == 1);
+  const auto& config = workload->endpoints[0].config;
+  CHECK(config.send_depth == 196609);
+  CHECK(config.recv_depth == 1024);
+  CHECK(config.derivations.at("send_depth") == "3 x max_tokens_per_rank 65536 + 1");
   CHECK(workload->device_limits.at("max_qp_wr") == 65535);
 }
 
@@ -66,7 +68,25 @@ TEST_CASE("a bad workload file names the file, the field and what was expected",
   CHECK_THAT(problem_of(R"({"endpoint": {"send_depth": 1}, "device_limits": {"max_qq": 2}})"),
              Catch::Contains("/device_limits/max_qq"));
   CHECK_THAT(problem_of("not json"), Catch::Contains("expected a JSON object"));
-  CHECK_THAT(problem_of("{}"), Catch::Contains("/endpoint: expected an object"));
+  CHECK_THAT(problem_of("{}"), Catch::Contains("/endpoint: expected one endpoint object"));
+  CHECK_THAT(problem_of(R"({"endpoint": {"send_depth": 1}, "endpoints": {}})"),
+             Catch::Contains("(not both)"));
+  CHECK_THAT(problem_of(R"({"endpoints": {"combine": {"send_depht": 1}}})"),
+             Catch::Contains("/endpoints/combine/send_depht: unknown field"));
+}
+
+TEST_CASE("one limits file describes DeepEP's dispatch and combine endpoints together", "[unit]") {
+  auto workload =
+      load_workload(FAULTLINE_SOURCE_DIR "/examples/limits/deepep-dispatch-combine.json");
+  REQUIRE(workload.ok());
+  REQUIRE(workload->endpoints.size() == 2);
+  const auto& combine = workload->endpoints[0];  // by name: combine, dispatch
+  const auto& dispatch = workload->endpoints[1];
+  CHECK(dispatch.name == "dispatch");
+  CHECK(dispatch.config.send_depth == 3 * 65536 + 1);
+  CHECK(combine.name == "combine");
+  CHECK(combine.config.send_depth == 2 * 65536 + 1);
+  CHECK(combine.config.derivations.at("send_depth") == "2 x max_tokens_per_rank 65536 + 1");
 }
 
 TEST_CASE("formula arithmetic that leaves 64 bits is an error, not a wrapped value", "[unit]") {

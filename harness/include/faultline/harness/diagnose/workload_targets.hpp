@@ -11,6 +11,7 @@ namespace faultline::harness::diagnose {
 /// One of a workload's endpoint values held against one target's limit.
 struct TargetCheck {
   std::string target;
+  std::string endpoint;    ///< the workload's name for the endpoint ("dispatch"), or ""
   std::string field;       ///< send_depth, recv_depth, cq_depth, max_send_sge, ...
   std::string derivation;  ///< "3 x max_tokens_per_rank 65536 + 1", or the number
   uint64_t value = 0;

@@ -19,6 +19,7 @@ Topology topology_of(const nlohmann::json& document);
 struct ScenarioSpec {
   std::string id;
   std::string title;
+  std::string description;  ///< optional: what it does, in more words than the title
   std::vector<std::string> tags;
   std::string source;       ///< the file it was loaded from, or "builtin"
   std::string sha256;       ///< of the file's bytes; empty for built-ins

@@ -10,10 +10,10 @@
 
 namespace faultline::harness {
 
-/// The fault plan of `role` from a scenario's `faults` block (already validated), seeded
-/// with `seed`.
+/// The fault plan of `role` (at `rank` of a ring) from a scenario's `faults` block (already
+/// validated), seeded with `seed`; a fault naming another rank is not this side's.
 transports::fault::FaultPlan fault_plan_for(const nlohmann::json& document, const std::string& role,
-                                            uint64_t seed);
+                                            uint64_t seed, size_t rank = 0);
 
 /// The seed of one side: the run's seed mixed with the scenario id and the role, so the
 /// same --seed fires the same faults on the same side, whatever else runs.

@@ -81,7 +81,9 @@ class TaggedEngine {
   /// The bytes each buffer of a finished receive got.
   std::vector<size_t> received_lengths(RequestId receive) const;
   /// Forgets finished requests (a failed receive's buffers that still wait stop waiting).
-  void release(std::span<const RequestId> requests);
+  /// Returns how many were not finished: the engine still holds those, and the memory they
+  /// name (receive buffers, rendezvous payloads) must stay valid as long as the engine does.
+  size_t release(std::span<const RequestId> requests);
 
   const TaggedStats& stats() const;
   const std::vector<std::string>& events() const;
