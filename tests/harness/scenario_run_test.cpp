@@ -142,8 +142,8 @@ TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integra
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
     const auto runs = read_report(dir.path()).at("scenarios");
-    // One run each of the 8 collective scenarios: a ring is every agent at once.
-    REQUIRE(runs.size() == 8);
+    // One run each of the 10 collective scenarios: a ring is every agent at once.
+    REQUIRE(runs.size() == 10);
     for (const auto& run : runs) {
       CHECK(run.at("verdict") == "pass");
       CHECK(run.at("agents").at("ranks").size() == std::stoul(agents));
@@ -217,6 +217,18 @@ TEST_CASE("messages arriving after their grouped receive timed out land in no fr
     CHECK(run.exit_code == 0);
     CHECK(read_report(dir.path()).at("scenarios").at(0).at("verdict") == "pass");
   }
+}
+
+// ring.connect once read only the two depths of its config and ignored the rest.
+TEST_CASE("ring.connect applies every field of its config", "[integration][ofi]") {
+  TempDir dir;
+  auto run = run_command(kFaultline + " run " + kData + "/ring-config-honoured.json --report-dir " +
+                         dir.path());
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 1);
+  const auto result = read_report(dir.path()).at("scenarios").at(0);
+  CHECK(result.at("verdict") == "fail");
+  CHECK_THAT(result.at("observed").get<std::string>(), Catch::Contains("max_inline"));
 }
 
 TEST_CASE("the same seed fires the same faults and gives the same report", "[integration][ofi]") {

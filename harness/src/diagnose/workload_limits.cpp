@@ -4,6 +4,7 @@
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "faultline/transports/fault/fault_plan.hpp"
 
@@ -164,6 +165,33 @@ Result<WorkloadEndpoint> read_endpoint(const nlohmann::json& endpoint, const std
 Result<Evaluated> evaluate_formula(const std::string& formula,
                                    const std::map<std::string, uint64_t>& inputs) {
   return FormulaReader(formula, inputs).read();
+}
+
+Result<uint64_t> evaluate_derivation(const std::string& derivation) {
+  // "NAME VALUE" becomes VALUE, "x" becomes "*"; what is left is a formula of numbers.
+  std::istringstream words(derivation);
+  std::vector<std::string> tokens;
+  for (std::string word; words >> word;) tokens.push_back(word);
+  std::string formula;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& token = tokens[i];
+    const bool name = std::isalpha(static_cast<unsigned char>(token[0])) != 0 || token[0] == '_';
+    if (token == "x") {
+      formula += " *";
+    } else if (name && i + 1 < tokens.size() &&
+               std::isdigit(static_cast<unsigned char>(tokens[i + 1][0])) != 0) {
+      continue;  // the name of the value that follows
+    } else {
+      formula += " " + token;
+    }
+  }
+  auto evaluated = evaluate_formula(formula, {});
+  if (!evaluated.ok())
+    return Error{ErrorCode::kInvalidArgument,
+                 "a derivation of numbers, names followed by their values, + - x / and "
+                 "parentheses (\"3 x max_tokens_per_rank 65536 + 1\"); " +
+                     evaluated.error().message};
+  return evaluated->value;
 }
 
 Result<Workload> load_workload(const std::string& path) {

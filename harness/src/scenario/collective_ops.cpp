@@ -55,10 +55,11 @@ Result<Ring*> ring_of(StepState& state) {
 StepResult ring_connect(StepState& state, const json& step) {
   RingSession& session = ring_session(state);
   session.reset();
-  transports::EndpointConfig config;
-  const json options = step.value("config", json::object());
-  config.send_depth = options.value("send_depth", 64U);
-  config.recv_depth = options.value("recv_depth", 64U);
+  // Every field of `config` applies to both ring endpoints (depths default to 64).
+  transports::EndpointConfig defaults;
+  defaults.send_depth = 64;
+  defaults.recv_depth = 64;
+  const transports::EndpointConfig config = endpoint_config_of(step, defaults);
   auto next = state.device->create_endpoint(config);
   if (!next.ok()) return failed("ring endpoints are created", next.error().describe());
   auto prev = state.device->create_endpoint(config);
@@ -85,6 +86,7 @@ StepResult ring_connect(StepState& state, const json& step) {
   ring_options.max_recvs_in_flight =
       step.value("max_recvs_in_flight", ring_options.max_recvs_in_flight);
   ring_options.check_status = step.value("check_status", true);
+  ring_options.over_post_receives = step.value("mutation", "") == "over_post_receives";
   auto ring = Ring::create(
       {*state.device, *session.to_next, *session.from_prev, state.rank, state.size}, ring_options);
   if (!ring.ok()) return broken(ring.error());
@@ -141,6 +143,18 @@ double read_value(const std::byte* at, DataType type) {
   return 0;
 }
 
+// The ring's receive bound, asserted: never a receive posted past the chunks an exchange
+// expects (RMLX's phantom receives consumed the next exchange's chunks).
+Status receive_bound_held(const Ring& ring, uint64_t beyond_before, size_t rank) {
+  const uint64_t beyond = ring.stats().receives_beyond_expected - beyond_before;
+  if (beyond == 0) return {};
+  return Error{ErrorCode::kProtocolViolation,
+               "rank " + std::to_string(rank) + " posted " + std::to_string(beyond) +
+                   " receive(s) beyond the chunks it expected (phantom receives, left for the "
+                   "next exchange to consume)"}
+      .with_hint("post at most the chunks still expected (RMLX PR #87)");
+}
+
 StepResult collective(StepState& state, const json& step, const std::string& op) {
   auto ring = ring_of(state);
   if (!ring.ok()) return broken(ring.error());
@@ -173,10 +187,12 @@ StepResult collective(StepState& state, const json& step, const std::string& op)
   };
 
   Status status;
+  const uint64_t beyond_before = ring.value()->stats().receives_beyond_expected;
   if (op == "allreduce") status = ring.value()->allreduce(data, type);
   if (op == "reduce_scatter") status = ring.value()->reduce_scatter(data, type);
   if (op == "allgather") status = ring.value()->allgather(data, type);
   if (op == "broadcast") status = ring.value()->broadcast(data, root);
+  if (status.ok()) status = receive_bound_held(*ring.value(), beyond_before, state.rank);
   const std::string what = "collective." + op + " of " + std::to_string(elements) + " " +
                            std::string(protocols::collective::to_string(type));
   const bool mismatch_expected =
@@ -218,8 +234,10 @@ StepResult sendrecv(StepState& state, const json& step) {
   std::vector<std::byte> in(bytes);
   transports::fill_pattern(out.data(), bytes, static_cast<unsigned>(state.rank + 1));
   const std::string what = "collective.sendrecv of " + std::to_string(bytes) + " bytes";
-  if (auto status = ring.value()->exchange(out, in); !status.ok())
-    return judge_status(step, status, what, "");
+  const uint64_t beyond_before = ring.value()->stats().receives_beyond_expected;
+  Status status = ring.value()->exchange(out, in);
+  if (status.ok()) status = receive_bound_held(*ring.value(), beyond_before, state.rank);
+  if (!status.ok() || step.contains("expect")) return judge_status(step, status, what, "");
   const auto prev = static_cast<unsigned>((state.rank + state.size - 1) % state.size + 1);
   if (size_t at = transports::first_pattern_mismatch(in.data(), bytes, prev); at != bytes) {
     return failed(what + " from the previous rank arrive intact",

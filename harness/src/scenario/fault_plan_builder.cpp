@@ -70,6 +70,7 @@ FaultPlan fault_plan_for(const json& document, const std::string& role, uint64_t
       }
       completion.scribble = fault.value("scribble", false);
       completion.delay = std::chrono::milliseconds(fault.value("delay_ms", 0));
+      completion.reuse_qp_number = fault.value("reuse_qp_number", false);
       plan.completions.push_back(completion);
     }
   }

@@ -1,5 +1,7 @@
 #include "faultline/harness/scenario/scenario_loader.hpp"
 
+#include "faultline/harness/diagnose/workload_limits.hpp"
+
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -93,6 +95,26 @@ class SemanticChecker {
     return false;
   }
 
+  // A derivation explains a config value: it must name one the step sets, and give it.
+  void check_derivations(const json& step, const std::string& pointer) {
+    const json config = step.value("config", json::object());
+    const json derivations = step.value("derivations", json::object());
+    for (const auto& [field, text] : derivations.items()) {
+      const std::string at = pointer + "/derivations/" + field;
+      if (!config.contains(field) || !config.at(field).is_number_unsigned()) {
+        problem(at, "a derivation of a value the step's config sets; config has no " + field);
+        continue;
+      }
+      auto value = diagnose::evaluate_derivation(text.get<std::string>());
+      if (!value.ok()) {
+        problem(at, value.error().message);
+      } else if (*value != config.at(field).get<uint64_t>()) {
+        problem(at, "a derivation that gives config." + field + " (" + config.at(field).dump() +
+                        "); \"" + text.get<std::string>() + "\" gives " + std::to_string(*value));
+      }
+    }
+  }
+
   void check_fault(json& fault, const std::string& pointer) {
     check_role(fault, pointer);
     if (fault.contains("rank") && topology_of(document_) != Topology::kRing)
@@ -154,6 +176,7 @@ class SemanticChecker {
         buffers_[role].insert(step.at("buffer").get<std::string>());
     }
     check_segments(step, "segments", pointer, step_roles);
+    check_derivations(step, pointer);
     if (step.contains("buffer") && op == "check_data") {
       for (const auto& role : step_roles) {
         if (buffers_[role].count(step.at("buffer")) == 0) {

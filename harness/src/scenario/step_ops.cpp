@@ -108,13 +108,11 @@ std::string size_of(const std::vector<Segment>& segments) {
          std::to_string(bytes) + " B";
 }
 
-StepResult need_endpoint(const StepState& state, const std::string& op) {
-  if (state.endpoint) return met("");
-  return broken(op + " before create_endpoint (or after close_endpoint)");
-}
+}  // namespace
 
-StepResult create_endpoint(StepState& state, const json& step) {
-  transports::EndpointConfig config;
+transports::EndpointConfig endpoint_config_of(const json& step,
+                                              transports::EndpointConfig defaults) {
+  transports::EndpointConfig config = std::move(defaults);
   const json options = step.value("config", json::object());
   config.send_depth = options.value("send_depth", config.send_depth);
   config.recv_depth = options.value("recv_depth", config.recv_depth);
@@ -126,10 +124,22 @@ StepResult create_endpoint(StepState& state, const json& step) {
   config.retry_count = options.value("retry_count", config.retry_count);
   config.timeout = options.value("timeout", config.timeout);
   config.min_rnr_timer = options.value("min_rnr_timer", config.min_rnr_timer);
-  config.raw = options.value("raw", false);
+  config.raw = options.value("raw", config.raw);
   const json derivations = step.value("derivations", json::object());
   for (const auto& [field, derivation] : derivations.items())
     config.derivations[field] = derivation;
+  return config;
+}
+
+namespace {
+
+StepResult need_endpoint(const StepState& state, const std::string& op) {
+  if (state.endpoint) return met("");
+  return broken(op + " before create_endpoint (or after close_endpoint)");
+}
+
+StepResult create_endpoint(StepState& state, const json& step) {
+  const transports::EndpointConfig config = endpoint_config_of(step);
   auto endpoint = state.device->create_endpoint(config);
   Status status = endpoint.ok() ? Status{} : Status{endpoint.error()};
   std::string note;

@@ -108,12 +108,14 @@ class Ring::Exchange {
   std::string who() const { return "rank " + std::to_string(ring_.link_.rank); }
 
   Status post_receives() {
-    while (!free_slots_.empty() && posted_ < chunks_expected_) {
+    while (!free_slots_.empty() &&
+           (posted_ < chunks_expected_ || ring_.options_.over_post_receives)) {
       const size_t slot = free_slots_.back();
       free_slots_.pop_back();
       FAULTLINE_RETURN_IF_ERROR(
           ring_.slots_.post(slot, ring_.link_.from_prev, ring_.recv_tracker_, kSlotReceive));
       ++posted_;
+      if (posted_ > chunks_expected_) ++ring_.stats_.receives_beyond_expected;
       ring_.stats_.most_receives_in_flight =
           std::max(ring_.stats_.most_receives_in_flight, posted_ - received_);
     }

@@ -46,6 +46,9 @@ const Malformed kMalformed[] = {
     {"connect-with-role", "/steps/3/role", "fields allowed: note, op"},
     {"remote-buffer-of-nobody", "/steps/6/remote/buffer", "registered by the peer"},
     {"steps-empty", "/steps", "at least 1 items"},
+    {"derivation-contradicts-value", "/steps/0/derivations/send_depth",
+     "a derivation that gives config.send_depth (196609); \"3 x max_tokens_per_rank 65536 + 2\" "
+     "gives 196610"},
 };
 
 faultline::harness::LoaderOptions options() {

@@ -1,6 +1,5 @@
 #include "faultline/transports/fault/fault_device.hpp"
 
-#include <map>
 #include <string>
 
 #include "fault_endpoint.hpp"
@@ -22,27 +21,24 @@ class FaultDevice : public Device {
 
   const DeviceInfo& info() const override { return info_; }
 
-  // A limits fault can only make the device smaller: a value above what the device advertises
-  // leaves the device's own limit in force, and the log says so.
+  // The device reports the fault's limits. A value above what the device advertises cannot
+  // make it larger: the device's own limit applies in addition, and the log says so.
   void apply_limits() {
     const DeviceInfo& real = inner_->info();
-    std::map<std::string, uint64_t> applied;
     for (const auto& [name, value] : plan_.limits) {
       const auto advertised = limit_value(real.limits, name);
       std::string text = name + " " + std::to_string(value) + " from " + plan_.limits_source;
       if (advertised && value > *advertised) {
-        applied[name] = *advertised;
-        text += " is above the " + std::to_string(*advertised) + " " + real.name +
-                " advertises: the device's own limit still applies (a limits fault can only "
-                "lower a limit)";
+        text += ", in addition to the " + std::to_string(*advertised) + " " + real.name +
+                " advertises, which still applies: a request between the two is refused by "
+                "the device itself";
       } else {
-        applied[name] = value;
         text += " instead of " + (advertised ? std::to_string(*advertised) : "no limit") +
                 " that " + real.name + " advertises";
       }
       log_->push_back({"limits", text});
     }
-    info_.limits = apply_limit_overrides(info_.limits, applied);
+    info_.limits = apply_limit_overrides(info_.limits, plan_.limits);
   }
 
   Result<std::unique_ptr<MemoryRegion>> register_memory(void* addr, size_t length,

@@ -62,8 +62,14 @@ void FaultEndpoint::record(std::string kind, std::string detail) {
 
 Status FaultEndpoint::connect(std::span<const std::byte> peer_address) {
   Status connected = inner_->connect(peer_address);
+  const bool reuse_qp_number = std::any_of(
+      plan_.completions.begin(), plan_.completions.end(), [](const CompletionFault& fault) {
+        return fault.kind == CompletionFaultKind::kReplay && fault.reuse_qp_number;
+      });
   for (Completion& stale : *replay_after_connect_) {
-    record("replay_completion", "stale " + stale.describe() + " returned again after reconnect");
+    if (reuse_qp_number) stale.qp_num = inner_->qp_num();
+    record("replay_completion", "stale " + stale.describe() + " returned again after reconnect" +
+                                    (reuse_qp_number ? " on the reused qp number" : ""));
     ready_.push_back(std::move(stale));
   }
   replay_after_connect_->clear();

@@ -102,6 +102,11 @@ StepResult broken(std::string text);
 StepResult judge_status(const nlohmann::json& step, const Status& status, const std::string& what,
                         const std::string& success_note);
 
+/// The endpoint a step's `config` (and `derivations`) asks for, from `defaults` (every field
+/// of endpoint_config: create_endpoint and ring.connect read the same ones).
+transports::EndpointConfig endpoint_config_of(const nlohmann::json& step,
+                                              transports::EndpointConfig defaults = {});
+
 /// Capabilities the steps of `role` need (a `write` needs rdma_write, ...), added to the
 /// scenario's `requires`.
 std::vector<std::string> capabilities_needed(const nlohmann::json& document,

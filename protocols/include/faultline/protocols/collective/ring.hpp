@@ -34,6 +34,10 @@ struct RingOptions {
   /// false only to reproduce the unchecked-status class of bug (MLX JACCL): a failed
   /// completion is then taken as success, and the data check has to catch the corruption.
   bool check_status = true;
+  /// A mutation (RMLX PR #87): every free receive slot stays posted whatever the chunks an
+  /// exchange still expects, so receives are left over for the next exchange (phantom
+  /// receives). For scenarios that show the bound being asserted.
+  bool over_post_receives = false;
 };
 
 /// What the ring saw: for the report, and for tests of its bounds.
@@ -41,6 +45,8 @@ struct RingStats {
   uint64_t chunks_sent = 0;
   uint64_t chunks_received = 0;
   size_t most_receives_in_flight = 0;
+  /// Receives posted past the chunks their exchange expected (only the mutation posts them).
+  uint64_t receives_beyond_expected = 0;
   std::vector<std::string> ignored_errors;  ///< completions that failed with check_status off
 };
 

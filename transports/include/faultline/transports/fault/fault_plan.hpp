@@ -36,6 +36,9 @@ struct CompletionFault {
   /// buffer, or the destination of a read) with garbage, as a failed RDMA leaves it.
   bool scribble = false;
   std::chrono::milliseconds delay{0};  ///< for kDelay
+  /// For kReplay: the stale completion comes back carrying the new endpoint's qp number, as
+  /// when a reconnect gets the same number back (only the work-request id tells it apart).
+  bool reuse_qp_number = false;
 };
 
 enum class PostKind { kSend, kRecv };
