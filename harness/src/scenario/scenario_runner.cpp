@@ -42,6 +42,20 @@ std::string unmet_requirement(const json& document, const std::string& role,
   return "";
 }
 
+// A step whose point is a failure seen to happen: an error expected, a wrong result the
+// harness must catch, a completion with an error status, or violations a server must refuse.
+bool expects_failure(const json& step) {
+  if (step.value("violations", 0) > 0) return true;
+  const json expect = step.value("expect", json());
+  if (!expect.is_object()) return false;
+  if (expect.contains("error") || expect.value("data_mismatch", false)) return true;
+  if (!expect.contains("status")) return false;
+  const json& status = expect.at("status");
+  if (status.is_string()) return status != "SUCCESS";
+  return std::none_of(status.begin(), status.end(),
+                      [](const json& each) { return each == "SUCCESS"; });
+}
+
 json applied_faults(const StepState& state, uint64_t seed) {
   json applied = json::array();
   if (state.faults_applied) {
@@ -119,7 +133,7 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
                      {"op", op},
                      {"met", result.met},
                      {"note", result.met ? result.note : result.observed}});
-    if (result.met && step.contains("expect"))
+    if (result.met && expects_failure(step))
       detected += (detected.empty() ? "" : "; ") + label + ": " + result.note;
     if (!result.met) {
       outcome.verdict = result.verdict;

@@ -42,6 +42,7 @@ class TaggedSession final : public ProtocolSession {
     options.eager_threshold = options_.value("eager_threshold", options.eager_threshold);
     options.eager_queue_depth = options_.value("eager_queue_depth", options.eager_queue_depth);
     options.receive_slots = options_.value("receive_slots", options.receive_slots);
+    options.slot_without_header = options_.value("mutation", "") == "slot_without_header";
     options.timeout =
         std::chrono::milliseconds(options_.value("timeout_ms", options.timeout.count()));
     auto made = TaggedEngine::create(*state_.device, *state_.endpoint, options);
@@ -177,8 +178,14 @@ StepResult tagged_send(StepState& state, const json& step) {
     }
     ids.push_back(id.value());
   }
-  if (status.ok()) status = engine.value()->wait(ids);
-  StepResult result = judge_sends(step, *engine.value(), messages, ids, status, backoffs_before);
+  // `wait: false` posts and goes on, as a sender that does not look at its completions: what
+  // becomes of the messages shows on the receiver.
+  const bool wait = step.value("wait", true);
+  if (status.ok() && wait) status = engine.value()->wait(ids);
+  StepResult result =
+      wait ? judge_sends(step, *engine.value(), messages, ids, status, backoffs_before)
+           : judge_status(step, status, "tagged.send",
+                          "posted " + std::to_string(ids.size()) + " messages, not waited for");
   // A rendezvous payload a send still reads stays alive with the engine.
   tagged_session(state).settle(ids, std::move(payloads));
   return result;

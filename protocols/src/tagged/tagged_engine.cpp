@@ -439,7 +439,9 @@ Result<std::unique_ptr<TaggedEngine>> TaggedEngine::create(transports::Device& d
   self.slot_bytes = sizeof(FrameHeader) +
                     std::max(self.options.eager_threshold, kMaxGroup * sizeof(ReceiveEntry));
   const size_t send_count = self.options.receive_slots + kExtraSendSlots;
-  auto recv_slots = ReceiveSlots::create(device, self.options.receive_slots, self.slot_bytes);
+  const size_t recv_slot_bytes =
+      self.slot_bytes - (self.options.slot_without_header ? sizeof(FrameHeader) : 0);
+  auto recv_slots = ReceiveSlots::create(device, self.options.receive_slots, recv_slot_bytes);
   if (!recv_slots.ok()) return std::move(recv_slots).take_error();
   self.recv_slots = std::move(recv_slots).value();
   auto send_slots = transports::RegisteredBuffer::allocate(device, send_count * self.slot_bytes,

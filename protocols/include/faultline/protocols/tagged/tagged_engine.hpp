@@ -22,6 +22,10 @@ struct TaggedOptions {
   /// Receive slots each side posts (both sides must agree): the peer's credits.
   size_t receive_slots = 32;
   std::chrono::milliseconds timeout{10000};
+  /// A mutation (aws-ofi-nccl's off-by-header): receive slots sized to the eager threshold with
+  /// no room for the frame header, so the largest eager messages overflow the slot they land
+  /// in. For scenarios that show the boundary; both sides' sends are unchanged.
+  bool slot_without_header = false;
 };
 
 /// One buffer of a (grouped) receive and the tag it takes.
