@@ -232,6 +232,87 @@ void add_measure_options(CLI::App* command, Options& options) {
       ->capture_default_str();
 }
 
+// `bench pingpong` and its options.
+CLI::App* add_pingpong(CLI::App* bench, BenchCommand& command) {
+  CLI::App* p = bench->add_subcommand(
+      "pingpong", "One-way latency (half the round trip): min, median, mean, p99 per size");
+  auto& pingpong = command.pingpong;
+  add_measure_options(p, pingpong);
+  p->add_option("--op", pingpong.op, "send (send/recv) or write (RDMA write with immediate)")
+      ->check(CLI::IsMember({"send", "write"}))
+      ->capture_default_str();
+  p->add_flag("--idle-decorator", pingpong.idle_decorator,
+              "Put the fault decorator in the path with a fault that never fires");
+  p->footer(
+      "Examples:\n  faultline bench pingpong\n"
+      "  faultline bench pingpong --provider shm --sizes 8,64,4096 --iterations 10000\n"
+      "  faultline bench pingpong --transport verbs --device rxe0 --op write --json\n"
+      "Exit codes: 0 measured, 2 a usage error, 3 the transfer failed.");
+  return p;
+}
+
+// `bench bandwidth` and its options.
+CLI::App* add_bandwidth(CLI::App* bench, BenchCommand& command) {
+  CLI::App* b = bench->add_subcommand(
+      "bandwidth", "Streaming bandwidth with a window of outstanding operations");
+  auto& bandwidth = command.bandwidth;
+  add_measure_options(b, bandwidth);
+  b->add_option("--op", bandwidth.op, "write (RDMA write) or send (send/recv)")
+      ->check(CLI::IsMember({"send", "write"}))
+      ->capture_default_str();
+  b->add_option("--window", bandwidth.window, "Operations outstanding at once")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  b->add_flag("--idle-decorator", bandwidth.idle_decorator,
+              "Put the fault decorator in the path with a fault that never fires");
+  b->footer(
+      "Examples:\n  faultline bench bandwidth --provider shm\n"
+      "  faultline bench bandwidth --transport verbs --device rxe0 --sizes 65536 --window 128\n"
+      "Exit codes: 0 measured, 2 a usage error, 3 the transfer failed.");
+  return b;
+}
+
+// `bench allreduce` and its options.
+CLI::App* add_allreduce(CLI::App* bench, BenchCommand& command) {
+  CLI::App* a = bench->add_subcommand(
+      "allreduce", "Ring allreduce bus bandwidth over 2 to 4 ranks (nccl-tests' busbw)");
+  auto& allreduce = command.allreduce;
+  add_measure_options(a, allreduce);
+  a->add_option("--ranks", allreduce.ranks, "Ring sizes")->delimiter(',')->capture_default_str();
+  a->add_option("--chunk-bytes", allreduce.chunk_bytes, "Ring chunk size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  a->add_flag_callback(
+      "--no-status-check", [&allreduce] { allreduce.check_status = false; },
+      "Take every completion as a success without reading its status: run beside the default to "
+      "measure what checking costs (the sum is still checked)");
+  a->footer(
+      "Examples:\n  faultline bench allreduce --provider shm --ranks 2,4 --sizes 16777216\n"
+      "  faultline bench allreduce --provider shm --ranks 2 --sizes 16384 --no-status-check\n"
+      "Exit codes: 0 measured, 2 a usage error, 3 the collective failed.");
+  return a;
+}
+
+// `bench control` and its options.
+CLI::App* add_control(CLI::App* bench, BenchCommand& command) {
+  CLI::App* c = bench->add_subcommand(
+      "control", "Coordinator round trip per step, and all-pairs scheduling of local agents");
+  auto& control = command.control;
+  c->add_option("--agents", control.agents, "Agents for the all-pairs schedule")
+      ->check(CLI::Range(2, 64))
+      ->capture_default_str();
+  c->add_option("--barriers", control.barriers, "Steps of the timed scenario")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--repetitions", control.repetitions, "Repetitions of the step measurement")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->footer(
+      "Examples:\n  faultline bench control\n  faultline bench control --agents 4 --json\n"
+      "Exit codes: 0 measured, 2 a usage error, 3 a run failed.");
+  return c;
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, CommandAction& run) {
@@ -251,75 +332,10 @@ void add_bench_command(CLI::App& app, CommandAction& run) {
     sub->callback(
         [&run, command, measure] { run = [command, measure] { return ((*command).*measure)(); }; });
   };
-
-  CLI::App* p = bench->add_subcommand(
-      "pingpong", "One-way latency (half the round trip): min, median, mean, p99 per size");
-  auto& pingpong = command->pingpong;
-  add_measure_options(p, pingpong);
-  p->add_option("--op", pingpong.op, "send (send/recv) or write (RDMA write with immediate)")
-      ->check(CLI::IsMember({"send", "write"}))
-      ->capture_default_str();
-  p->add_flag("--idle-decorator", pingpong.idle_decorator,
-              "Put the fault decorator in the path with a fault that never fires");
-  p->footer(
-      "Examples:\n  faultline bench pingpong\n"
-      "  faultline bench pingpong --provider shm --sizes 8,64,4096 --iterations 10000\n"
-      "  faultline bench pingpong --transport verbs --device rxe0 --op write --json\n"
-      "Exit codes: 0 measured, 2 a usage error, 3 the transfer failed.");
-  bind(p, &BenchCommand::run_pingpong);
-
-  CLI::App* b = bench->add_subcommand(
-      "bandwidth", "Streaming bandwidth with a window of outstanding operations");
-  auto& bandwidth = command->bandwidth;
-  add_measure_options(b, bandwidth);
-  b->add_option("--op", bandwidth.op, "write (RDMA write) or send (send/recv)")
-      ->check(CLI::IsMember({"send", "write"}))
-      ->capture_default_str();
-  b->add_option("--window", bandwidth.window, "Operations outstanding at once")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  b->add_flag("--idle-decorator", bandwidth.idle_decorator,
-              "Put the fault decorator in the path with a fault that never fires");
-  b->footer(
-      "Examples:\n  faultline bench bandwidth --provider shm\n"
-      "  faultline bench bandwidth --transport verbs --device rxe0 --sizes 65536 --window 128\n"
-      "Exit codes: 0 measured, 2 a usage error, 3 the transfer failed.");
-  bind(b, &BenchCommand::run_bandwidth);
-
-  CLI::App* a = bench->add_subcommand(
-      "allreduce", "Ring allreduce bus bandwidth over 2 to 4 ranks (nccl-tests' busbw)");
-  auto& allreduce = command->allreduce;
-  add_measure_options(a, allreduce);
-  a->add_option("--ranks", allreduce.ranks, "Ring sizes")->delimiter(',')->capture_default_str();
-  a->add_option("--chunk-bytes", allreduce.chunk_bytes, "Ring chunk size")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  a->add_flag(
-      "--no-status-check{false}", allreduce.check_status,
-      "Take every completion as a success without reading its status: run beside the default to "
-      "measure what checking costs (the sum is still checked)");
-  a->footer(
-      "Examples:\n  faultline bench allreduce --provider shm --ranks 2,4 --sizes 16777216\n"
-      "  faultline bench allreduce --provider shm --ranks 2 --sizes 16384 --no-status-check\n"
-      "Exit codes: 0 measured, 2 a usage error, 3 the collective failed.");
-  bind(a, &BenchCommand::run_allreduce);
-
-  CLI::App* c = bench->add_subcommand(
-      "control", "Coordinator round trip per step, and all-pairs scheduling of local agents");
-  auto& control = command->control;
-  c->add_option("--agents", control.agents, "Agents for the all-pairs schedule")
-      ->check(CLI::Range(2, 64))
-      ->capture_default_str();
-  c->add_option("--barriers", control.barriers, "Steps of the timed scenario")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  c->add_option("--repetitions", control.repetitions, "Repetitions of the step measurement")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  c->footer(
-      "Examples:\n  faultline bench control\n  faultline bench control --agents 4 --json\n"
-      "Exit codes: 0 measured, 2 a usage error, 3 a run failed.");
-  bind(c, &BenchCommand::run_control);
+  bind(add_pingpong(bench, *command), &BenchCommand::run_pingpong);
+  bind(add_bandwidth(bench, *command), &BenchCommand::run_bandwidth);
+  bind(add_allreduce(bench, *command), &BenchCommand::run_allreduce);
+  bind(add_control(bench, *command), &BenchCommand::run_control);
 }
 
 }  // namespace faultline::cli
