@@ -37,6 +37,14 @@ std::vector<std::string> step_notes(const json& run, const std::string& role) {
   return notes;
 }
 
+// Runs one scenario file of the test data: the command's result and the report's first run.
+std::pair<faultline::testing::CommandResult, json> run_test_file(const TempDir& dir,
+                                                                 const std::string& file) {
+  auto result =
+      run_command(kFaultline + " run " + kData + "/" + file + " --report-dir " + dir.path());
+  return {result, read_report(dir.path()).at("scenarios").at(0)};
+}
+
 void check_faults_suite(const std::string& provider) {
   TempDir dir;
   auto result = run_command(kFaultline + " run --suite faults --seed 5 --provider " + provider +
@@ -177,11 +185,9 @@ TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integra
 
 TEST_CASE("a deliberately wrong expectation fails with expected X, got Y", "[integration][ofi]") {
   TempDir dir;
-  auto result = run_command(kFaultline + " run " + kData + "/wrong-expectation.json --report-dir " +
-                            dir.path());
+  const auto [result, run] = run_test_file(dir, "wrong-expectation.json");
   INFO(result.out << result.err);
   CHECK(result.exit_code == 1);
-  const auto run = read_report(dir.path()).at("scenarios").at(0);
   CHECK(run.at("verdict") == "fail");
   CHECK(run.at("expected") == "step 7 poll: SEND REM_ACCESS_ERR wr_id 1");
   CHECK_THAT(run.at("observed").get<std::string>(), Catch::Contains("op SEND status SUCCESS"));
@@ -237,11 +243,9 @@ TEST_CASE("messages arriving after their grouped receive timed out land in no fr
 // ring.connect once read only the two depths of its config and ignored the rest.
 TEST_CASE("ring.connect applies every field of its config", "[integration][ofi]") {
   TempDir dir;
-  auto run = run_command(kFaultline + " run " + kData + "/ring-config-honoured.json --report-dir " +
-                         dir.path());
+  const auto [run, result] = run_test_file(dir, "ring-config-honoured.json");
   INFO(run.out << run.err);
   CHECK(run.exit_code == 1);
-  const auto result = read_report(dir.path()).at("scenarios").at(0);
   CHECK(result.at("verdict") == "fail");
   CHECK_THAT(result.at("observed").get<std::string>(), Catch::Contains("max_inline"));
 }
