@@ -107,16 +107,19 @@ std::vector<Message> expand(const json& list) {
   return messages;
 }
 
-std::string stats_note(const TaggedEngine& engine) {
-  const auto& stats = engine.stats();
-  return "eager sent " + std::to_string(stats.eager_sent) + ", rendezvous sent " +
-         std::to_string(stats.rendezvous_sent) + ", eager received " +
-         std::to_string(stats.eager_received) + " (" + std::to_string(stats.unexpected) +
-         " before their receive), rendezvous received " +
-         std::to_string(stats.rendezvous_received) + ", backoffs " +
-         std::to_string(stats.backoffs) + ", eager queue high water " +
-         std::to_string(stats.eager_queue_high_water) + ", credit frames " +
-         std::to_string(stats.credit_frames);
+// What the engine did during one step (counts since `before`, the step's start), and its
+// eager queue's high water since it was opened.
+std::string stats_note(const TaggedEngine& engine, const protocols::tagged::TaggedStats& before) {
+  const auto& now = engine.stats();
+  auto grew = [](uint64_t after, uint64_t start) { return std::to_string(after - start); };
+  return "this step: eager sent " + grew(now.eager_sent, before.eager_sent) + ", rendezvous sent " +
+         grew(now.rendezvous_sent, before.rendezvous_sent) + ", eager received " +
+         grew(now.eager_received, before.eager_received) + " (" +
+         grew(now.unexpected, before.unexpected) + " before their receive), rendezvous received " +
+         grew(now.rendezvous_received, before.rendezvous_received) + ", backoffs " +
+         grew(now.backoffs, before.backoffs) + ", credit frames " +
+         grew(now.credit_frames, before.credit_frames) + "; eager queue high water " +
+         std::to_string(now.eager_queue_high_water) + " since open";
 }
 
 // Makes this side's engine and posts its receive slots; a barrier after it on both sides
@@ -135,10 +138,10 @@ StepResult tagged_open(StepState& state, const json& /*step*/) {
 // names one.
 StepResult judge_sends(const json& step, TaggedEngine& engine, const std::vector<Message>& messages,
                        const std::vector<RequestId>& ids, const Status& status,
-                       uint64_t backoffs_before) {
+                       const protocols::tagged::TaggedStats& before) {
   const std::string what = "tagged.send of " + std::to_string(messages.size()) + " messages";
   StepResult result = judge_status(step, status, what, what + " done");
-  result.note += " [" + stats_note(engine) + "]";
+  result.note += " [" + stats_note(engine, before) + "]";
   if (!status.ok() || step.contains("expect")) return result;
   for (size_t i = 0; i < ids.size(); ++i) {
     if (messages[i].path.empty()) continue;
@@ -150,7 +153,7 @@ StepResult judge_sends(const json& step, TaggedEngine& engine, const std::vector
                     eager ? "eager" : "rendezvous", result.note);
     }
   }
-  if (step.value("backs_off", false) && engine.stats().backoffs == backoffs_before) {
+  if (step.value("backs_off", false) && engine.stats().backoffs == before.backoffs) {
     return failed("the eager queue fills and the sender backs off", "it never did", result.note,
                   "send more messages than receive_slots + eager_queue_depth while the "
                   "receiver is not yet receiving");
@@ -162,7 +165,7 @@ StepResult tagged_send(StepState& state, const json& step) {
   auto engine = tagged_of(state);
   if (!engine.ok()) return broken(engine.error());
   const std::vector<Message> messages = expand(step.at("messages"));
-  const uint64_t backoffs_before = engine.value()->stats().backoffs;
+  const protocols::tagged::TaggedStats before = engine.value()->stats();
   std::vector<std::vector<std::byte>> payloads;  // alive until the sends are done
   payloads.reserve(messages.size());
   std::vector<RequestId> ids;
@@ -183,7 +186,7 @@ StepResult tagged_send(StepState& state, const json& step) {
   const bool wait = step.value("wait", true);
   if (status.ok() && wait) status = engine.value()->wait(ids);
   StepResult result =
-      wait ? judge_sends(step, *engine.value(), messages, ids, status, backoffs_before)
+      wait ? judge_sends(step, *engine.value(), messages, ids, status, before)
            : judge_status(step, status, "tagged.send",
                           "posted " + std::to_string(ids.size()) + " messages, not waited for");
   // A rendezvous payload a send still reads stays alive with the engine.
@@ -202,9 +205,9 @@ struct PostedGroup {
 // What a finished receive step says: its status, then each buffer checked for its own message.
 StepResult judge_receives(const json& step, TaggedEngine& engine,
                           const std::vector<PostedGroup>& posted, const Status& status,
-                          const std::string& what) {
+                          const std::string& what, const protocols::tagged::TaggedStats& before) {
   StepResult result = judge_status(step, status, what, what + " done");
-  result.note += " [" + stats_note(engine) + "]";
+  result.note += " [" + stats_note(engine, before) + "]";
   if (!status.ok() || step.contains("expect")) return result;
   for (const PostedGroup& entry : posted) {
     const auto lengths = engine.received_lengths(entry.id);
@@ -235,6 +238,7 @@ StepResult receive_groups(StepState& state, const json& step,
                           const std::string& what) {
   auto engine = tagged_of(state);
   if (!engine.ok()) return broken(engine.error());
+  const protocols::tagged::TaggedStats before = engine.value()->stats();
   std::vector<PostedGroup> posted;
   posted.reserve(groups.size());
   std::vector<RequestId> ids;
@@ -258,7 +262,7 @@ StepResult receive_groups(StepState& state, const json& step,
     ids.push_back(id.value());
   }
   if (status.ok()) status = engine.value()->wait(ids);
-  StepResult result = judge_receives(step, *engine.value(), posted, status, what);
+  StepResult result = judge_receives(step, *engine.value(), posted, status, what, before);
   // A receive that timed out still holds its buffers in the engine: they live on with it.
   std::vector<std::vector<std::byte>> buffers;
   for (auto& entry : posted)
@@ -291,6 +295,7 @@ StepResult tagged_group_recv(StepState& state, const json& step) {
 StepResult tagged_progress(StepState& state, const json& step) {
   auto engine = tagged_of(state);
   if (!engine.ok()) return broken(engine.error());
+  const protocols::tagged::TaggedStats before = engine.value()->stats();
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(step.value("ms", 200));
   const uint64_t wanted = step.value("until_unexpected", uint64_t{0});
@@ -300,7 +305,7 @@ StepResult tagged_progress(StepState& state, const json& step) {
       return failed("the tagged engine progresses", driven.error().describe());
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  const std::string note = stats_note(*engine.value());
+  const std::string note = stats_note(*engine.value(), before);
   if (engine.value()->stats().unexpected < wanted) {
     return failed(std::to_string(wanted) + " eager messages held before their receive is posted",
                   std::to_string(engine.value()->stats().unexpected), note);

@@ -190,8 +190,9 @@ TEST_CASE("a limits override above the device's own limit says the device's stil
   CHECK(device->info().limits.max_qp_wr == 1000000);  // the emulated device's
   REQUIRE(log->size() == 1);
   // Once "instead of what tcp advertises": the device's own limit still refused the endpoint.
-  CHECK_THAT((*log)[0].detail, Catch::Contains("in addition to the " + std::to_string(advertised)) &&
-                                   Catch::Contains("which still applies"));
+  CHECK_THAT((*log)[0].detail,
+             Catch::Contains("in addition to the " + std::to_string(advertised)) &&
+                 Catch::Contains("which still applies"));
   EndpointConfig config;
   config.send_depth = advertised + 1;
   CHECK_FALSE(device->create_endpoint(config).ok());  // refused by the device itself
