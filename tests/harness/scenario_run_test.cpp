@@ -39,9 +39,10 @@ std::vector<std::string> step_notes(const json& run, const std::string& role) {
 
 // Runs one scenario file of the test data: the command's result and the report's first run.
 std::pair<faultline::testing::CommandResult, json> run_test_file(const TempDir& dir,
-                                                                 const std::string& file) {
-  auto result =
-      run_command(kFaultline + " run " + kData + "/" + file + " --report-dir " + dir.path());
+                                                                 const std::string& file,
+                                                                 const std::string& options = "") {
+  auto result = run_command(kFaultline + " run " + kData + "/" + file + options + " --report-dir " +
+                            dir.path());
   return {result, read_report(dir.path()).at("scenarios").at(0)};
 }
 
@@ -236,12 +237,11 @@ TEST_CASE("messages arriving after their grouped receive timed out land in no fr
           "[integration][ofi]") {
   for (const char* provider : {"tcp", "shm"}) {
     TempDir dir;
-    auto run =
-        run_command(kFaultline + " run " + kData + "/tagged-late-after-timeout.json --provider " +
-                    provider + " --report-dir " + dir.path());
+    const auto [run, result] = run_test_file(dir, "tagged-late-after-timeout.json",
+                                             std::string(" --provider ") + provider);
     INFO(provider << "\n" << run.out << run.err);
     CHECK(run.exit_code == 0);
-    CHECK(read_report(dir.path()).at("scenarios").at(0).at("verdict") == "pass");
+    CHECK(result.at("verdict") == "pass");
   }
 }
 

@@ -143,11 +143,15 @@ double read_value(const std::byte* at, DataType type) {
   return 0;
 }
 
-// The ring's receive bound, asserted: never a receive posted past the chunks an exchange
-// expects (RMLX's phantom receives consumed the next exchange's chunks).
-Status receive_bound_held(const Ring& ring, uint64_t beyond_before, size_t rank) {
-  const uint64_t beyond = ring.stats().receives_beyond_expected - beyond_before;
-  if (beyond == 0) return {};
+// Runs one ring operation and asserts the ring's receive bound over it: never a receive
+// posted past the chunks an exchange expects (RMLX's phantom receives consumed the next
+// exchange's chunks).
+template <typename Operation>
+Status within_receive_bound(Ring& ring, size_t rank, Operation&& operation) {
+  const uint64_t before = ring.stats().receives_beyond_expected;
+  Status status = operation();
+  const uint64_t beyond = ring.stats().receives_beyond_expected - before;
+  if (!status.ok() || beyond == 0) return status;
   return Error{ErrorCode::kProtocolViolation,
                "rank " + std::to_string(rank) + " posted " + std::to_string(beyond) +
                    " receive(s) beyond the chunks it expected (phantom receives, left for the "
@@ -186,13 +190,12 @@ StepResult collective(StepState& state, const json& step, const std::string& op)
     return op != "reduce_scatter" || (e * width >= own.first && e * width < own.second);
   };
 
-  Status status;
-  const uint64_t beyond_before = ring.value()->stats().receives_beyond_expected;
-  if (op == "allreduce") status = ring.value()->allreduce(data, type);
-  if (op == "reduce_scatter") status = ring.value()->reduce_scatter(data, type);
-  if (op == "allgather") status = ring.value()->allgather(data, type);
-  if (op == "broadcast") status = ring.value()->broadcast(data, root);
-  if (status.ok()) status = receive_bound_held(*ring.value(), beyond_before, state.rank);
+  const Status status = within_receive_bound(*ring.value(), state.rank, [&]() -> Status {
+    if (op == "allreduce") return ring.value()->allreduce(data, type);
+    if (op == "reduce_scatter") return ring.value()->reduce_scatter(data, type);
+    if (op == "allgather") return ring.value()->allgather(data, type);
+    return ring.value()->broadcast(data, root);
+  });
   const std::string what = "collective." + op + " of " + std::to_string(elements) + " " +
                            std::string(protocols::collective::to_string(type));
   const bool mismatch_expected =
@@ -234,9 +237,8 @@ StepResult sendrecv(StepState& state, const json& step) {
   std::vector<std::byte> in(bytes);
   transports::fill_pattern(out.data(), bytes, static_cast<unsigned>(state.rank + 1));
   const std::string what = "collective.sendrecv of " + std::to_string(bytes) + " bytes";
-  const uint64_t beyond_before = ring.value()->stats().receives_beyond_expected;
-  Status status = ring.value()->exchange(out, in);
-  if (status.ok()) status = receive_bound_held(*ring.value(), beyond_before, state.rank);
+  const Status status = within_receive_bound(*ring.value(), state.rank,
+                                             [&] { return ring.value()->exchange(out, in); });
   if (!status.ok() || step.contains("expect")) return judge_status(step, status, what, "");
   const auto prev = static_cast<unsigned>((state.rank + state.size - 1) % state.size + 1);
   if (size_t at = transports::first_pattern_mismatch(in.data(), bytes, prev); at != bytes) {

@@ -1,5 +1,8 @@
 #include "faultline/transports/fault/fault_plan.hpp"
 
+#include <optional>
+#include <type_traits>
+
 namespace faultline::transports::fault {
 
 const std::vector<std::string>& overridable_limit_names() {
@@ -10,38 +13,58 @@ const std::vector<std::string>& overridable_limit_names() {
   return names;
 }
 
+namespace {
+
+// Calls `visit` with the field of `limits` named `name` (a count, an optional count, or a
+// 64-bit size); false when no field has that name. The one map from names to fields.
+template <typename Limits, typename Visit>
+bool visit_limit(Limits& limits, const std::string& name, Visit&& visit) {
+  if (name == "max_qp_wr") return visit(limits.max_qp_wr), true;
+  if (name == "max_recv_wr") return visit(limits.max_recv_wr), true;
+  if (name == "max_cqe") return visit(limits.max_cqe), true;
+  if (name == "max_send_sge") return visit(limits.max_send_sge), true;
+  if (name == "max_recv_sge") return visit(limits.max_recv_sge), true;
+  if (name == "max_sge_rd") return visit(limits.max_sge_rd), true;
+  if (name == "max_inline_data") return visit(limits.max_inline_data), true;
+  if (name == "max_msg_size") return visit(limits.max_msg_size), true;
+  if (name == "max_mr_size") return visit(limits.max_mr_size), true;
+  if (name == "active_mtu") return visit(limits.active_mtu), true;
+  if (name == "max_mtu") return visit(limits.max_mtu), true;
+  return false;
+}
+
+template <typename T>
+struct OptionalValue {
+  using type = T;
+};
+template <typename T>
+struct OptionalValue<std::optional<T>> {
+  using type = T;
+};
+
+}  // namespace
+
 DeviceLimits apply_limit_overrides(DeviceLimits limits,
                                    const std::map<std::string, uint64_t>& overrides) {
   for (const auto& [name, value] : overrides) {
-    const auto narrow = static_cast<uint32_t>(value);
-    if (name == "max_qp_wr") limits.max_qp_wr = narrow;
-    if (name == "max_recv_wr") limits.max_recv_wr = narrow;
-    if (name == "max_cqe") limits.max_cqe = narrow;
-    if (name == "max_send_sge") limits.max_send_sge = narrow;
-    if (name == "max_recv_sge") limits.max_recv_sge = narrow;
-    if (name == "max_sge_rd") limits.max_sge_rd = narrow;
-    if (name == "max_inline_data") limits.max_inline_data = narrow;
-    if (name == "max_msg_size") limits.max_msg_size = value;
-    if (name == "max_mr_size") limits.max_mr_size = value;
-    if (name == "active_mtu") limits.active_mtu = narrow;
-    if (name == "max_mtu") limits.max_mtu = narrow;
+    visit_limit(limits, name, [value = value](auto& field) {
+      using Field = std::remove_reference_t<decltype(field)>;
+      field = static_cast<typename OptionalValue<Field>::type>(value);
+    });
   }
   return limits;
 }
 
 std::optional<uint64_t> limit_value(const DeviceLimits& limits, const std::string& name) {
-  if (name == "max_qp_wr") return limits.max_qp_wr;
-  if (name == "max_recv_wr") return limits.max_recv_wr;
-  if (name == "max_cqe") return limits.max_cqe;
-  if (name == "max_send_sge") return limits.max_send_sge;
-  if (name == "max_recv_sge") return limits.max_recv_sge;
-  if (name == "max_sge_rd") return limits.max_sge_rd;
-  if (name == "max_inline_data") return limits.max_inline_data;
-  if (name == "max_msg_size") return limits.max_msg_size;
-  if (name == "max_mr_size") return limits.max_mr_size;
-  if (name == "active_mtu") return limits.active_mtu;
-  if (name == "max_mtu") return limits.max_mtu;
-  return std::nullopt;
+  std::optional<uint64_t> found;
+  visit_limit(limits, name, [&found](const auto& field) {
+    if constexpr (requires { field.has_value(); }) {
+      if (field) found = *field;
+    } else {
+      found = field;
+    }
+  });
+  return found;
 }
 
 }  // namespace faultline::transports::fault
