@@ -24,6 +24,7 @@ const std::map<std::string, nlohmann::json>& inject_faults_by_kind() {
         {"status", "REM_ACCESS_ERR"}}},
       {"kv-missing-lens",
        {{"kind", "drop_segment"}, {"message", "PushRequest"}, {"segment", "lens"}}},
+      {"kv-extra-segment", {{"kind", "add_segment"}, {"message", "PushRequest"}}},
       {"clamp-max-qp-wr", {{"kind", "limits"}, {"max_qp_wr", 64}, {"max_recv_wr", 64}}},
   };
   return faults;
@@ -58,6 +59,8 @@ const std::vector<std::pair<std::string, std::string>>& inject_kinds() {
       {"inline-off", "endpoints get max_inline 0 and posts lose the inline flag (a workaround)"},
       {"write-status", "every RDMA_WRITE completion is rewritten to REM_ACCESS_ERR"},
       {"kv-missing-lens", "the kv PushRequest loses its lens segment (StepMesh on Ascend)"},
+      {"kv-extra-segment",
+       "the kv PushRequest gains a fourth segment: its inline announce outgrows the plan"},
       {"clamp-max-qp-wr", "the device advertises max_qp_wr and max_recv_wr 64"},
   };
   return kinds;

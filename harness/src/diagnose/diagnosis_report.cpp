@@ -16,19 +16,44 @@ const ProbeResult* find_probe(const LayerResult& layer, const std::string& name)
   return nullptr;
 }
 
-// What the kv pair (inline on, inline off) says about inline, when the contract failed.
+// How a kv probe failed, by the error its failing side reported: refused at the post (a limit
+// or an argument the transport would not take), or by the peer's contract check.
+enum class KvFailure { kNone, kAtPost, kContract, kOther };
+
+KvFailure kv_failure(const ProbeResult& probe) {
+  if (probe.verdict != ProbeVerdict::kFail) return KvFailure::kNone;
+  const auto says = [&](ErrorCode code) {
+    return probe.observed.find(to_string(code)) != std::string::npos;
+  };
+  if (says(ErrorCode::kProtocolViolation)) return KvFailure::kContract;
+  if (says(ErrorCode::kLimitExceeded) || says(ErrorCode::kInvalidArgument))
+    return KvFailure::kAtPost;
+  return KvFailure::kOther;
+}
+
+// What the kv pair (inline on, inline off) says about inline, when the contract failed: not
+// only whether each failed, but how (the StepMesh sequence: the post fails first; with inline
+// off the receiver names the real cause).
 std::string inline_verdict(const LayerResult& layer) {
   const ProbeResult* with_inline = find_probe(layer, "kv.push-pull");
   const ProbeResult* without = find_probe(layer, "kv.push-pull-inline-off");
   if (with_inline == nullptr || without == nullptr) return "";
-  const bool failed_on = with_inline->verdict == ProbeVerdict::kFail;
-  const bool failed_off = without->verdict == ProbeVerdict::kFail;
-  if (failed_on && failed_off)
+  const KvFailure on = kv_failure(*with_inline);
+  const KvFailure off = kv_failure(*without);
+  const std::string how_off = without->observed.substr(without->observed.find(": ") + 2);
+  if (on == KvFailure::kNone) return "";
+  if (off == KvFailure::kNone)
+    return " With inline off the kv exchange passes: the inline path, not the protocol.";
+  if (on == KvFailure::kAtPost && off == KvFailure::kContract)
+    return " With inline off the same exchange fails differently, at the peer's contract check (" +
+           how_off +
+           "): the protocol contract, not inline. The failed inline post was the first symptom "
+           "of a message that breaks its contract.";
+  if (on == off)
     return " The kv exchange fails the same way with inline off: inline makes no difference; "
            "the protocol contract is what breaks.";
-  if (failed_on && !failed_off)
-    return " With inline off the kv exchange passes: the inline path, not the protocol.";
-  return "";
+  return " With inline off it fails differently (" + how_off +
+         "): look at both before blaming inline or the protocol.";
 }
 
 nlohmann::json probe_json(const ProbeResult& probe) {

@@ -1,4 +1,5 @@
 // Builds the fault decorator's plan from a scenario's `faults` block.
+#include "faultline/core/fnv1a.hpp"
 #include "faultline/harness/scenario/scenario_runner.hpp"
 #include "faultline/transports/completion_status.hpp"
 
@@ -20,15 +21,11 @@ CompletionFaultKind completion_kind(const std::string& kind) {
 }  // namespace
 
 uint64_t side_seed(uint64_t run_seed, const std::string& scenario_id, const std::string& role) {
-  // FNV-1a: stable across builds and machines, unlike std::hash.
-  uint64_t hash = 0xcbf29ce484222325ULL ^ run_seed;
+  uint64_t hash = kFnv1aBasis ^ run_seed;
+  constexpr std::byte kSeparator{0xff};
   for (const std::string* text : {&scenario_id, &role}) {
-    for (char c : *text) {
-      hash ^= static_cast<unsigned char>(c);
-      hash *= 0x100000001b3ULL;
-    }
-    hash ^= 0xff;
-    hash *= 0x100000001b3ULL;
+    hash = fnv1a(std::as_bytes(std::span(*text)), hash);
+    hash = fnv1a({&kSeparator, 1}, hash);
   }
   return hash;
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "control_frame.hpp"
+#include "faultline/core/fnv1a.hpp"
 #include "faultline/protocols/completion_tracker.hpp"
 #include "faultline/protocols/receive_slots.hpp"
 #include "faultline/transports/registered_buffer.hpp"
@@ -16,7 +17,7 @@ using transports::Completion;
 using transports::Opcode;
 using transports::Segment;
 
-constexpr size_t kSlotBytes = 192;
+constexpr size_t kSlotBytes = kMaxFrameBytes;
 constexpr size_t kReceiveSlots = 16;
 // The kinds of work the rendezvous tracks.
 constexpr uint32_t kControlReceive = 1;  // index: the receive slot
@@ -26,6 +27,19 @@ constexpr uint32_t kWrite = 3;  // index: the segment
 std::string field_text(const ControlFrame& frame) {
   return std::string(frame.field.data(), strnlen(frame.field.data(), frame.field.size()));
 }
+
+// The size the contract gives a frame of this kind and message type. Whether a frame goes
+// inline is decided from it, as StepMesh's sender decided from the layout it meant to send:
+// a sender that breaks the contract with a larger frame finds out at the post.
+size_t planned_bytes(const ControlFrame& frame) {
+  size_t entries = 0;
+  if (frame.message_type <= static_cast<uint8_t>(MessageType::kPushResponse)) {
+    entries = contract_of(static_cast<MessageType>(frame.message_type)).segment_count;
+  }
+  return encoded_size(frame.kind, entries);
+}
+
+uint64_t digest_of(std::span<const std::byte> bytes) { return fnv1a(bytes); }
 
 }  // namespace
 
@@ -89,9 +103,13 @@ struct Rendezvous::Impl {
       // consumed a control receive gives the slot back too.
       const size_t index = work.value().index;
       if (completion.op == Opcode::kRecv) {
-        ControlFrame frame;
-        std::memcpy(&frame, slots->slot(index), sizeof frame);
-        frames.push_back(frame);
+        const size_t length = std::min<size_t>(completion.byte_len, kSlotBytes);
+        if (auto frame = decode({slots->slot(index), length})) {
+          frames.push_back(*frame);
+        } else {
+          events.push_back("ignored a control frame of " + std::to_string(length) +
+                           " bytes, shorter than a header");
+        }
       }
       if (Status reposted = post_slot(index); !reposted.ok()) return reposted.error();
       if (completion.op == Opcode::kRecv) return std::optional<Completion>();
@@ -147,10 +165,11 @@ struct Rendezvous::Impl {
     return request.wr_id;
   }
 
+  // Sends `frame`, inline when the frame its contract plans fits the granted inline.
   Status send_frame(const ControlFrame& frame) {
-    std::memcpy(send_slot.data(), &frame, sizeof frame);
-    const Segment segment = send_slot.segment(0, sizeof frame);
-    const bool inline_frame = endpoint.config().max_inline >= sizeof frame;
+    const size_t bytes = encode(frame, {send_slot.data(), kSlotBytes});
+    const Segment segment = send_slot.segment(0, bytes);
+    const bool inline_frame = planned_bytes(frame) <= endpoint.config().max_inline;
     auto id =
         post_tracked({.op = Opcode::kSend, .segments = {&segment, 1}, .inline_data = inline_frame},
                      {kControlSend, 0});
@@ -296,9 +315,11 @@ Status Rendezvous::send(MessageType type, std::vector<std::span<const std::byte>
     return Error{ErrorCode::kInvalidArgument, "at most 4 segments per message"};
   }
   frame.segment_count = static_cast<uint16_t>(segments.size());
+  frame.entries = segments.size();
   uint64_t total = 0;
   for (size_t i = 0; i < segments.size(); ++i) {
     frame.lengths[i] = segments[i].size();
+    frame.digests[i] = digest_of(segments[i]);
     total += segments[i].size();
   }
   if (total > self.half()) {
@@ -307,9 +328,25 @@ Status Rendezvous::send(MessageType type, std::vector<std::span<const std::byte>
                                                 std::to_string(self.half()) + "-byte staging"};
   }
   mutate_header(self.options.mutations, type, frame, self.events);
-  FAULTLINE_RETURN_IF_ERROR(self.send_frame(frame));
+  const bool inline_frame = planned_bytes(frame) <= self.endpoint.config().max_inline;
+  const std::string announce = "announce of " + std::string(contract.name) + " (" +
+                               std::to_string(encoded_size(FrameKind::kAnnounce, frame.entries)) +
+                               " bytes" + (inline_frame ? ", posted inline" : "") + ")";
+  if (Status sent = self.send_frame(frame); !sent.ok()) {
+    Error error = sent.error();
+    self.events.push_back(announce + " failed: " + error.message);
+    error.message = announce + ": " + error.message;
+    if (encoded_size(FrameKind::kAnnounce, frame.entries) > planned_bytes(frame)) {
+      error.hint = "the announce is larger than the " + std::to_string(planned_bytes(frame)) +
+                   " bytes its contract plans: the sender's segment layout breaks the " +
+                   std::string(contract.name) +
+                   " contract; with inline off the receiver's check names the violation";
+    }
+    return error;
+  }
   self.events.push_back("announced " + std::string(contract.name) + " with " +
-                        std::to_string(segments.size()) + " segments");
+                        std::to_string(segments.size()) + " segments" +
+                        (inline_frame ? " inline" : ""));
   // Only the announced data moves; nothing follows an announce of no data.
   if (std::all_of(segments.begin(), segments.end(), [](auto s) { return s.empty(); })) return {};
 
@@ -380,6 +417,7 @@ Result<Message> Rendezvous::receive() {
   grant.message_type = frame.message_type;
   grant.request_id = frame.request_id;
   grant.segment_count = frame.segment_count;
+  grant.entries = lengths.size();
   uint64_t offset = 0;
   for (size_t i = 0; i < lengths.size(); ++i) {
     const auto remote = self.arena.region->remote(self.half() + offset, lengths[i]);
@@ -395,9 +433,23 @@ Result<Message> Rendezvous::receive() {
   });
   if (!signal.ok()) return std::move(signal).take_error();
   offset = 0;
-  for (uint64_t length : lengths) {
-    message.segments.emplace_back(self.landing() + offset, self.landing() + offset + length);
-    offset += length;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    const std::span<const std::byte> arrived(self.landing() + offset, lengths[i]);
+    const uint64_t digest = digest_of(arrived);
+    if (digest != frame.digests[i]) {
+      const std::string segment(contract_of(type).segments[i]);
+      ProtocolViolation violation{name,
+                                  "segment " + segment + " digest",
+                                  frame.digests[i],
+                                  digest,
+                                  self.options.side,
+                                  "the bytes that arrived are not "
+                                  "the bytes announced"};
+      self.events.push_back("rejected " + violation.describe());
+      return violation.to_error();
+    }
+    message.segments.emplace_back(arrived.begin(), arrived.end());
+    offset += lengths[i];
   }
   self.events.push_back("received " + name + " with " + std::to_string(lengths.size()) +
                         " segments");

@@ -129,7 +129,7 @@ TEST_CASE("a PushRequest missing its lens segment is a kv contract violation, in
                  Catch::Contains("inline makes no difference"));
 }
 
-TEST_CASE("the StepMesh story: the inline problem first, then with inline off the contract",
+TEST_CASE("the StepMesh story: the inline problem first, then how each kv run failed",
           "[integration][ofi]") {
   // Both faults of the Ascend port: inline above what the NIC takes, and a PushRequest
   // without its lens segment. The lower layer is reported first.
@@ -138,14 +138,16 @@ TEST_CASE("the StepMesh story: the inline problem first, then with inline off th
   INFO(first.dump(2));
   CHECK(first.at("layer") == "L2");
   CHECK_THAT(first.at("probe").get<std::string>(), Catch::Contains("inline"));
-  // The engineer turns inline off: now the protocol contract violation shows, with expected
-  // 3 and actual 2.
-  const json second =
-      diagnose("--inject inline-off --inject kv-missing-lens", 1).document.at("diagnosis");
+  // The sender's wrong layout alone: with inline on it fails at the post (the inline announce
+  // outgrew its plan), with inline off at the server's contract check. L4 compares how.
+  const json second = diagnose("--inject kv-extra-segment", 1).document.at("diagnosis");
   INFO(second.dump(2));
   CHECK(second.at("layer") == "L4");
+  CHECK(second.at("probe") == "kv.push-pull");
   CHECK_THAT(second.at("conclusion").get<std::string>(),
-             Catch::Contains("PushRequest: segment count expected 3, actual 2"));
+             Catch::Contains("80 bytes exceeds the granted max_inline 64") &&
+                 Catch::Contains("PushRequest: segment count expected 3, actual 4") &&
+                 Catch::Contains("the protocol contract, not inline"));
 }
 
 TEST_CASE("a workload formula given with --limits is checked against a device profile",

@@ -36,7 +36,8 @@ struct KvPair {
   std::unique_ptr<Rendezvous> worker_side;
   std::unique_ptr<Rendezvous> server_side;
 
-  explicit KvPair(const Target& target) : pair(target) {
+  explicit KvPair(const Target& target, const faultline::transports::EndpointConfig& config = {})
+      : pair(target, config) {
     auto worker = Rendezvous::create(pair.device_a(), pair.a(), {.side = "worker"});
     auto server = Rendezvous::create(pair.device_b(), pair.b(), {.side = "server"});
     REQUIRE_OK(worker);
@@ -45,6 +46,12 @@ struct KvPair {
     server_side = std::move(server).value();
   }
 };
+
+std::string joined(const std::vector<std::string>& events) {
+  std::string text;
+  for (const auto& event : events) text += event + "; ";
+  return text;
+}
 
 void push_then_pull(const Target& target) {
   KvPair kv(target);
@@ -138,4 +145,47 @@ TEST_CASE("corrupted headers and reordered segments are violations, not crashes"
   CHECK_THAT(added.error().message, Catch::Contains("segment count expected 3, actual 4"));
   REQUIRE_OK(serving.get());
   CHECK(server.violations().size() == 3);
+}
+
+TEST_CASE(
+    "the StepMesh sequence: a PushRequest that outgrows its inline plan fails at the post, and "
+    "with inline off the server names the broken contract",
+    "[integration][ofi]") {
+  const KeyValues pushed = make_values(4, 256, 5);
+  for (const auto& target : {faultline::testing::ofi_tcp(), faultline::testing::ofi_shm()}) {
+    CAPTURE(target.label());
+    {  // inline granted: the three-segment announce (64 bytes) is posted inline
+      KvPair kv(target, {.max_inline = 64});
+      KvServer server(*kv.server_side);
+      auto serving = std::async(std::launch::async, [&] { return server.serve(1); });
+      KvWorker worker(*kv.worker_side);
+      REQUIRE_OK(worker.push(pushed));
+      REQUIRE_OK(serving.get());
+      CHECK_THAT(joined(kv.worker_side->events()),
+                 Catch::Contains("announced PushRequest with 3 segments inline"));
+      kv.worker_side->set_mutations({{Mutation::Kind::kAddSegment, MessageType::kPushRequest, ""}});
+      auto added = worker.push(pushed);
+      REQUIRE_FALSE(added.ok());
+      CHECK(added.error().code == ErrorCode::kLimitExceeded);
+      CHECK_THAT(added.error().message,
+                 Catch::Contains("announce of PushRequest (80 bytes, posted inline)") &&
+                     Catch::Contains("80 bytes exceeds the granted max_inline 64"));
+      CHECK_THAT(added.error().hint, Catch::Contains("breaks the PushRequest contract"));
+      CHECK(server.violations().empty());
+    }
+    {  // inline off: the same message reaches the server, whose contract check fires
+      KvPair kv(target, {.max_inline = 0});
+      KvServer server(*kv.server_side);
+      auto serving = std::async(std::launch::async, [&] { return server.serve(1); });
+      KvWorker worker(*kv.worker_side);
+      kv.worker_side->set_mutations({{Mutation::Kind::kAddSegment, MessageType::kPushRequest, ""}});
+      auto added = worker.push(pushed);
+      REQUIRE_FALSE(added.ok());
+      CHECK(added.error().code == ErrorCode::kProtocolViolation);
+      CHECK_THAT(added.error().message,
+                 Catch::Contains("segment count expected 3, actual 4 (detected by server)"));
+      REQUIRE_OK(serving.get());
+      CHECK_THAT(joined(kv.worker_side->events()), !Catch::Contains(" inline"));
+    }
+  }
 }
