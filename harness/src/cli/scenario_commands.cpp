@@ -1,5 +1,6 @@
 // `faultline validate FILE...` and `faultline list [--json]`.
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 
@@ -19,8 +20,20 @@ struct ValidateCommand {
     std::vector<harness::LoadProblem> problems;
     const harness::LoaderOptions options{
         (scenario_dir.empty() ? harness::default_scenario_dir() : scenario_dir) + "/devices"};
-    size_t valid = 0;
+    // A directory stands for the scenario files under it.
+    std::vector<std::string> expanded;
     for (const auto& file : files) {
+      std::error_code error;
+      if (!std::filesystem::is_directory(file, error)) {
+        expanded.push_back(file);
+        continue;
+      }
+      const auto found = harness::scenario_files_under(file);
+      if (found.empty()) problems.push_back({file, "", "a scenario file, or a directory holding some"});
+      expanded.insert(expanded.end(), found.begin(), found.end());
+    }
+    size_t valid = 0;
+    for (const auto& file : expanded) {
       if (harness::load_scenario_file(file, options, problems)) {
         ++valid;
         std::cout << file << ": valid\n";
@@ -29,7 +42,7 @@ struct ValidateCommand {
     for (const auto& problem : problems)
       std::cerr << "faultline validate: " << problem.describe() << "\n";
     if (!problems.empty()) {
-      std::cerr << "faultline validate: " << files.size() - valid << " of " << files.size()
+      std::cerr << "faultline validate: " << expanded.size() - valid << " of " << expanded.size()
                 << " file(s) invalid\n";
       return harness::kExitUsage;
     }
@@ -96,10 +109,10 @@ struct ListCommand {
 void add_scenario_commands(CLI::App& app, CommandAction& run) {
   auto validate = std::make_shared<ValidateCommand>();
   CLI::App* v = app.add_subcommand("validate", "Check scenario files against the schema");
-  v->add_option("files", validate->files, "Scenario files")->required();
+  v->add_option("files", validate->files, "Scenario files, or directories of them")->required();
   v->add_option("--scenario-dir", validate->scenario_dir, "Where device profiles are found");
   v->footer(
-      "Example:\n  faultline validate scenarios/inline/*.json\n"
+      "Examples:\n  faultline validate scenarios/inline/*.json\n  faultline validate scenarios\n"
       "Every problem is printed as FILE: JSON-POINTER: expected ...; exit 2 if any.");
   v->callback([&run, validate] { run = [validate] { return validate->run(); }; });
 

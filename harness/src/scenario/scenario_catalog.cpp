@@ -57,6 +57,22 @@ ScenarioSpec spec_of(const BuiltinScenario& scenario) {
   return spec;
 }
 
+std::vector<std::string> scenario_files_under(const std::string& scenario_dir) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(scenario_dir, error)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
+    const std::string top = fs::relative(entry.path(), scenario_dir).begin()->string();
+    // Not engine scenarios: schemas, suites, device profiles, excludes, and the systems under
+    // test that `faultline sut run` reads.
+    if (top == "schema" || top == "suites" || top == "devices" || top == "excludes" || top == "sut")
+      continue;
+    files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 ScenarioCatalog ScenarioCatalog::load(const std::string& scenario_dir,
                                       std::vector<LoadProblem>& problems) {
   ScenarioCatalog catalog;
@@ -69,17 +85,7 @@ ScenarioCatalog ScenarioCatalog::load(const std::string& scenario_dir,
                         "--scenario-dir)"});
     return catalog;
   }
-  std::vector<std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(scenario_dir, error)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
-    const std::string top = fs::relative(entry.path(), scenario_dir).begin()->string();
-    // Not engine scenarios: schemas, suites, device profiles, excludes, and the systems under
-    // test that `faultline sut run` reads.
-    if (top == "schema" || top == "suites" || top == "devices" || top == "excludes" || top == "sut")
-      continue;
-    files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = scenario_files_under(scenario_dir);
   for (const auto& file : files) {
     auto spec = load_scenario_file(file, catalog.loader_options(), problems);
     if (!spec) continue;

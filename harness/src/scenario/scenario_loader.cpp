@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -77,6 +78,7 @@ class SemanticChecker {
     }
     auto& steps = document_.at("steps");
     for (size_t i = 0; i < steps.size(); ++i) check_step(steps[i], "/steps/" + std::to_string(i));
+    check_connects_paired(steps);
   }
 
  private:
@@ -93,6 +95,31 @@ class SemanticChecker {
     problem(pointer + "/role",
             "one of the scenario's roles (" + join(roles_) + "); got \"" + role + "\"");
     return false;
+  }
+
+  // A connect is an exchange with the peer: every role connects as often, or one waits forever.
+  void check_connects_paired(const json& steps) {
+    std::map<std::string, size_t> connects;
+    for (const auto& role : roles_) connects[role] = 0;
+    std::string last_pointer;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].value("op", "") != "connect") continue;
+      last_pointer = "/steps/" + std::to_string(i);
+      if (!steps[i].contains("role")) {
+        for (auto& [role, count] : connects) ++count;
+      } else if (auto found = connects.find(steps[i].value("role", "")); found != connects.end()) {
+        ++found->second;
+      }
+    }
+    std::string counts;
+    bool paired = true;
+    for (const auto& [role, count] : connects) {
+      paired = paired && count == connects.begin()->second;
+      counts += (counts.empty() ? "" : ", ") + role + " " + std::to_string(count);
+    }
+    if (!paired)
+      problem(last_pointer, "a connect for every role (each is an exchange with the peer); got " +
+                                counts);
   }
 
   // A derivation explains a config value: it must name one the step sets, and give it.

@@ -124,6 +124,11 @@ transports::EndpointConfig endpoint_config_of(const json& step,
   config.retry_count = options.value("retry_count", config.retry_count);
   config.timeout = options.value("timeout", config.timeout);
   config.min_rnr_timer = options.value("min_rnr_timer", config.min_rnr_timer);
+  if (options.contains("gid")) {
+    const json& gid = options.at("gid");
+    config.gid = gid.is_string() ? gid.get<std::string>() : gid.dump();
+  }
+  config.path_mtu = options.value("path_mtu", config.path_mtu);
   config.raw = options.value("raw", config.raw);
   const json derivations = step.value("derivations", json::object());
   for (const auto& [field, derivation] : derivations.items())
@@ -174,7 +179,7 @@ StepResult register_buffer(StepState& state, const json& step) {
   return met("registered " + name + " (" + std::to_string(bytes) + " B)");
 }
 
-StepResult connect(StepState& state, const json& /*step*/) {
+StepResult connect(StepState& state, const json& step) {
   if (auto missing = need_endpoint(state, "connect"); !missing.met) return missing;
   json buffers = json::object();
   for (const auto& [name, buffer] : state.buffers) buffers[name] = buffer.region->remote();
@@ -185,10 +190,31 @@ StepResult connect(StepState& state, const json& /*step*/) {
     for (const auto& [name, remote] : peer->at("buffers").items())
       state.peer_buffers[name] = remote.get<transports::RemoteBuffer>();
     const auto address = from_hex(peer->at("address").get<std::string>());
-    return judge({}, state.endpoint->connect(address), "connect", "connected to the peer");
+    return judge(step, state.endpoint->connect(address), "connect", "connected to the peer");
   } catch (const json::exception& e) {
     return broken(Error{ErrorCode::kProtocolViolation, std::string("peer info: ") + e.what()});
   }
+}
+
+// Posts `request` `repeat` times (wr_id, wr_id + 1, ...); the first failure ends it.
+Status post_repeated(StepState& state, const json& step, transports::WorkRequest request) {
+  const uint64_t repeat = step.value("repeat", uint64_t{1});
+  for (uint64_t i = 0; i < repeat; ++i, ++request.wr_id) {
+    Status posted = state.endpoint->post_send(request);
+    if (!posted.ok() && repeat > 1) {
+      Error error = std::move(posted).take_error();
+      error.message = "post " + std::to_string(i + 1) + " of " + std::to_string(repeat) + ": " +
+                      error.message;
+      return error;
+    }
+    FAULTLINE_RETURN_IF_ERROR(posted);
+  }
+  return {};
+}
+
+std::string posts_of(const json& step) {
+  const uint64_t repeat = step.value("repeat", uint64_t{1});
+  return repeat > 1 ? std::to_string(repeat) + " x " : "";
 }
 
 StepResult post_recv(StepState& state, const json& step) {
@@ -210,9 +236,9 @@ StepResult post_send(StepState& state, const json& step) {
   request.inline_data = step.value("inline", false);
   request.signaled = step.value("signaled", true);
   if (step.contains("imm")) request.imm = step.at("imm").get<uint32_t>();
-  const Status status = state.endpoint->post_send(request);
-  return judge(step, status, "post_send",
-               "posted " + size_of(segments.value()) + (request.inline_data ? " inline" : ""));
+  return judge(step, post_repeated(state, step, request), "post_send",
+               "posted " + posts_of(step) + size_of(segments.value()) +
+                   (request.inline_data ? " inline" : ""));
 }
 
 StepResult rdma(StepState& state, const json& step, bool write) {
@@ -238,32 +264,63 @@ StepResult rdma(StepState& state, const json& step, bool write) {
   request.inline_data = step.value("inline", false);
   if (step.contains("imm")) request.imm = step.at("imm").get<uint32_t>();
   request.remote = remote;
-  const Status status = state.endpoint->post_send(request);
-  return judge(step, status, op,
-               "posted " + op + " of " + size_of(segments.value()) + " to peer " + name +
+  return judge(step, post_repeated(state, step, request), op,
+               "posted " + posts_of(step) + op + " of " + size_of(segments.value()) +
+                   " to peer " + name +
                    (target.value("key", "valid") == "wrong" ? " with a wrong key" : ""));
+}
+
+// The next completion: one reaped while waiting for the peer, else one polled.
+Result<size_t> next_completion(StepState& state, Completion& completion,
+                               std::chrono::milliseconds timeout) {
+  if (!state.reaped.empty()) {
+    completion = std::move(state.reaped.front());
+    state.reaped.pop_front();
+    return size_t{1};
+  }
+  return state.endpoint->poll({&completion, 1}, timeout);
+}
+
+// A poll that must fail (a CQ overrun): completions before the error are taken and counted.
+StepResult poll_until_error(StepState& state, const json& step,
+                            std::chrono::milliseconds timeout) {
+  size_t taken = 0;
+  for (;;) {
+    Completion completion;
+    auto polled = next_completion(state, completion, timeout);
+    const std::string before = std::to_string(taken) + " completion(s) before it";
+    if (!polled.ok()) {
+      StepResult result = judge(step, polled.error(), "poll", "");
+      result.note += " (" + before + ")";
+      return result;
+    }
+    if (polled.value() == 0) {
+      return judge(step, Status{}, "poll",
+                   std::to_string(taken) + " completion(s), then none within " +
+                       std::to_string(timeout.count()) + " ms and no error");
+    }
+    ++taken;
+  }
+}
+
+// Whether `completion` is what `expect` asks for, the `index`-th of the step (wr_id counts up).
+bool matches(const Completion& completion, const json& expect,
+             const std::vector<std::string>& statuses, uint64_t index) {
+  return std::find(statuses.begin(), statuses.end(), to_string(completion.status)) !=
+             statuses.end() &&
+         (!expect.contains("opcode") || to_string(completion.op) == expect.at("opcode")) &&
+         (!expect.contains("wr_id") ||
+          completion.wr_id == expect.at("wr_id").get<uint64_t>() + index) &&
+         (!expect.contains("byte_len") || completion.byte_len == expect.at("byte_len")) &&
+         (!expect.contains("imm") || (completion.imm && *completion.imm == expect.at("imm")));
 }
 
 StepResult poll(StepState& state, const json& step) {
   if (auto missing = need_endpoint(state, "poll"); !missing.met) return missing;
   const json expect = step.value("expect", json::object());
   const auto timeout = std::chrono::milliseconds(step.value("timeout_ms", 5000));
-  Completion completion;
-  Result<size_t> polled = size_t{0};
-  if (!state.reaped.empty()) {
-    completion = std::move(state.reaped.front());
-    state.reaped.pop_front();
-    polled = size_t{1};
-  } else {
-    polled = state.endpoint->poll({&completion, 1}, timeout);
-  }
-  if (!polled.ok()) return failed("poll returns completions", polled.error().describe());
-  if (expect.value("nothing", false)) {
-    if (polled.value() == 0)
-      return met("no completion within " + std::to_string(timeout.count()) + " ms, as expected");
-    return failed("no completion within " + std::to_string(timeout.count()) + " ms",
-                  completion.describe());
-  }
+  if (expect.contains("error")) return poll_until_error(state, step, timeout);
+  const uint64_t count = step.value("count", uint64_t{1});
   // One status, or the statuses a conformant stack may show (they differ by design).
   std::vector<std::string> statuses = {"SUCCESS"};
   if (expect.contains("status")) {
@@ -273,23 +330,37 @@ StepResult poll(StepState& state, const json& step) {
   }
   std::string status_text;
   for (const auto& status : statuses) status_text += (status_text.empty() ? "" : " or ") + status;
-  std::string expected = expect.value("opcode", std::string("a completion")) + " " + status_text;
-  if (expect.contains("wr_id")) expected += " wr_id " + expect.at("wr_id").dump();
+  std::string expected = (count > 1 ? std::to_string(count) + " x " : std::string()) +
+                         expect.value("opcode", std::string("a completion")) + " " + status_text;
+  if (expect.contains("wr_id"))
+    expected += " wr_id " + expect.at("wr_id").dump() + (count > 1 ? " and up" : "");
   if (expect.contains("byte_len")) expected += " of " + expect.at("byte_len").dump() + " bytes";
   if (expect.contains("imm")) expected += " imm " + expect.at("imm").dump();
-  if (polled.value() == 0) {
-    return failed(expected, "no completion within " + std::to_string(timeout.count()) + " ms", "",
-                  "a completion that never comes: a lost or dropped completion, or a peer that "
-                  "never sent");
+  std::string last;
+  for (uint64_t index = 0; index < count; ++index) {
+    Completion completion;
+    auto polled = next_completion(state, completion, timeout);
+    const std::string so_far =
+        count > 1 ? " (after " + std::to_string(index) + " of " + std::to_string(count) + ")" : "";
+    if (!polled.ok()) return failed("poll returns completions", polled.error().describe() + so_far);
+    if (expect.value("nothing", false)) {
+      if (polled.value() == 0)
+        return met("no completion within " + std::to_string(timeout.count()) + " ms, as expected");
+      return failed("no completion within " + std::to_string(timeout.count()) + " ms",
+                    completion.describe());
+    }
+    if (polled.value() == 0) {
+      return failed(expected,
+                    "no completion within " + std::to_string(timeout.count()) + " ms" + so_far, "",
+                    "a completion that never comes: a lost or dropped completion, or a peer that "
+                    "never sent");
+    }
+    if (!matches(completion, expect, statuses, index))
+      return failed(expected, completion.describe() + so_far);
+    last = completion.describe();
   }
-  const bool matches =
-      std::find(statuses.begin(), statuses.end(), to_string(completion.status)) != statuses.end() &&
-      (!expect.contains("opcode") || to_string(completion.op) == expect.at("opcode")) &&
-      (!expect.contains("wr_id") || completion.wr_id == expect.at("wr_id")) &&
-      (!expect.contains("byte_len") || completion.byte_len == expect.at("byte_len")) &&
-      (!expect.contains("imm") || (completion.imm && *completion.imm == expect.at("imm")));
-  if (!matches) return failed(expected, completion.describe());
-  return met(completion.describe());
+  return met(count > 1 ? std::to_string(count) + " completions as expected; the last: " + last
+                       : last);
 }
 
 StepResult check_data(StepState& state, const json& step) {

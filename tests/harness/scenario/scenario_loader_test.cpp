@@ -43,7 +43,7 @@ const Malformed kMalformed[] = {
     {"unknown-buffer", "/steps/5/segments/0/buffer", "a buffer registered by role sender"},
     {"negative-bytes", "/steps/1/bytes", ">= 1"},
     {"unknown-profile", "/faults/0/profile", "a device profile"},
-    {"connect-with-role", "/steps/3/role", "fields allowed: note, op"},
+    {"connect-one-role", "/steps/3", "a connect for every role"},
     {"remote-buffer-of-nobody", "/steps/6/remote/buffer", "registered by the peer"},
     {"steps-empty", "/steps", "at least 1 items"},
     {"derivation-contradicts-value", "/steps/0/derivations/send_depth",

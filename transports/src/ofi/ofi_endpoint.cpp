@@ -89,6 +89,12 @@ Result<std::unique_ptr<OfiEndpoint>> OfiEndpoint::create(OfiDevice& device,
   if (config.send_depth == 0 || config.recv_depth == 0) {
     return Error{ErrorCode::kInvalidArgument, "send_depth and recv_depth must be at least 1"};
   }
+  if (!config.gid.empty() || config.path_mtu != 0) {
+    return Error{ErrorCode::kUnsupported,
+                 "gid and path_mtu are verbs (RoCE) settings; libfabric endpoints choose "
+                 "neither"}
+        .with_hint("run the scenario with --transport verbs, or leave gid and path_mtu out");
+  }
 
   std::unique_ptr<OfiEndpoint> endpoint(new OfiEndpoint(device, config));
   endpoint->post_limits_ = endpoint->post_limits();

@@ -1,5 +1,9 @@
 #include "verbs_device.hpp"
 
+#include <fcntl.h>
+
+#include <algorithm>
+
 #include "verbs_endpoint.hpp"
 
 namespace faultline::transports::verbs {
@@ -24,6 +28,22 @@ Result<std::unique_ptr<Endpoint>> VerbsDevice::create_endpoint(const EndpointCon
   auto endpoint = VerbsEndpoint::create(*this, config);
   if (!endpoint.ok()) return std::move(endpoint).take_error();
   return std::unique_ptr<Endpoint>(std::move(endpoint).value());
+}
+
+bool VerbsDevice::cq_overran(const ibv_cq* cq) {
+  std::lock_guard lock(events_mutex_);
+  const int fd = context_->async_fd;
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0 && (flags & O_NONBLOCK) == 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  ibv_async_event event{};
+  while (ibv_get_async_event(context_.get(), &event) == 0) {
+    if (event.event_type == IBV_EVENT_CQ_ERR) overrun_cqs_.push_back(event.element.cq);
+    ibv_ack_async_event(&event);
+  }
+  const auto found = std::find(overrun_cqs_.begin(), overrun_cqs_.end(), cq);
+  if (found == overrun_cqs_.end()) return false;
+  overrun_cqs_.erase(found);
+  return true;
 }
 
 }  // namespace faultline::transports::verbs

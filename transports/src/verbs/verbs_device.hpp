@@ -1,5 +1,8 @@
 #pragma once
 
+#include <mutex>
+#include <vector>
+
 #include "verbs_common.hpp"
 
 namespace faultline::transports::verbs {
@@ -18,10 +21,16 @@ class VerbsDevice final : public Device {
   ibv_context* context() const { return context_.get(); }
   ibv_pd* pd() const { return pd_.get(); }
 
+  /// Whether the device raised IBV_EVENT_CQ_ERR (a CQ overrun) for `cq`: reads the device's
+  /// asynchronous events without blocking, keeping those of other CQs for their endpoints.
+  bool cq_overran(const ibv_cq* cq);
+
  private:
   ContextPtr context_;
   PdPtr pd_;
   DeviceInfo info_;
+  std::mutex events_mutex_;
+  std::vector<const ibv_cq*> overrun_cqs_;  ///< CQ_ERR events read, not yet claimed
 };
 
 class VerbsMemoryRegion final : public MemoryRegion {

@@ -157,4 +157,26 @@ std::optional<uint32_t> choose_gid(const std::vector<GidEntry>& gids, std::strin
   return chosen->index;
 }
 
+std::optional<uint32_t> find_gid(const std::vector<GidEntry>& gids, const std::string& wanted,
+                                 std::string& why) {
+  for (const auto& entry : gids) {
+    const bool match = wanted == "link_local"  ? entry.gid.rfind("fe80:", 0) == 0
+                       : wanted == "roce_v1" ? entry.type == "RoCE v1"
+                                             : std::to_string(entry.index) == wanted;
+    if (match) return entry.index;
+  }
+  std::string table;
+  for (const auto& entry : gids)
+    table += (table.empty() ? "" : ", ") + std::to_string(entry.index) + " " + entry.gid + " (" +
+             entry.type + ")";
+  why = "no GID matches gid \"" + wanted + "\"; the table: " + (table.empty() ? "empty" : table);
+  return std::nullopt;
+}
+
+std::string gid_family(const std::string& gid) {
+  if (gid.rfind("::ffff:", 0) == 0) return "IPv4";
+  if (gid.rfind("fe80:", 0) == 0) return "IPv6 link-local";
+  return "IPv6";
+}
+
 }  // namespace faultline::transports::verbs

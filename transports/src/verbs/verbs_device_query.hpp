@@ -17,4 +17,12 @@ Result<DeviceInfo> query_port(ibv_context* context, ibv_pd* pd, uint32_t port);
 /// first, then RoCE v2, then RoCE v1, then IB. `why` says what was chosen and why.
 std::optional<uint32_t> choose_gid(const std::vector<GidEntry>& gids, std::string& why);
 
+/// The GID an endpoint asked for by `wanted` (EndpointConfig::gid: "link_local", "roce_v1" or
+/// an index); nullopt when the table has none, and `why` then lists the table.
+std::optional<uint32_t> find_gid(const std::vector<GidEntry>& gids, const std::string& wanted,
+                                 std::string& why);
+
+/// "IPv4" (an IPv4-mapped GID), "IPv6 link-local" or "IPv6": RoCE v2 routes a packet by it.
+std::string gid_family(const std::string& gid);
+
 }  // namespace faultline::transports::verbs

@@ -11,6 +11,7 @@
 
 #include "faultline/transports/limits_check.hpp"
 #include "faultline/transports/verbs/verbs_status_map.hpp"
+#include "verbs_device_query.hpp"
 #include "verbs_device.hpp"
 
 namespace faultline::transports::verbs {
@@ -25,6 +26,8 @@ constexpr size_t kMaxSegments = 64;
 constexpr uint64_t kRecvBit = 1ULL << 63;
 constexpr auto kSpinBeforeSleep = std::chrono::milliseconds(1);
 constexpr auto kIdleSleep = std::chrono::microseconds(50);
+// How often an empty poll also reads the device's asynchronous events (a CQ overrun).
+constexpr auto kEventCheckInterval = std::chrono::milliseconds(1);
 constexpr auto kTeardownDrain = std::chrono::milliseconds(500);
 
 uint32_t random_psn() {
@@ -82,6 +85,9 @@ Result<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::create(VerbsDevice& device
   };
 
   std::unique_ptr<VerbsEndpoint> endpoint(new VerbsEndpoint(device, config));
+  auto gid = choose_endpoint_gid(info, config);
+  if (!gid.ok()) return std::move(gid).take_error();
+  endpoint->gid_ = gid.value();
   const auto cq_depth = static_cast<int>(config.effective_cq_depth());
   endpoint->cq_.reset(ibv_create_cq(device.context(), cq_depth, nullptr, nullptr, 0));
   if (!endpoint->cq_) {
@@ -124,6 +130,7 @@ Result<std::unique_ptr<VerbsEndpoint>> VerbsEndpoint::create(VerbsDevice& device
 }
 
 VerbsEndpoint::~VerbsEndpoint() {
+  if (cq_) (void)device_.cq_overran(cq_.get());  // an unclaimed event must not outlive the CQ
   if (!qp_) return;
   // Flush everything outstanding and drain the CQ before the QP and CQ go away, so no
   // completion outlives them (SPDK PR #3859: destroy before drain).
@@ -156,14 +163,14 @@ std::vector<std::byte> VerbsEndpoint::address() const {
   const DeviceInfo& info = device_.info();
   ibv_port_attr port{};
   ibv_query_port(device_.context(), static_cast<uint8_t>(info.port), &port);
-  nlohmann::json blob = {{"qpn", qp_->qp_num}, {"psn", psn_},
-                         {"lid", port.lid},    {"gid_index", info.gid_index.value_or(0)},
-                         {"gid", ""},          {"mtu", info.limits.active_mtu.value_or(1024)}};
-  if (info.gid_index) {
-    for (const auto& gid : info.gids) {
-      if (gid.index == *info.gid_index) blob["gid"] = gid.gid;
-    }
-  }
+  nlohmann::json blob = {{"qpn", qp_->qp_num},
+                         {"psn", psn_},
+                         {"lid", port.lid},
+                         {"gid_index", gid_ ? gid_->index : 0},
+                         {"gid", gid_ ? gid_->gid : ""},
+                         {"gid_type", gid_ ? gid_->type : ""},
+                         {"mtu", info.limits.active_mtu.value_or(1024)},
+                         {"path_mtu", config_.path_mtu}};
   const std::string text = blob.dump();
   const auto* bytes = reinterpret_cast<const std::byte*>(text.data());
   return {bytes, bytes + text.size()};
@@ -175,7 +182,9 @@ Status VerbsEndpoint::connect(std::span<const std::byte> peer_address) {
   uint32_t peer_psn = 0;
   uint16_t peer_lid = 0;
   uint32_t peer_mtu = 0;
+  uint32_t peer_path_mtu = 0;
   std::string peer_gid_text;
+  std::string peer_gid_type;
   try {
     const auto blob = nlohmann::json::parse(
         std::string(reinterpret_cast<const char*>(peer_address.data()), peer_address.size()));
@@ -184,6 +193,8 @@ Status VerbsEndpoint::connect(std::span<const std::byte> peer_address) {
     blob.at("lid").get_to(peer_lid);
     blob.at("mtu").get_to(peer_mtu);
     blob.at("gid").get_to(peer_gid_text);
+    peer_gid_type = blob.value("gid_type", "");
+    peer_path_mtu = blob.value("path_mtu", 0U);
   } catch (const nlohmann::json::exception& e) {
     return error_here(ErrorCode::kInvalidArgument,
                       std::string("the peer address is not a verbs endpoint address: ") + e.what());
@@ -199,11 +210,20 @@ Status VerbsEndpoint::connect(std::span<const std::byte> peer_address) {
         .with_hint("check the peer's GID table (faultline devices --transport verbs)");
   }
 
-  // Path MTU: the smaller active MTU of the two sides.
+  if (!config_.raw && global && gid_) {
+    FAULTLINE_RETURN_IF_ERROR(check_gids_agree(peer_gid_text, peer_gid_type));
+  }
+  // Path MTU: as asked, else the smaller active MTU of the two sides.
   const uint32_t own_mtu = info.limits.active_mtu.value_or(1024);
+  const uint32_t negotiated = std::min(own_mtu, peer_mtu);
+  const uint32_t path_mtu = config_.path_mtu != 0 ? config_.path_mtu : negotiated;
+  if (!config_.raw) {
+    FAULTLINE_RETURN_IF_ERROR(
+        check_path_mtu(path_mtu, own_mtu, peer_path_mtu != 0 ? peer_path_mtu : negotiated));
+  }
   ibv_qp_attr rtr{};
   rtr.qp_state = IBV_QPS_RTR;
-  rtr.path_mtu = mtu_from_bytes(std::min(own_mtu, peer_mtu));
+  rtr.path_mtu = mtu_from_bytes(path_mtu);
   rtr.dest_qp_num = peer_qpn;
   rtr.rq_psn = peer_psn;
   rtr.max_dest_rd_atomic = 1;
@@ -214,7 +234,7 @@ Status VerbsEndpoint::connect(std::span<const std::byte> peer_address) {
   if (global) {
     rtr.ah_attr.is_global = 1;
     rtr.ah_attr.grh.dgid = peer_gid;
-    rtr.ah_attr.grh.sgid_index = static_cast<uint8_t>(info.gid_index.value_or(0));
+    rtr.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_ ? gid_->index : 0);
     rtr.ah_attr.grh.hop_limit = 64;
   }
   FAULTLINE_RETURN_IF_ERROR(modify(rtr,
@@ -234,6 +254,65 @@ Status VerbsEndpoint::connect(std::span<const std::byte> peer_address) {
                                        IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
                                    "RTS"));
   connected_ = true;
+  return {};
+}
+
+Result<std::optional<GidEntry>> VerbsEndpoint::choose_endpoint_gid(const DeviceInfo& info,
+                                                                  const EndpointConfig& config) {
+  std::optional<uint32_t> index = info.gid_index;
+  if (!config.gid.empty()) {
+    std::string why;
+    index = find_gid(info.gids, config.gid, why);
+    if (!index) {
+      Error error{ErrorCode::kNotFound, info.name + " port " + std::to_string(info.port) + ": " +
+                                            why};
+      error.where = {"verbs", info.native_provider, info.name, info.port, std::nullopt};
+      return std::move(error).with_hint(
+          "`faultline devices --transport verbs --json` lists the GID table");
+    }
+  }
+  for (const auto& entry : info.gids) {
+    if (index && entry.index == *index) return std::optional<GidEntry>(entry);
+  }
+  return std::optional<GidEntry>();
+}
+
+Status VerbsEndpoint::check_gids_agree(const std::string& peer_gid,
+                                       const std::string& peer_type) const {
+  const std::string own_family = gid_family(gid_->gid);
+  const std::string peer_family = gid_family(peer_gid);
+  const bool types_differ = !peer_type.empty() && peer_type != gid_->type;
+  const bool families_differ = (own_family == "IPv4") != (peer_family == "IPv4");
+  if (!types_differ && !families_differ) return {};
+  return error_here(ErrorCode::kInvalidArgument,
+                    "GID mismatch: this side uses gid " + std::to_string(gid_->index) + " " +
+                        gid_->gid + " (" + gid_->type + ", " + own_family + "), the peer " +
+                        peer_gid + " (" + (peer_type.empty() ? "type unknown" : peer_type) +
+                        ", " + peer_family + "): " +
+                        (types_differ ? "RoCE v1 and v2 packets do not reach each other"
+                                      : "an IPv4 and an IPv6 address do not route to each other") +
+                        "; caught before any traffic")
+      .with_hint(
+          "both sides must use the same GID type and address family (NCCL_IB_GID_INDEX, "
+          "UCX_IB_GID_INDEX); a wrong index shows up later as RETRY_EXC_ERR (NCCL #426)");
+}
+
+Status VerbsEndpoint::check_path_mtu(uint32_t path_mtu, uint32_t active_mtu,
+                                     uint32_t peer_path_mtu) const {
+  if (path_mtu > active_mtu) {
+    return error_here(ErrorCode::kInvalidArgument,
+                      "path_mtu " + std::to_string(path_mtu) + " is above the active MTU " +
+                          std::to_string(active_mtu) + " of this port; caught before any traffic")
+        .with_hint("the active MTU follows the netdev's MTU (1500 gives 1024); lower path_mtu "
+                   "or raise the interface MTU on both sides");
+  }
+  if (path_mtu != peer_path_mtu) {
+    return error_here(ErrorCode::kInvalidArgument,
+                      "path MTU mismatch: this side " + std::to_string(path_mtu) + ", the peer " +
+                          std::to_string(peer_path_mtu) + "; caught before any traffic")
+        .with_hint("both sides of a QP must use the same path MTU: take the smaller active MTU "
+                   "of the two (ibv_query_port) rather than a fixed value");
+  }
   return {};
 }
 
@@ -381,12 +460,33 @@ Result<size_t> VerbsEndpoint::poll(std::span<Completion> out, std::chrono::milli
     for (int i = 0; i < polled; ++i)
       out[static_cast<size_t>(i)] = convert(wcs[static_cast<size_t>(i)]);
     if (polled > 0) return static_cast<size_t>(polled);
-    if (timeout.count() == 0) return size_t{0};  // a spinning caller: no clock
     const auto now = Clock::now();
+    if (overran_ || now >= next_event_check_) {
+      next_event_check_ = now + kEventCheckInterval;
+      if (overran_ || device_.cq_overran(cq_.get())) {
+        overran_ = true;
+        return overrun_error();
+      }
+    }
+    if (timeout.count() == 0) return size_t{0};  // a spinning caller
     if (!start) start = now;
     if (now >= *start + timeout) return size_t{0};
     if (now - *start > kSpinBeforeSleep) std::this_thread::sleep_for(kIdleSleep);
   }
+}
+
+Error VerbsEndpoint::overrun_error() const {
+  const uint64_t outstanding =
+      (send_ring_.tail - send_ring_.head) + (recv_ring_.tail - recv_ring_.head);
+  return call_error("ibv_get_async_event", 0,
+                    "IBV_EVENT_CQ_ERR: the CQ overran (cq_depth " +
+                        std::to_string(config_.effective_cq_depth()) + ", " +
+                        std::to_string(cq_->cqe) + " entries as created); completions past " +
+                        "its capacity are lost: " + std::to_string(outstanding) +
+                        " posted work requests never completed")
+      .with_hint("a CQ smaller than the work in flight overruns (send_depth " +
+                 std::to_string(config_.send_depth) + " + recv_depth " +
+                 std::to_string(config_.recv_depth) + "); raise cq_depth, or poll sooner");
 }
 
 Status VerbsEndpoint::modify_to_error() {

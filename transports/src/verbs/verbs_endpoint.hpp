@@ -57,17 +57,29 @@ class VerbsEndpoint final : public Endpoint {
   /// Fills one SGE per segment; returns the bytes they cover.
   static size_t fill_sges(std::span<const Segment> segments, ibv_sge* sges);
   Completion convert(const ibv_wc& wc);
+  /// The GID `config` asks for (EndpointConfig::gid), else the device's choice.
+  static Result<std::optional<GidEntry>> choose_endpoint_gid(const DeviceInfo& info,
+                                                             const EndpointConfig& config);
+  /// At connect: the two sides' GIDs of one type and address family.
+  Status check_gids_agree(const std::string& peer_gid, const std::string& peer_type) const;
+  /// At connect: the path MTU within the port's active MTU and the same as the peer's.
+  Status check_path_mtu(uint32_t path_mtu, uint32_t active_mtu, uint32_t peer_path_mtu) const;
+  /// The error of a poll once the device reported this endpoint's CQ overran.
+  Error overrun_error() const;
   Status modify(ibv_qp_attr& attr, int mask, const char* state);
 
   VerbsDevice& device_;
   EndpointConfig config_;
   ibv_qp_cap granted_{};
   PostLimits post_limits_;
+  std::optional<GidEntry> gid_;  ///< the GID this endpoint's packets carry
   uint32_t psn_ = 0;
   Ring send_ring_;
   Ring recv_ring_;
   bool connected_ = false;
   bool errored_ = false;
+  bool overran_ = false;  ///< the device raised IBV_EVENT_CQ_ERR for cq_: every empty poll says so
+  std::chrono::steady_clock::time_point next_event_check_{};
   CqPtr cq_;
   QpPtr qp_;  // declared after the CQ: destroyed first
 };

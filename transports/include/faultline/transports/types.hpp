@@ -57,8 +57,14 @@ struct EndpointConfig {
   uint8_t retry_count = 7;
   uint8_t timeout = 14;        ///< verbs local ACK timeout exponent
   uint8_t min_rnr_timer = 12;  ///< verbs RNR NAK timer code
+  /// verbs (RoCE): the GID this endpoint uses: "" the device's choice, "link_local", "roce_v1",
+  /// or an index of the port's GID table.
+  std::string gid;
+  /// verbs: the path MTU in bytes (256 to 4096); 0 takes the smaller active MTU of both sides.
+  uint32_t path_mtu = 0;
   /// Skip faultline's limit check and call the native create anyway, to observe what the
   /// device itself does; the limit violation is still reported beside the native error.
+  /// At connect, skip the GID and path-MTU agreement checks and let the device decide.
   bool raw = false;
   /// How a value was derived, per field name, shown in limit errors:
   /// {"send_depth": "3 x max_tokens_per_rank 65536 + 1"}.

@@ -22,6 +22,10 @@ struct ExcludeEntry {
 
 /// Every scenario file under a scenario directory (not schema/, suites/, devices/, excludes/),
 /// the built-in scenarios, and the suites that list them.
+/// The scenario files under `scenario_dir`, sorted (not its schemas, suites, device profiles,
+/// excludes or sut programs).
+std::vector<std::string> scenario_files_under(const std::string& scenario_dir);
+
 class ScenarioCatalog {
  public:
   /// Loads every scenario file; each bad file adds its problems (nothing should run then).
