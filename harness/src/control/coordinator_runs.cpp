@@ -120,12 +120,29 @@ void Coordinator::relay_endpoint_info(ActiveRun& run, const std::string& agent_i
 
 void Coordinator::reach_barrier(ActiveRun& run, const std::string& agent_id,
                                 const std::string& name) {
-  auto& arrived = run.barriers[name];
-  arrived.insert(agent_id);
-  if (arrived.size() != run.result.agents.size()) return;
-  for (const auto& id : run.result.agents)
-    send_to(id, "barrier_release", {{"run_id", run.result.run_id}, {"name", name}});
-  run.barriers.erase(name);  // the same name may be reached again
+  run.barriers[name].insert(agent_id);
+  release_barriers(run);
+}
+
+void Coordinator::release_barriers(ActiveRun& run) {
+  // A side that died as its scenario asked (the `die` step) counts as there: its peer goes on.
+  const auto there = [&run](const std::set<std::string>& arrived, const std::string& id) {
+    return arrived.contains(id) ||
+           (run.result.sides.contains(id) && run.result.sides.at(id).contains("died"));
+  };
+  for (auto it = run.barriers.begin(); it != run.barriers.end();) {
+    const auto& arrived = it->second;
+    if (!std::all_of(run.result.agents.begin(), run.result.agents.end(),
+                     [&](const std::string& id) { return there(arrived, id); })) {
+      ++it;
+      continue;
+    }
+    for (const auto& id : run.result.agents) {
+      if (arrived.contains(id))
+        send_to(id, "barrier_release", {{"run_id", run.result.run_id}, {"name", it->first}});
+    }
+    it = run.barriers.erase(it);  // the same name may be reached again
+  }
 }
 
 void Coordinator::take_result(ActiveRun& run, const std::string& agent_id,
@@ -135,6 +152,7 @@ void Coordinator::take_result(ActiveRun& run, const std::string& agent_id,
   side.erase("session");
   side.erase("type");
   run.result.sides[agent_id] = side;
+  if (side.contains("died")) release_barriers(run);  // its peer may be waiting for it
   const auto verdict =
       verdict_from_string(message.at("verdict").get<std::string>()).value_or(Verdict::kError);
   const auto& agents = run.result.agents;

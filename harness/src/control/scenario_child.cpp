@@ -1,6 +1,8 @@
 #include "faultline/harness/control/scenario_child.hpp"
 
 #include <algorithm>
+#include <csignal>
+#include <cstring>
 #include <iostream>
 
 #include "faultline/harness/builtin_scenarios.hpp"
@@ -58,13 +60,17 @@ int run_scenario_child(int fd) {
   } catch (const nlohmann::json::exception& e) {
     outcome = {Verdict::kError, "", std::string("malformed scenario: ") + e.what(), "", ""};
   }
-  auto sent = channel.send_message("scenario_result", {{"run_id", run_id},
-                                                       {"verdict", to_string(outcome.verdict)},
-                                                       {"expected", outcome.expected},
-                                                       {"observed", outcome.observed},
-                                                       {"evidence", outcome.evidence},
-                                                       {"hint", outcome.hint},
-                                                       {"details", outcome.details}});
+  nlohmann::json result = {{"run_id", run_id},
+                           {"verdict", to_string(outcome.verdict)},
+                           {"expected", outcome.expected},
+                           {"observed", outcome.observed},
+                           {"evidence", outcome.evidence},
+                           {"hint", outcome.hint},
+                           {"details", outcome.details}};
+  if (outcome.dies_by != 0) result["died"] = std::string("SIG") + sigabbrev_np(outcome.dies_by);
+  auto sent = channel.send_message("scenario_result", result);
+  // As the scenario asked: the process ends as a crash ends it, its endpoint still open.
+  if (outcome.dies_by != 0) raise(outcome.dies_by);
   return sent.ok() ? 0 : 3;
 }
 

@@ -133,8 +133,9 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
                      {"op", op},
                      {"met", result.met},
                      {"note", result.met ? result.note : result.observed}});
-    if (result.met && expects_failure(step))
+    if (result.met && (expects_failure(step) || state.dies_by != 0))
       detected += (detected.empty() ? "" : "; ") + label + ": " + result.note;
+    if (state.dies_by != 0) break;
     if (!result.met) {
       outcome.verdict = result.verdict;
       outcome.expected = label + ": " + result.expected;
@@ -148,8 +149,10 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
     // A scenario whose point is a failure seen to happen says what was seen, not only "pass".
     constexpr size_t kLongest = 600;
     outcome.observed = detected.size() > kLongest ? detected.substr(0, kLongest) + "..." : detected;
-    // Both sides end together, so no endpoint goes away under the peer's last operation.
-    if (auto done = link.barrier("faultline.end"); !done.ok()) {
+    // Both sides end together, so no endpoint goes away under the peer's last operation (a
+    // side that dies leaves without: its peer's barriers count it as there).
+    auto done = state.dies_by != 0 ? Status{} : link.barrier("faultline.end");
+    if (!done.ok()) {
       outcome = {Verdict::kError, "", done.error().describe(), "", ""};
     }
   }
@@ -160,6 +163,7 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
                      {"faults", applied_faults(state, seed)},
                      {"traffic", traffic->to_json()},
                      {"port_counters", port_counter_growth(counters_before)}};
+  outcome.dies_by = state.dies_by;
   return outcome;
 }
 

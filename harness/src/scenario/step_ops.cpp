@@ -1,6 +1,9 @@
 #include "faultline/harness/scenario/step_ops.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -410,6 +413,14 @@ StepResult close_endpoint(StepState& state, const json& /*step*/) {
   return met("endpoint destroyed, as when its process dies");
 }
 
+// The process holding the endpoint dies by SIGKILL once its result is sent (the runner stops
+// here; the scenario child raises the signal): its QP, registrations and connection go the
+// way a crash takes them.
+StepResult die(StepState& state, const json& /*step*/) {
+  state.dies_by = SIGKILL;
+  return met("dies by SIGKILL, as the scenario asks (pid " + std::to_string(getpid()) + ")");
+}
+
 StepResult barrier(StepState& state, const json& step) {
   const std::string name = step.at("name");
   if (Status reached = state.link->barrier(name); !reached.ok()) return broken(reached.error());
@@ -463,6 +474,7 @@ const StepOps& step_ops() {
         {"modify_to_error", {modify_to_error, {}}},
         {"close_endpoint", {close_endpoint, {}}},
         {"barrier", {barrier, {}}},
+        {"die", {die, {}}},
         {"sleep", {sleep_for, {}}},
     };
     add_protocol_ops(all);

@@ -21,6 +21,10 @@ using Clock = std::chrono::steady_clock;
 // Spin this long on an empty CQ before easing off with short sleeps.
 constexpr auto kSpinBeforeSleep = std::chrono::milliseconds(1);
 constexpr auto kIdleSleep = std::chrono::microseconds(50);
+// How long deferred posts may be refused with -FI_EAGAIN before they fail: rxm answers a post
+// to a peer whose process is gone with -FI_EAGAIN for ever (each retry reconnects and is
+// refused), which would otherwise be a silent hang.
+constexpr auto kRefusedBudget = std::chrono::seconds(5);
 
 std::atomic<uint32_t> next_endpoint_number{1};
 
@@ -456,11 +460,37 @@ Completion OfiEndpoint::convert_error(const fi_cq_err_entry& entry) {
   return out;
 }
 
+void OfiEndpoint::fail_deferred() {
+  const auto seconds = std::chrono::duration<double>(kRefusedBudget).count();
+  for (OpContext* ctx : std::exchange(deferred_, {})) {
+    Completion failed;
+    failed.wr_id = ctx->wr_id;
+    failed.op = ctx->op;
+    failed.qp_num = endpoint_number_;
+    failed.status = CompletionStatus::kRetryExcErr;
+    failed.native_status = FI_EAGAIN;
+    failed.native_text = std::string(submit_call(ctx->is_recv, ctx->op)) +
+                         " still refused with -FI_EAGAIN after " +
+                         std::to_string(seconds).substr(0, 3) +
+                         " s: the provider cannot reach the peer (its process gone, or its "
+                         "address refusing connections)";
+    release(ctx);
+    backlog_.push_back(failed);
+  }
+  refused_since_.reset();
+}
+
 Status OfiEndpoint::progress() {
   while (!deferred_.empty()) {
     OpContext* ctx = deferred_.front();
     const ssize_t rc = submit(*ctx);
-    if (rc == -FI_EAGAIN) break;
+    if (rc == -FI_EAGAIN) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!refused_since_) refused_since_ = now;
+      if (now - *refused_since_ >= kRefusedBudget) fail_deferred();
+      break;
+    }
+    refused_since_.reset();
     deferred_.pop_front();
     if (rc != 0) {
       // The post was accepted earlier, so its failure arrives as an error completion.

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "faultline/transports/limits_check.hpp"
@@ -82,6 +83,8 @@ class OfiEndpoint final : public Endpoint {
   /// Submits now, or queues behind earlier refused posts; a hard failure releases the context.
   Status submit_or_defer(OpContext* context);
   /// Retries deferred posts in order, then one fi_cq_read; completions go to the backlog.
+  /// Fails every deferred post with RETRY_EXC_ERR once they were refused for too long.
+  void fail_deferred();
   Status progress();
   /// Converts one read (or error) entry; false when it is a suppressed unsignaled success.
   bool convert(const fi_cq_data_entry& entry, Completion& out);
@@ -97,6 +100,8 @@ class OfiEndpoint final : public Endpoint {
   std::vector<OpContext*> free_recv_;
   std::deque<Completion> backlog_;
   std::deque<OpContext*> deferred_;
+  /// Since when the oldest deferred post has been refused with -FI_EAGAIN without a break.
+  std::optional<std::chrono::steady_clock::time_point> refused_since_;
   std::vector<std::byte> address_;
   fi_addr_t peer_ = FI_ADDR_UNSPEC;
   bool errored_ = false;

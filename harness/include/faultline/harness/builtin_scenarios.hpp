@@ -23,6 +23,9 @@ struct ScenarioOutcome {
   std::string evidence;
   std::string hint;
   nlohmann::json details = nlohmann::json::object();  ///< steps, faults applied: report evidence
+  /// A side whose scenario asked it to die (the `die` step): the process raises this signal
+  /// once its result is sent, as a crash would end it.
+  int dies_by = 0;
 };
 
 /// Everything a scenario side needs.

@@ -160,6 +160,8 @@ class Coordinator {
   void relay_endpoint_info(ActiveRun& run, const std::string& agent_id, const nlohmann::json& info);
   /// Releases the barrier `name` once every agent of the run reached it.
   void reach_barrier(ActiveRun& run, const std::string& agent_id, const std::string& name);
+  /// Releases every barrier of `run` that each side reached, or left by dying as asked.
+  void release_barriers(ActiveRun& run);
   /// One side's result; the run finishes when all are in (or one crashed), else after a grace.
   void take_result(ActiveRun& run, const std::string& agent_id, const nlohmann::json& message,
                    RunObserver& observer);

@@ -43,6 +43,8 @@ struct StepState {
   std::deque<transports::Completion> reaped;
   /// The protocol engines of this side, made by their first steps (see session_of).
   ProtocolSessions sessions;
+  /// Set by a `die` step: the signal this side's process ends by, after its result is sent.
+  int dies_by = 0;
 };
 
 /// The session of the engine `name` on this side, made as `Session(state)` by its first step.
