@@ -16,6 +16,7 @@
 #include <memory>
 #include <thread>
 
+#include "agent_join.hpp"
 #include "agent_programs.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/channel.hpp"
@@ -33,48 +34,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kHandshakeTimeout = 10s;
-
 void log(const std::string& text) { std::cerr << "faultline agent: " << text << std::endl; }
 
 std::string signal_name(int signal) {
   const char* abbreviation = sigabbrev_np(signal);
   return abbreviation != nullptr ? "SIG" + std::string(abbreviation)
                                  : "signal " + std::to_string(signal);
-}
-
-// Connects with exponential backoff until the budget is spent (the whole of it).
-Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOptions& options) {
-  auto address = parse_host_port(options.coordinator);
-  if (!address.ok()) return std::move(address).take_error();
-  const auto start = std::chrono::steady_clock::now();
-  auto backoff = 100ms;
-  int attempts = 0;
-  for (;;) {
-    ++attempts;
-    auto fd = connect_tcp(address.value());
-    if (fd.ok()) {
-      return std::make_unique<control::Channel>(fd.value(), "coordinator " + address->text());
-    }
-    const auto spent = std::chrono::steady_clock::now() - start;
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_budget - spent);
-    if (left <= 0ms) {
-      const auto seconds = std::chrono::duration<double>(spent).count();
-      Error error = std::move(fd).take_error();
-      error.message = "could not reach the coordinator at " + address->text() + " after " +
-                      std::to_string(attempts) + " attempts over " +
-                      std::to_string(seconds).substr(0, 4) +
-                      " s; last attempt: " + error.describe();
-      error.call.clear();
-      return std::move(error).with_hint(
-          "is the coordinator running and listening on that address "
-          "(faultline coordinator --listen)? is a firewall in the way?");
-    }
-    // The last attempt is made as the budget ends, not a backoff early.
-    std::this_thread::sleep_for(std::min(backoff, left));
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
-  }
 }
 
 // This host's address on the coordinator's network: the local end of the control connection.
@@ -90,81 +55,6 @@ std::string local_address_of(int fd) {
     }
   }
   return text;
-}
-
-// The kinds of SUT programs this host can run (harness/sut: a verbs device, mpirun).
-nlohmann::json program_kinds() {
-  nlohmann::json kinds = nlohmann::json::array();
-  for (const char* needs : {"ofi", "verbs", "mpi"})
-    if (sut::missing_for_needs(needs).empty()) kinds.push_back(needs);
-  return kinds;
-}
-
-nlohmann::json hello(const AgentOptions& options) {
-  nlohmann::json devices = nlohmann::json::array();
-  auto listed = list_devices({options.target.transport, "", ""});
-  if (listed.ok()) devices = listed.value();
-  return {{"host", host_name()},
-          {"pid", static_cast<uint64_t>(getpid())},
-          {"target",
-           {{"transport", options.target.transport},
-            {"provider", options.target.provider},
-            {"device", options.target.device}}},
-          {"devices", devices},
-          {"programs", program_kinds()}};
-}
-
-struct Welcome {
-  std::string agent_id;
-  std::chrono::milliseconds heartbeat{0};
-};
-
-// Answers the challenge; the welcome (this agent's id, the heartbeat interval), or the reason
-// it failed.
-Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& options) {
-  auto challenge = channel.receive(kHandshakeTimeout);
-  if (!challenge.ok()) return std::move(challenge).take_error();
-  FAULTLINE_RETURN_IF_ERROR(control::validate_message(challenge.value(), {"challenge"}));
-  if (challenge->at("version") != control::kProtocolVersion) {
-    return Error{ErrorCode::kProtocolViolation, "the coordinator speaks control protocol version " +
-                                                    challenge->at("version").dump() +
-                                                    ", this agent " +
-                                                    std::to_string(control::kProtocolVersion)};
-  }
-  const std::string own_nonce = control::make_nonce();
-  FAULTLINE_RETURN_IF_ERROR(channel.send_message(
-      "auth", {{"answer", control::answer_challenge(options.token, challenge->at("nonce"),
-                                                    control::Prover::kAgent)},
-               {"nonce", own_nonce},
-               {"version", control::kProtocolVersion},
-               {"hello", hello(options)}}));
-  auto answer = channel.receive(kHandshakeTimeout);
-  if (!answer.ok()) return std::move(answer).take_error();
-  FAULTLINE_RETURN_IF_ERROR(control::validate_message(answer.value(), {"welcome", "reject"}));
-  if (answer->at("type") == "reject") {
-    const std::string reason = answer->at("reason");
-    Error refused{ErrorCode::kInvalidArgument, "the coordinator refused this agent: " + reason};
-    if (reason.find("token") != std::string::npos) {
-      return std::move(refused).with_hint(
-          "the agent and the coordinator must share the same token "
-          "(--token-file or FAULTLINE_TOKEN)");
-    }
-    return std::move(refused).with_hint(
-        "the coordinator expects fewer agents (--agents); is another agent already using it?");
-  }
-  if (!control::answer_is_valid(options.token, own_nonce, control::Prover::kCoordinator,
-                                answer->at("answer"))) {
-    return Error{ErrorCode::kInvalidArgument,
-                 "the " + channel.peer_name() +
-                     " welcomed this agent but did not prove it knows the token; not trusting it"}
-        .with_hint(
-            "is something else listening on the coordinator's address, or does the "
-            "coordinator have another token?");
-  }
-  channel.set_session(answer->at("session"));
-  const std::string agent_id = answer->at("agent_id");
-  log("connected to " + channel.peer_name() + " as " + agent_id);
-  return Welcome{agent_id, std::chrono::milliseconds(answer->at("heartbeat_ms").get<uint64_t>())};
 }
 
 enum class Source { kCoordinator, kChild, kProgram };
@@ -422,6 +312,8 @@ class AgentSession {
 }  // namespace
 
 int run_agent(const AgentOptions& options) {
+  // Scenario children inherit it: the control.join step joins this coordinator on purpose.
+  setenv(kCoordinatorEnv, options.coordinator.c_str(), 1);
   std::unique_ptr<reports::Metrics> metrics;
   if (!options.metrics_listen.empty()) {
     metrics = std::make_unique<reports::Metrics>();

@@ -5,10 +5,11 @@
 
 // One line per engine, above the end: X(name) is add_<name>_ops(StepOps&), defined in
 // <name>_ops.cpp.
-#define FAULTLINE_PROTOCOL_ENGINES(X) \
-  X(kv)                               \
-  X(collective)                       \
-  X(tagged)                           \
+#define FAULTLINE_PROTOCOL_ENGINES(X)                     \
+  X(kv)                                                   \
+  X(collective)                                           \
+  X(tagged)                                               \
+  X(control) /* the control plane itself: control.join */ \
   /* the end of the list */
 
 namespace faultline::harness {

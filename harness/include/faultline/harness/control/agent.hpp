@@ -13,6 +13,8 @@ struct AgentOptions {
   transports::Target target;
   /// How long to keep trying to reach the coordinator (exponential backoff from 100 ms).
   std::chrono::milliseconds connect_budget = std::chrono::seconds(10);
+  /// How long each message of the handshake may take to arrive.
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(10);
   /// The faultline binary, re-executed as `scenario-child` for every scenario.
   std::string executable;
   /// Serve Prometheus metrics here ("PORT" or "ADDR:PORT"; empty: none), and for how long

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "faultline/core/status.hpp"
+#include "faultline/harness/control/agent.hpp"
+#include "faultline/harness/control/channel.hpp"
+
+namespace faultline::harness {
+
+/// The environment variable through which an agent tells its scenario children the
+/// coordinator's address (HOST:PORT).
+inline constexpr const char* kCoordinatorEnv = "FAULTLINE_COORDINATOR";
+
+/// What the coordinator says to an agent it accepted.
+struct Welcome {
+  std::string agent_id;
+  std::chrono::milliseconds heartbeat{0};
+};
+
+/// Connects to `options.coordinator` with exponential backoff until `connect_budget` is spent
+/// (all of it); the error names the address, the attempts and the last failure.
+Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOptions& options);
+
+/// Answers the coordinator's challenge with `options.token` and checks its proof; the welcome,
+/// or why it failed (a refused token, no answer within `handshake_timeout`).
+Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& options);
+
+}  // namespace faultline::harness
