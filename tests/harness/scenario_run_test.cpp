@@ -317,8 +317,8 @@ TEST_CASE("validate exits 2 on every malformed file, naming it and a pointer", "
   // the whole.
   auto directory = run_command(kFaultline + " validate " + kData + "/malformed");
   CHECK(directory.exit_code == 2);
-  CHECK_THAT(directory.err, Catch::Contains(std::to_string(files) + " of " +
-                                            std::to_string(files) + " file(s) invalid"));
+  CHECK_THAT(directory.err, Catch::Contains(std::to_string(files) + " of " + std::to_string(files) +
+                                            " file(s) invalid"));
 }
 
 TEST_CASE("list --json names every scenario with its tags, and the suites", "[integration]") {

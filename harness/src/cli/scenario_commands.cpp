@@ -29,7 +29,8 @@ struct ValidateCommand {
         continue;
       }
       const auto found = harness::scenario_files_under(file);
-      if (found.empty()) problems.push_back({file, "", "a scenario file, or a directory holding some"});
+      if (found.empty())
+        problems.push_back({file, "", "a scenario file, or a directory holding some"});
       expanded.insert(expanded.end(), found.begin(), found.end());
     }
     size_t valid = 0;

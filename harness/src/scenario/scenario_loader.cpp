@@ -118,8 +118,8 @@ class SemanticChecker {
       counts += (counts.empty() ? "" : ", ") + role + " " + std::to_string(count);
     }
     if (!paired)
-      problem(last_pointer, "a connect for every role (each is an exchange with the peer); got " +
-                                counts);
+      problem(last_pointer,
+              "a connect for every role (each is an exchange with the peer); got " + counts);
   }
 
   // A derivation explains a config value: it must name one the step sets, and give it.

@@ -77,6 +77,20 @@ json port_counter_growth(const std::optional<transports::PortCounters>& before) 
           {"grown", transports::grown_counters(*before, *after)}};
 }
 
+// The side's device as its steps see it: the scenario's faults for this side, then the traffic
+// meter outermost, so it counts what the steps see, injected faults included.
+std::unique_ptr<transports::Device> decorated_device(
+    std::unique_ptr<transports::Device> device, StepState& state,
+    const std::shared_ptr<transports::meter::TrafficCounts>& traffic) {
+  auto plan = fault_plan_for(*state.document, state.role, state.seed, state.rank);
+  if (!plan.empty()) {
+    state.faults_applied = std::make_shared<transports::fault::FaultLog>();
+    device =
+        transports::fault::wrap_device(std::move(device), std::move(plan), state.faults_applied);
+  }
+  return transports::meter::meter_device(std::move(device), traffic);
+}
+
 }  // namespace
 
 ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
@@ -103,17 +117,8 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
   state.rank = rank;
   state.size = size;
   state.seed = seed;
-  state.device = std::move(device).value();
-  auto plan = fault_plan_for(document, role, seed, rank);
-  if (!plan.empty()) {
-    state.faults_applied = std::make_shared<transports::fault::FaultLog>();
-    state.device = transports::fault::wrap_device(std::move(state.device), std::move(plan),
-                                                  state.faults_applied);
-  }
-
-  // Outermost, so it counts what the steps see, injected faults included.
   const auto traffic = std::make_shared<transports::meter::TrafficCounts>();
-  state.device = transports::meter::meter_device(std::move(state.device), traffic);
+  state.device = decorated_device(std::move(device).value(), state, traffic);
   const transports::DeviceInfo& device_info = state.device->info();
   const auto counters_before = transports::read_port_counters(device_info.name, device_info.port);
 

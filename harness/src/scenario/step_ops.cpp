@@ -206,8 +206,8 @@ Status post_repeated(StepState& state, const json& step, transports::WorkRequest
     Status posted = state.endpoint->post_send(request);
     if (!posted.ok() && repeat > 1) {
       Error error = std::move(posted).take_error();
-      error.message = "post " + std::to_string(i + 1) + " of " + std::to_string(repeat) + ": " +
-                      error.message;
+      error.message =
+          "post " + std::to_string(i + 1) + " of " + std::to_string(repeat) + ": " + error.message;
       return error;
     }
     FAULTLINE_RETURN_IF_ERROR(posted);
@@ -268,9 +268,8 @@ StepResult rdma(StepState& state, const json& step, bool write) {
   if (step.contains("imm")) request.imm = step.at("imm").get<uint32_t>();
   request.remote = remote;
   return judge(step, post_repeated(state, step, request), op,
-               "posted " + posts_of(step) + op + " of " + size_of(segments.value()) +
-                   " to peer " + name +
-                   (target.value("key", "valid") == "wrong" ? " with a wrong key" : ""));
+               "posted " + posts_of(step) + op + " of " + size_of(segments.value()) + " to peer " +
+                   name + (target.value("key", "valid") == "wrong" ? " with a wrong key" : ""));
 }
 
 // The next completion: one reaped while waiting for the peer, else one polled.
@@ -285,8 +284,7 @@ Result<size_t> next_completion(StepState& state, Completion& completion,
 }
 
 // A poll that must fail (a CQ overrun): completions before the error are taken and counted.
-StepResult poll_until_error(StepState& state, const json& step,
-                            std::chrono::milliseconds timeout) {
+StepResult poll_until_error(StepState& state, const json& step, std::chrono::milliseconds timeout) {
   size_t taken = 0;
   for (;;) {
     Completion completion;

@@ -209,6 +209,31 @@ struct Rendezvous::Impl {
     return {};
   }
 
+  // The segments that landed for `announce`, each checked against its announced digest.
+  Result<std::vector<std::vector<std::byte>>> landed_segments(
+      const ControlFrame& announce, MessageType type, const std::vector<uint64_t>& lengths) {
+    std::vector<std::vector<std::byte>> segments;
+    size_t offset = 0;
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      const std::span<const std::byte> arrived(landing() + offset, lengths[i]);
+      const uint64_t digest = digest_of(arrived);
+      if (digest != announce.digests[i]) {
+        const SegmentContract& contract = contract_of(type);
+        ProtocolViolation violation{std::string(contract.name),
+                                    "segment " + std::string(contract.segments[i]) + " digest",
+                                    announce.digests[i],
+                                    digest,
+                                    options.side,
+                                    "the bytes that arrived are not the bytes announced"};
+        events.push_back("rejected " + violation.describe());
+        return violation.to_error();
+      }
+      segments.emplace_back(arrived.begin(), arrived.end());
+      offset += lengths[i];
+    }
+    return segments;
+  }
+
   Status reject(const ControlFrame& announce, const ProtocolViolation& violation) {
     ControlFrame frame;
     frame.kind = FrameKind::kReject;
@@ -432,25 +457,9 @@ Result<Message> Rendezvous::receive() {
     return c.op == Opcode::kRecvRdmaWithImm && c.imm && *c.imm == frame.request_id;
   });
   if (!signal.ok()) return std::move(signal).take_error();
-  offset = 0;
-  for (size_t i = 0; i < lengths.size(); ++i) {
-    const std::span<const std::byte> arrived(self.landing() + offset, lengths[i]);
-    const uint64_t digest = digest_of(arrived);
-    if (digest != frame.digests[i]) {
-      const std::string segment(contract_of(type).segments[i]);
-      ProtocolViolation violation{name,
-                                  "segment " + segment + " digest",
-                                  frame.digests[i],
-                                  digest,
-                                  self.options.side,
-                                  "the bytes that arrived are not "
-                                  "the bytes announced"};
-      self.events.push_back("rejected " + violation.describe());
-      return violation.to_error();
-    }
-    message.segments.emplace_back(arrived.begin(), arrived.end());
-    offset += lengths[i];
-  }
+  auto segments = self.landed_segments(frame, type, lengths);
+  if (!segments.ok()) return std::move(segments).take_error();
+  message.segments = std::move(segments).value();
   self.events.push_back("received " + name + " with " + std::to_string(lengths.size()) +
                         " segments");
   return message;

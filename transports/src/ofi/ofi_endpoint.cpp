@@ -460,22 +460,28 @@ Completion OfiEndpoint::convert_error(const fi_cq_err_entry& entry) {
   return out;
 }
 
+void OfiEndpoint::complete_unsubmitted(OpContext* ctx, CompletionStatus status, int native,
+                                       std::string text) {
+  Completion completion;
+  completion.wr_id = ctx->wr_id;
+  completion.op = ctx->op;
+  completion.qp_num = endpoint_number_;
+  completion.status = status;
+  completion.native_status = native;
+  completion.native_text = std::move(text);
+  release(ctx);
+  backlog_.push_back(std::move(completion));
+}
+
 void OfiEndpoint::fail_deferred() {
   const auto seconds = std::chrono::duration<double>(kRefusedBudget).count();
   for (OpContext* ctx : std::exchange(deferred_, {})) {
-    Completion failed;
-    failed.wr_id = ctx->wr_id;
-    failed.op = ctx->op;
-    failed.qp_num = endpoint_number_;
-    failed.status = CompletionStatus::kRetryExcErr;
-    failed.native_status = FI_EAGAIN;
-    failed.native_text = std::string(submit_call(ctx->is_recv, ctx->op)) +
-                         " still refused with -FI_EAGAIN after " +
-                         std::to_string(seconds).substr(0, 3) +
-                         " s: the provider cannot reach the peer (its process gone, or its "
-                         "address refusing connections)";
-    release(ctx);
-    backlog_.push_back(failed);
+    complete_unsubmitted(ctx, CompletionStatus::kRetryExcErr, FI_EAGAIN,
+                         std::string(submit_call(ctx->is_recv, ctx->op)) +
+                             " still refused with -FI_EAGAIN after " +
+                             std::to_string(seconds).substr(0, 3) +
+                             " s: the provider cannot reach the peer (its process gone, or its "
+                             "address refusing connections)");
   }
   refused_since_.reset();
 }
@@ -494,16 +500,10 @@ Status OfiEndpoint::progress() {
     deferred_.pop_front();
     if (rc != 0) {
       // The post was accepted earlier, so its failure arrives as an error completion.
-      Completion failed;
-      failed.wr_id = ctx->wr_id;
-      failed.op = ctx->op;
-      failed.qp_num = endpoint_number_;
-      failed.status = completion_status_from_ofi_error(static_cast<int>(-rc));
-      failed.native_status = static_cast<int32_t>(-rc);
-      failed.native_text = std::string(submit_call(ctx->is_recv, ctx->op)) +
-                           " failed on retry: " + fi_strerror(static_cast<int>(-rc));
-      release(ctx);
-      backlog_.push_back(failed);
+      complete_unsubmitted(ctx, completion_status_from_ofi_error(static_cast<int>(-rc)),
+                           static_cast<int>(-rc),
+                           std::string(submit_call(ctx->is_recv, ctx->op)) +
+                               " failed on retry: " + fi_strerror(static_cast<int>(-rc)));
     }
   }
   std::array<fi_cq_data_entry, 16> entries{};
@@ -565,18 +565,10 @@ Status OfiEndpoint::modify_to_error() {
   // libfabric has no QP error state: flush what was never handed to the provider, cancel
   // every posted receive (each completes with FI_ECANCELED, the flush) and refuse later posts.
   errored_ = true;
-  for (OpContext* ctx : deferred_) {
-    Completion flushed;
-    flushed.wr_id = ctx->wr_id;
-    flushed.op = ctx->op;
-    flushed.qp_num = endpoint_number_;
-    flushed.status = CompletionStatus::kWrFlushErr;
-    flushed.native_status = FI_ECANCELED;
-    flushed.native_text = "FI_ECANCELED: flushed before it reached the provider";
-    release(ctx);
-    backlog_.push_back(flushed);
+  for (OpContext* ctx : std::exchange(deferred_, {})) {
+    complete_unsubmitted(ctx, CompletionStatus::kWrFlushErr, FI_ECANCELED,
+                         "FI_ECANCELED: flushed before it reached the provider");
   }
-  deferred_.clear();
   for (auto& context : recv_contexts_) {
     if (!context.in_use) continue;
     if (ssize_t rc = fi_cancel(&ep_->fid, &context.fi_ctx); rc != 0) {

@@ -83,6 +83,8 @@ class OfiEndpoint final : public Endpoint {
   /// Submits now, or queues behind earlier refused posts; a hard failure releases the context.
   Status submit_or_defer(OpContext* context);
   /// Retries deferred posts in order, then one fi_cq_read; completions go to the backlog.
+  /// Completes a post the provider never took, with `status`, into the backlog.
+  void complete_unsubmitted(OpContext* ctx, CompletionStatus status, int native, std::string text);
   /// Fails every deferred post with RETRY_EXC_ERR once they were refused for too long.
   void fail_deferred();
   Status progress();

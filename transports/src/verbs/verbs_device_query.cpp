@@ -160,9 +160,9 @@ std::optional<uint32_t> choose_gid(const std::vector<GidEntry>& gids, std::strin
 std::optional<uint32_t> find_gid(const std::vector<GidEntry>& gids, const std::string& wanted,
                                  std::string& why) {
   for (const auto& entry : gids) {
-    const bool match = wanted == "link_local"  ? entry.gid.rfind("fe80:", 0) == 0
-                       : wanted == "roce_v1" ? entry.type == "RoCE v1"
-                                             : std::to_string(entry.index) == wanted;
+    const bool match = wanted == "link_local" ? entry.gid.rfind("fe80:", 0) == 0
+                       : wanted == "roce_v1"  ? entry.type == "RoCE v1"
+                                              : std::to_string(entry.index) == wanted;
     if (match) return entry.index;
   }
   std::string table;

@@ -11,8 +11,8 @@
 
 #include "faultline/transports/limits_check.hpp"
 #include "faultline/transports/verbs/verbs_status_map.hpp"
-#include "verbs_device_query.hpp"
 #include "verbs_device.hpp"
+#include "verbs_device_query.hpp"
 
 namespace faultline::transports::verbs {
 
@@ -258,14 +258,14 @@ Status VerbsEndpoint::connect(std::span<const std::byte> peer_address) {
 }
 
 Result<std::optional<GidEntry>> VerbsEndpoint::choose_endpoint_gid(const DeviceInfo& info,
-                                                                  const EndpointConfig& config) {
+                                                                   const EndpointConfig& config) {
   std::optional<uint32_t> index = info.gid_index;
   if (!config.gid.empty()) {
     std::string why;
     index = find_gid(info.gids, config.gid, why);
     if (!index) {
-      Error error{ErrorCode::kNotFound, info.name + " port " + std::to_string(info.port) + ": " +
-                                            why};
+      Error error{ErrorCode::kNotFound,
+                  info.name + " port " + std::to_string(info.port) + ": " + why};
       error.where = {"verbs", info.native_provider, info.name, info.port, std::nullopt};
       return std::move(error).with_hint(
           "`faultline devices --transport verbs --json` lists the GID table");
@@ -287,8 +287,8 @@ Status VerbsEndpoint::check_gids_agree(const std::string& peer_gid,
   return error_here(ErrorCode::kInvalidArgument,
                     "GID mismatch: this side uses gid " + std::to_string(gid_->index) + " " +
                         gid_->gid + " (" + gid_->type + ", " + own_family + "), the peer " +
-                        peer_gid + " (" + (peer_type.empty() ? "type unknown" : peer_type) +
-                        ", " + peer_family + "): " +
+                        peer_gid + " (" + (peer_type.empty() ? "type unknown" : peer_type) + ", " +
+                        peer_family + "): " +
                         (types_differ ? "RoCE v1 and v2 packets do not reach each other"
                                       : "an IPv4 and an IPv6 address do not route to each other") +
                         "; caught before any traffic")
@@ -303,15 +303,17 @@ Status VerbsEndpoint::check_path_mtu(uint32_t path_mtu, uint32_t active_mtu,
     return error_here(ErrorCode::kInvalidArgument,
                       "path_mtu " + std::to_string(path_mtu) + " is above the active MTU " +
                           std::to_string(active_mtu) + " of this port; caught before any traffic")
-        .with_hint("the active MTU follows the netdev's MTU (1500 gives 1024); lower path_mtu "
-                   "or raise the interface MTU on both sides");
+        .with_hint(
+            "the active MTU follows the netdev's MTU (1500 gives 1024); lower path_mtu "
+            "or raise the interface MTU on both sides");
   }
   if (path_mtu != peer_path_mtu) {
     return error_here(ErrorCode::kInvalidArgument,
                       "path MTU mismatch: this side " + std::to_string(path_mtu) + ", the peer " +
                           std::to_string(peer_path_mtu) + "; caught before any traffic")
-        .with_hint("both sides of a QP must use the same path MTU: take the smaller active MTU "
-                   "of the two (ibv_query_port) rather than a fixed value");
+        .with_hint(
+            "both sides of a QP must use the same path MTU: take the smaller active MTU "
+            "of the two (ibv_query_port) rather than a fixed value");
   }
   return {};
 }
