@@ -6,6 +6,7 @@
 #include <ctime>
 #include <map>
 
+#include "control/peer_record_checks.hpp"
 #include "faultline/harness/net_address.hpp"
 
 namespace faultline::harness {
@@ -64,14 +65,10 @@ namespace {
 nlohmann::json agents_of(const Coordinator& coordinator) {
   nlohmann::json agents = nlohmann::json::array();
   for (const auto& agent : coordinator.agents()) {
-    agents.push_back({{"id", agent.id},
-                      {"host", agent.host},
-                      {"pid", agent.pid},
-                      {"remote", agent.remote},
-                      {"lost", agent.lost},
-                      {"lost_reason", agent.lost_reason},
-                      {"target", agent.hello.value("target", nlohmann::json::object())},
-                      {"devices", agent.hello.value("devices", nlohmann::json::array())}});
+    nlohmann::json record = agent_record_of(agent.hello, agent.id, agent.remote);
+    record["lost"] = agent.lost;
+    record["lost_reason"] = agent.lost_reason;
+    agents.push_back(std::move(record));
   }
   return agents;
 }

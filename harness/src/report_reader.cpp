@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "faultline/core/json_depth.hpp"
+#include "faultline/harness/strict_json.hpp"
 #include "scenario/schema_checker.hpp"
 #include "schema_texts.hpp"
 
@@ -30,13 +31,14 @@ Result<nlohmann::json> parse_report(const std::string& name, const std::string& 
                                                   "than " +
                                                   std::to_string(kMaxJsonDepth)};
   }
-  nlohmann::json report;
-  try {
-    report = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  JsonTextProblem bad_text;
+  auto parsed = parse_json_strictly(text, bad_text);
+  if (!parsed) {
     return Error{ErrorCode::kInvalidArgument,
-                 name + ": not a JSON document (" + std::string(e.what()) + ")"};
+                 name + ": " + (bad_text.pointer.empty() ? "" : bad_text.pointer + ": ") +
+                     "expected " + bad_text.expected};
   }
+  nlohmann::json report = std::move(*parsed);
   const auto problems = report_schema_problems(report);
   if (!problems.empty()) {
     std::string text_of_problems;

@@ -19,6 +19,7 @@
 #include "control_peers.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/channel.hpp"
+#include "faultline/harness/report_reader.hpp"
 #include "harness_test_paths.hpp"
 #include "support/local_port.hpp"
 #include "support/run_command.hpp"
@@ -84,6 +85,44 @@ nlohmann::json handshake_as_coordinator(Channel& agent, const std::string& welco
               .ok());
   return auth.value();
 }
+
+// A raw client authenticated as an agent: its session and the sequence number of its next
+// message, so a test can send what a real agent never would.
+struct RawAgent {
+  RawClient client;
+  std::string session;
+  uint64_t seq = 1;
+
+  explicit RawAgent(uint16_t port, nlohmann::json hello = nullptr) : client(port) {
+    const auto challenge = client.read_message(5s);
+    REQUIRE(challenge);
+    nlohmann::json auth = auth_for(*challenge, "token");
+    if (!hello.is_null()) auth["hello"] = std::move(hello);
+    client.send_message(auth);
+  }
+  // The welcome (or the reject) that answered the auth.
+  nlohmann::json answer() {
+    const auto message = client.read_message(5s);
+    REQUIRE(message);
+    session = message->value("session", "");
+    return *message;
+  }
+  // Reads until a message of `type` comes.
+  nlohmann::json await(const std::string& type) {
+    for (int i = 0; i < 50; ++i) {
+      const auto message = client.read_message(10s);
+      REQUIRE(message);
+      if (message->at("type") == type) return *message;
+    }
+    FAIL("no " << type);
+    return {};
+  }
+  void send(nlohmann::json message) {
+    message["seq"] = seq++;
+    message["session"] = session;
+    client.send_message(message);
+  }
+};
 
 }  // namespace
 
@@ -390,4 +429,60 @@ TEST_CASE("the metrics endpoint is read-only: it answers GET /metrics and nothin
   const std::string after = run_command(request + "GET /metrics ''").out;
   CHECK_THAT(after, Catch::Contains("exposer_transferred_bytes_total"));  // still serving
   CHECK(after.find("faultline_agent_up 5") == std::string::npos);
+}
+
+TEST_CASE("a scenario_result the report cannot hold loses its agent, not the coordinator",
+          "[integration][ofi][control]") {
+  // A details that is a string, a traffic that is not an object, a verdict nobody knows: each
+  // once ended the coordinator with a type_error or broke report.json's schema.
+  for (const nlohmann::json& bad :
+       {nlohmann::json{{"verdict", "pass"}, {"details", "a string"}},
+        nlohmann::json{{"verdict", "pass"}, {"details", {{"traffic", 7}}}},
+        nlohmann::json{{"verdict", "splendid"}}}) {
+    CAPTURE(bad.dump());
+    TempDir dir;
+    auto coordinator = start_coordinator(dir, "token", 2, "pingpong");
+    RawAgent raw(coordinator.port);
+    REQUIRE(raw.answer().at("type") == "welcome");
+    auto real = start_agent(coordinator.port, "token");
+    const auto run = raw.await("run_scenario");
+    nlohmann::json result = bad;
+    result["type"] = "scenario_result";
+    result["run_id"] = run.at("run_id");
+    raw.send(result);
+    CHECK(raw.client.closed_by_peer());
+    const auto code = coordinator.process->wait(30s);
+    INFO(coordinator.process->err());
+    REQUIRE(code.has_value());
+    CHECK(*code == 3);  // an agent lost is a harness error, not a crash (which was a type_error)
+    CHECK_THAT(coordinator.process->err(),
+               Catch::Contains("sent a scenario_result the report cannot hold: /"));
+    auto report = faultline::harness::read_report(dir.path() + "/report/report.json");
+    REQUIRE(report.ok());  // it conforms: read_report checks the schema
+    CHECK(report->at("scenarios").at(0).at("verdict") == "error");
+  }
+}
+
+TEST_CASE("a hello the report cannot hold is refused at the handshake, naming the field",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  auto coordinator = start_coordinator(dir, "token", 2, "pingpong");
+  for (const nlohmann::json& hello :
+       {nlohmann::json{{"host", "h"}, {"pid", 1}, {"target", 5}},
+        nlohmann::json{{"host", "h"}, {"pid", 1}, {"devices", {{{"name", 3}}}}}}) {
+    CAPTURE(hello.dump());
+    RawAgent raw(coordinator.port, hello);
+    const auto answer = raw.answer();
+    CHECK(answer.at("type") == "reject");
+    CHECK_THAT(answer.at("reason").get<std::string>(),
+               Catch::Contains("the hello breaks the report's agent record: /"));
+    CHECK(raw.client.closed_by_peer());
+  }
+  // The places stay free: two real agents still run the scenario, and the report conforms.
+  auto first = start_agent(coordinator.port, "token");
+  auto second = start_agent(coordinator.port, "token");
+  const auto code = coordinator.process->wait(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  CHECK(faultline::harness::read_report(dir.path() + "/report/report.json").ok());
 }

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "faultline/harness/report_reader.hpp"
@@ -92,6 +93,14 @@ TEST_CASE("faultline report refuses what is not a faultline report, naming why",
   CHECK_THAT(scenario.err, Catch::Contains("(missing)"));
   auto format = run_command(kFaultline + " report --format pdf x.json");
   CHECK(format.exit_code == 2);
+  // A number no double holds is a usage error naming the file and the pointer, not an
+  // internal error.
+  const std::string huge = dir.path() + "/huge.json";
+  std::ofstream(huge) << R"({"schema_version": 1e400})";
+  auto overflow = run_command(kFaultline + " report " + huge);
+  CHECK(overflow.exit_code == 2);
+  CHECK_THAT(overflow.err, Catch::Contains(huge + ": /schema_version: expected a number a "
+                                                  "double can hold; got 1e400"));
 }
 
 TEST_CASE("a run killed with SIGKILL mid-suite leaves a report that conforms",

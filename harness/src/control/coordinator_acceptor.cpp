@@ -2,6 +2,7 @@
 // the mutual handshake, and one reader per connection that validates every message and hands
 // it to the decision thread; sending to an agent.
 #include "faultline/harness/control/coordinator.hpp"
+#include "peer_record_checks.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -164,6 +165,14 @@ Result<std::string> Coordinator::handshake(Connection& connection) {
   if (!hello.contains("host") || !hello.at("host").is_string() || !hello.contains("pid") ||
       !hello.at("pid").is_number_unsigned()) {
     return Error{ErrorCode::kProtocolViolation, "hello lacks host (string) or pid (unsigned)"};
+  }
+  // The hello becomes the agent's record in the report: only what its schema allows.
+  if (const auto problems =
+          agent_record_problems(agent_record_of(hello, "agent", connection.remote));
+      !problems.empty()) {
+    const std::string reason = "the hello breaks the report's agent record: " + problems.front();
+    (void)channel.send_message("reject", {{"reason", reason}});
+    return Error{ErrorCode::kProtocolViolation, reason};
   }
   std::string agent_id;
   {

@@ -1,6 +1,7 @@
 #include "faultline/harness/scenario/scenario_loader.hpp"
 
 #include "faultline/harness/diagnose/workload_limits.hpp"
+#include "faultline/harness/strict_json.hpp"
 
 #include <openssl/evp.h>
 
@@ -28,20 +29,6 @@ using nlohmann::json;
 const SchemaChecker& scenario_schema() {
   static const SchemaChecker checker(scenario_schema_text());
   return checker;
-}
-
-std::string line_and_column(const std::string& text, size_t byte) {
-  size_t line = 1;
-  size_t column = 1;
-  for (size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return "line " + std::to_string(line) + " column " + std::to_string(column);
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -264,16 +251,13 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
                             " levels; it nests " + std::to_string(depth)});
     return std::nullopt;
   }
-  json document;
-  try {
-    document = json::parse(text);
-  } catch (const json::parse_error& e) {
-    problems.push_back({name, "",
-                        "a JSON document; it does not parse at " +
-                            line_and_column(text, e.byte == 0 ? 0 : e.byte - 1) + " (" + e.what() +
-                            ")"});
+  JsonTextProblem bad_text;
+  auto parsed = parse_json_strictly(text, bad_text);
+  if (!parsed) {
+    problems.push_back({name, std::move(bad_text.pointer), std::move(bad_text.expected)});
     return std::nullopt;
   }
+  json document = std::move(*parsed);
   if (auto explained = scenario_schema().check(document); !explained.empty()) {
     for (auto& problem : explained)
       problems.push_back({name, std::move(problem.pointer), std::move(problem.expected)});

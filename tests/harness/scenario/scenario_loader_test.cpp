@@ -44,6 +44,8 @@ const Malformed kMalformed[] = {
     {"negative-bytes", "/steps/1/bytes", ">= 1"},
     {"unknown-profile", "/faults/0/profile", "a device profile"},
     {"connect-one-role", "/steps/3", "a connect for every role"},
+    {"duplicate-key", "/title", "each key once in an object; \"title\" appears twice"},
+    {"number-overflow", "/steps/1/bytes", "a number a double can hold; got 1e400 at line"},
     {"remote-buffer-of-nobody", "/steps/6/remote/buffer", "registered by the peer"},
     {"steps-empty", "/steps", "at least 1 items"},
     {"derivation-contradicts-value", "/steps/0/derivations/send_depth",

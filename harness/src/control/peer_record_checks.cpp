@@ -1,0 +1,43 @@
+#include "peer_record_checks.hpp"
+
+#include "../scenario/schema_checker.hpp"
+#include "../schema_texts.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+// The report schema with its root replaced by one of its definitions.
+std::string definition_schema(const std::string& definition) {
+  nlohmann::json schema = nlohmann::json::parse(report_schema_text());
+  return nlohmann::json{{"$schema", schema.at("$schema")},
+                        {"$ref", "#/definitions/" + definition},
+                        {"definitions", schema.at("definitions")}}
+      .dump();
+}
+
+}  // namespace
+
+std::vector<std::string> side_result_problems(const nlohmann::json& side) {
+  static const std::string text = definition_schema("side");
+  static const SchemaChecker checker(text.c_str());
+  return checker.problem_lines(side);
+}
+
+nlohmann::json agent_record_of(const nlohmann::json& hello, const std::string& id,
+                               const std::string& remote) {
+  return {{"id", id},
+          {"host", hello.value("host", nlohmann::json(""))},
+          {"pid", hello.value("pid", nlohmann::json(0))},
+          {"remote", remote},
+          {"target", hello.value("target", nlohmann::json::object())},
+          {"devices", hello.value("devices", nlohmann::json::array())}};
+}
+
+std::vector<std::string> agent_record_problems(const nlohmann::json& agent) {
+  static const std::string text = definition_schema("agent");
+  static const SchemaChecker checker(text.c_str());
+  return checker.problem_lines(agent);
+}
+
+}  // namespace faultline::harness
