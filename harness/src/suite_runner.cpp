@@ -52,8 +52,9 @@ class Reporter final : public RunObserver {
     finished_.push_back(run);
     // Into the reports first: a run the console shows as finished is in every file.
     const nlohmann::json& scenario = document_.add(run);
+    last_write_failed_ = false;
     for (auto& sink : sinks_) {
-      // A write failure is logged; the run goes on.
+      // A write failure is said once; the run goes on.
       report_failure(sink->on_scenario_finished(scenario, document_.json()));
     }
     if (live_) out_ << "\r\033[K";
@@ -66,16 +67,27 @@ class Reporter final : public RunObserver {
   }
 
   void finish() {
+    last_write_failed_ = false;
     for (auto& sink : sinks_) report_failure(sink->on_run_finished(document_.json()));
   }
 
   const std::vector<ScenarioRun>& finished() const { return finished_; }
+  /// Whether the report files miss what the run did: their last write failed.
+  bool report_incomplete() const { return last_write_failed_; }
+  size_t write_failures() const { return write_failures_; }
   const std::string& report_path() const { return report_path_; }
 
  private:
-  static void report_failure(const Status& status) {
-    if (!status.ok())
-      std::cerr << "faultline: cannot write a report: " << status.error().describe() << "\n";
+  // A failed write is said once; the files keep their last good version (written atomically),
+  // later writes are still tried, and the run ends as a harness error unless the last worked.
+  void report_failure(const Status& status) {
+    if (status.ok()) return;
+    last_write_failed_ = true;
+    if (write_failures_++ == 0) {
+      std::cerr << "faultline: cannot write the report: " << status.error().describe()
+                << "; the report files keep their last good version, and the run will end "
+                   "with exit 3 unless a later write succeeds\n";
+    }
   }
   void show_live(const ScenarioRun& run, const std::string& what) {
     out_ << "\r\033[K[" << std::setw(3) << finished_.size() + 1 << "/" << total_ << "] "
@@ -89,6 +101,8 @@ class Reporter final : public RunObserver {
   std::ostream& out_;
   bool live_;
   std::vector<ScenarioRun> finished_;
+  size_t write_failures_ = 0;
+  bool last_write_failed_ = false;
 };
 
 void print_summary(const std::vector<ScenarioRun>& runs, const std::string& report_path,
@@ -152,6 +166,11 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   for (const auto& run : runs) {
     harness_error = harness_error || run.verdict == Verdict::kError;
     conformance_failure = conformance_failure || !is_success(run.verdict);
+  }
+  if (reporter.report_incomplete()) {
+    std::cerr << "faultline: the report is incomplete: " << reporter.write_failures()
+              << " write(s) failed, the last one too (exit 3)\n";
+    return kExitHarnessError;
   }
   if (harness_error) return kExitHarnessError;
   return conformance_failure ? kExitConformanceFailure : kExitPass;

@@ -6,8 +6,24 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 
 namespace faultline::reports {
+
+namespace {
+
+// The process's umask, read without changing it (umask(2) can only set it).
+mode_t process_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) == 0)
+      return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  }
+  return 022;
+}
+
+}  // namespace
 
 Status write_file_atomically(const std::string& path, const std::string& content) {
   const std::filesystem::path target(path);
@@ -31,7 +47,7 @@ Status write_file_atomically(const std::string& path, const std::string& content
     }
     written += static_cast<size_t>(n);
   }
-  ::fchmod(fd, 0644);
+  ::fchmod(fd, 0666 & ~process_umask());  // as a plain open would create it
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const int saved = errno;
     ::unlink(temporary.c_str());

@@ -374,6 +374,22 @@ TEST_CASE("the token appears in no log, report or command line",
     CHECK_FALSE(command_line.empty());
     CHECK(command_line.find(token) == std::string::npos);
   }
+  // Nor in the environment of the agents' scenario children (test.sleep is running).
+  size_t children = 0;
+  for (int i = 0; i < 500 && children == 0; ++i) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string stat = read_text_file(entry.path().string() + "/stat");
+      const auto close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      const pid_t parent = std::atoi(stat.c_str() + close + 4);  // ") S PPID"
+      if (parent != first->pid() && parent != second->pid()) continue;
+      ++children;
+      CAPTURE(entry.path());
+      CHECK(read_text_file(entry.path().string() + "/environ").find(token) == std::string::npos);
+    }
+    if (children == 0) std::this_thread::sleep_for(10ms);
+  }
+  CHECK(children >= 1);
   const auto code = coordinator.process->wait(60s);
   REQUIRE(code.has_value());
   CHECK(*code == 0);

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -121,4 +122,47 @@ TEST_CASE("a run killed with SIGKILL mid-suite leaves a report that conforms",
   CHECK(report.at("summary").at("finished") == finished);
   // The other files hold the same runs.
   CHECK_THAT(read_text_file(dir.path() + "/summary.md"), Catch::Contains("INCOMPLETE"));
+}
+
+TEST_CASE(
+    "a report write that fails mid-run is said once, keeps the last good report and "
+    "ends the run with exit 3",
+    "[integration][ofi]") {
+  TempDir dir;
+  const std::string report_dir = dir.path() + "/report";
+  BackgroundProcess run("exec " + kFaultline +
+                        " run 'completion-error.*' --provider tcp --seed 3 --report-dir " +
+                        report_dir);
+  REQUIRE(run.wait_for_output("[  2/", std::chrono::seconds(60)));
+  // The directory goes away and a file takes its name: every later write fails (ENOTDIR),
+  // whoever runs the test (root ignores a read-only directory).
+  std::filesystem::rename(report_dir, dir.path() + "/kept");
+  std::ofstream(report_dir) << "not a directory";
+  const auto code = run.wait(std::chrono::seconds(60));
+  INFO(run.out() << run.err());
+  REQUIRE(code.has_value());
+  CHECK(*code == 3);
+  const std::string err = run.err();
+  const std::string said = "cannot write the report";
+  CHECK(err.find(said) != std::string::npos);
+  CHECK(err.find(said, err.find(said) + 1) == std::string::npos);  // once
+  CHECK_THAT(err, Catch::Contains("the report is incomplete"));
+  // The last good report is whole and conforms, with the runs finished before the failure.
+  const json kept = json::parse(read_text_file(dir.path() + "/kept/report.json"));
+  require_conforms(kept);
+  CHECK(kept.at("scenarios").size() >= 1);
+}
+
+TEST_CASE("report files honour the umask", "[integration][ofi]") {
+  TempDir dir;
+  auto result =
+      run_command("umask 077 && " + kFaultline +
+                  " run completion-error.every-third --provider tcp --report-dir " + dir.path());
+  REQUIRE(result.exit_code == 0);
+  for (const char* file : {"/report.json", "/junit.xml", "/summary.md"}) {
+    CAPTURE(file);
+    const auto permissions = std::filesystem::status(dir.path() + file).permissions();
+    CHECK((permissions & std::filesystem::perms::all) ==
+          (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  }
 }

@@ -314,6 +314,8 @@ class AgentSession {
 int run_agent(const AgentOptions& options) {
   // Scenario children inherit it: the control.join step joins this coordinator on purpose.
   setenv(kCoordinatorEnv, options.coordinator.c_str(), 1);
+  // Nor do they, or the programs they start, get the token (it is in `options` already).
+  unsetenv("FAULTLINE_TOKEN");
   std::unique_ptr<reports::Metrics> metrics;
   if (!options.metrics_listen.empty()) {
     metrics = std::make_unique<reports::Metrics>();
