@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "faultline/harness/exit_codes.hpp"
+#include "option_checks.hpp"
 
 namespace faultline::cli {
 
@@ -15,7 +16,8 @@ void MetricsOptions::add_to(CLI::App* app, bool with_push) {
       ->check(CLI::NonNegativeNumber);
   if (with_push) {
     app->add_option("--pushgateway", pushgateway,
-                    "Push the metrics to this Pushgateway (http://HOST:PORT) at the end");
+                    "Push the metrics to this Pushgateway (http://HOST:PORT) at the end")
+        ->check(http_host_port());
   }
 }
 
