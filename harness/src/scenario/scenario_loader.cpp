@@ -1,5 +1,6 @@
 #include "faultline/harness/scenario/scenario_loader.hpp"
 
+#include "faultline/harness/control/frame.hpp"
 #include "faultline/harness/diagnose/workload_limits.hpp"
 #include "faultline/harness/strict_json.hpp"
 
@@ -25,6 +26,9 @@ namespace faultline::harness {
 namespace {
 
 using nlohmann::json;
+
+// What a scenario document may weigh: a control frame less what a run_scenario message adds.
+constexpr size_t kMaxScenarioBytes = control::kMaxFrameSize - 64 * 1024;
 
 const SchemaChecker& scenario_schema() {
   static const SchemaChecker checker(scenario_schema_text());
@@ -266,6 +270,15 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
   const size_t before = problems.size();
   SemanticChecker(name, document, options, problems).check();
   if (problems.size() != before) return std::nullopt;
+  // Agents get the document in one control frame, with room for the rest of the message.
+  if (const size_t bytes = document.dump().size(); bytes > kMaxScenarioBytes) {
+    problems.push_back({name, "",
+                        "a scenario of at most " + std::to_string(kMaxScenarioBytes) +
+                            " bytes as sent to the agents (the control channel's frames hold " +
+                            std::to_string(control::kMaxFrameSize) + "); it is " +
+                            std::to_string(bytes)});
+    return std::nullopt;
+  }
 
   ScenarioSpec spec;
   spec.id = document.at("id");

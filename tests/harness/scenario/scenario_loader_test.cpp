@@ -3,6 +3,8 @@
 #include "faultline/harness/scenario/scenario_loader.hpp"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "faultline/harness/scenario/scenario_catalog.hpp"
 
@@ -128,4 +130,18 @@ TEST_CASE("a scenario nested deeper than 64 levels is a problem, not a crash", "
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].describe() ==
         "deep.json: (document): expected a scenario nesting at most 64 levels; it nests 100001");
+}
+
+TEST_CASE("a scenario too large for one control frame is refused when it loads", "[unit]") {
+  // Sent anyway, it once made the agent drop its connection: every later scenario was lost.
+  std::ifstream base(kData + "/valid-base.json");
+  nlohmann::json document = nlohmann::json::parse(base);
+  document["steps"][0]["note"] = std::string(1100000, 'x');
+  std::vector<LoadProblem> problems;
+  CHECK_FALSE(faultline::harness::load_scenario_text("huge.json", document.dump(), options(),
+                                                     problems));
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0].describe(),
+             Catch::Contains("huge.json: (document): expected a scenario of at most 983040 bytes "
+                             "as sent to the agents"));
 }
