@@ -245,8 +245,11 @@ TEST_CASE("past 64 connections in their handshake, more are closed at once",
   RawClient one_too_many(coordinator.port);
   CHECK_FALSE(one_too_many.read_message(2s));  // closed without a challenge
   CHECK(coordinator.process->wait_for_output("64 connections are already authenticating", 5s));
-  silent.clear();  // their threads end; agents get in again
+  // An agent that comes while the slots are full is closed too, and tries again within its
+  // connect budget instead of giving up (SECURITY.md).
   auto first = start_agent(coordinator.port, "token");
+  REQUIRE(first->wait_for_output("closed the connection before the handshake; trying again", 5s));
+  silent.clear();  // their threads end; agents get in again
   auto second = start_agent(coordinator.port, "token");
   const auto code = coordinator.process->wait(60s);
   INFO(coordinator.process->err().substr(0, 4000));

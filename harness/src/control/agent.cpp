@@ -324,21 +324,18 @@ int run_agent(const AgentOptions& options) {
       return kExitUsage;
     }
   }
-  auto connected = connect_with_retries(options);
-  if (!connected.ok()) {
-    log(connected.error().describe_with_hint());
-    return kExitUsage;
+  auto joined = join_coordinator(options);
+  if (!joined.ok()) {
+    log(joined.error().describe_with_hint());
+    const ErrorCode code = joined.error().code;
+    return code == ErrorCode::kInvalidArgument || code == ErrorCode::kIoError ? kExitUsage
+                                                                              : kExitHarnessError;
   }
-  control::Channel& coordinator = *connected.value();
-  auto welcome = authenticate(coordinator, options);
-  if (!welcome.ok()) {
-    log(welcome.error().describe_with_hint());
-    return welcome.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitHarnessError;
-  }
-  const std::string agent_id = welcome->agent_id;
+  control::Channel& coordinator = *joined->channel;
+  const std::string agent_id = joined->welcome.agent_id;
   if (metrics) metrics->set_agent_up(agent_id, true);
   const int exit_code =
-      AgentSession(options, coordinator, std::move(welcome).value(), metrics.get()).serve();
+      AgentSession(options, coordinator, std::move(joined->welcome), metrics.get()).serve();
   if (metrics) {
     metrics->set_agent_up(agent_id, false);
     std::this_thread::sleep_for(options.metrics_linger);

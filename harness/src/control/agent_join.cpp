@@ -81,6 +81,34 @@ Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOption
   }
 }
 
+Result<Joined> join_coordinator(const AgentOptions& options) {
+  const auto deadline = std::chrono::steady_clock::now() + options.connect_budget;
+  auto backoff = 100ms;
+  for (int attempt = 1;; ++attempt) {
+    AgentOptions left = options;
+    left.connect_budget =
+        std::max<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                deadline - std::chrono::steady_clock::now()),
+                                            0ms);
+    auto channel = connect_with_retries(left);
+    if (!channel.ok()) return std::move(channel).take_error();
+    auto welcome = authenticate(*channel.value(), options);
+    if (welcome.ok()) return Joined{std::move(channel).value(), std::move(welcome).value()};
+    // Closed before a word: the coordinator's handshake slots were full. Anything else
+    // (a refusal, a coordinator that does not prove the token, silence) is its answer.
+    const bool closed_unanswered = welcome.error().code == ErrorCode::kIoError;
+    if (!closed_unanswered || std::chrono::steady_clock::now() + backoff >= deadline) {
+      Error error = std::move(welcome).take_error();
+      if (attempt > 1) error.message += " (handshake attempt " + std::to_string(attempt) + ")";
+      return error;
+    }
+    log("the " + channel.value()->peer_name() + " closed the connection before the handshake; " +
+        "trying again");
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
+  }
+}
+
 // Answers the challenge; the welcome (this agent's id, the heartbeat interval), or the reason
 // it failed.
 Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& options) {

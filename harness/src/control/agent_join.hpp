@@ -24,6 +24,17 @@ struct Welcome {
 /// (all of it); the error names the address, the attempts and the last failure.
 Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOptions& options);
 
+/// A channel to the coordinator, authenticated.
+struct Joined {
+  std::unique_ptr<control::Channel> channel;
+  Welcome welcome;
+};
+
+/// Connects and authenticates, and does both again with backoff while the budget lasts when the
+/// coordinator closed the connection before answering (its handshake slots were full); a
+/// refusal (a wrong token, no place left) ends it at once.
+Result<Joined> join_coordinator(const AgentOptions& options);
+
 /// Answers the coordinator's challenge with `options.token` and checks its proof; the welcome,
 /// or why it failed (a refused token, no answer within `handshake_timeout`).
 Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& options);

@@ -69,13 +69,8 @@ StepResult control_join(StepState& /*state*/, const json& step) {
     options.coordinator = "127.0.0.1:" + std::to_string(local->port);
   }
   const auto start = std::chrono::steady_clock::now();
-  Status joined = [&]() -> Status {
-    auto channel = connect_with_retries(options);
-    if (!channel.ok()) return channel.error();
-    auto welcome = authenticate(*channel.value(), options);
-    if (!welcome.ok()) return welcome.error();
-    return {};
-  }();
+  auto attempt = join_coordinator(options);
+  const Status joined = attempt.ok() ? Status{} : Status{attempt.error()};
   const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   const std::string took = "after " + std::to_string(spent.count()) + " ms";
