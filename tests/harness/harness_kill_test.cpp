@@ -122,3 +122,28 @@ TEST_CASE("an agent stopped with SIGSTOP is lost within one deadline, and the ru
   // 5 s of silence (heartbeats every 1 s) loses it.
   check_agent_lost_mid_scenario(SIGSTOP, "no message or heartbeat for 5000 ms");
 }
+
+TEST_CASE("agents notice a coordinator stopped with SIGSTOP within its stated silence",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  // test.sleep keeps the agents busy in a scenario when the coordinator freezes.
+  auto coordinator = start_coordinator(dir, "token", 2, "test.sleep pingpong");
+  auto first = start_agent(coordinator.port, "token");
+  auto second = start_agent(coordinator.port, "token");
+  REQUIRE(coordinator.process->wait_for_output("agent-2 joined", 20s));
+  // Idle before the run too: heartbeats come from the coordinator, not only its runs.
+  std::this_thread::sleep_for(1500ms);
+  coordinator.process->kill(SIGSTOP);
+  const auto stopped = std::chrono::steady_clock::now();
+  for (auto* agent : {first.get(), second.get()}) {
+    const auto code = agent->wait(15s);
+    INFO(agent->err());
+    REQUIRE(code.has_value());
+    CHECK(*code == 3);
+    CHECK_THAT(agent->err(), Catch::Contains("lost the coordinator") &&
+                                 Catch::Contains("stopped, frozen or cut off"));
+  }
+  // The coordinator says 5 s of silence; an agent waits no more than that and a little.
+  CHECK(std::chrono::steady_clock::now() - stopped < 9s);
+  coordinator.process->kill(SIGKILL);
+}

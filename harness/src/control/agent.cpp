@@ -65,11 +65,12 @@ struct Event {
 };
 
 // Reads a channel until it fails, pushing every message (and the final error) as events.
+// `silence`: how long the peer may say nothing before the reader takes it for gone.
 std::thread start_reader(control::Channel& channel, Source source, EventQueue<Event>& events,
-                         uint64_t run_id = 0) {
-  return std::thread([&channel, source, &events, run_id] {
+                         uint64_t run_id = 0, std::chrono::milliseconds silence = 24h) {
+  return std::thread([&channel, source, &events, run_id, silence] {
     for (;;) {
-      auto message = channel.receive(24h);
+      auto message = channel.receive(silence);
       const bool failed = !message.ok();
       events.push({source, std::move(message), run_id});
       if (failed) return;
@@ -165,7 +166,8 @@ class AgentSession {
                   }) {}
 
   int serve() {
-    std::thread coordinator_reader = start_reader(coordinator_, Source::kCoordinator, events_);
+    std::thread coordinator_reader =
+        start_reader(coordinator_, Source::kCoordinator, events_, 0, welcome_.silence);
     std::atomic<bool> stopping{false};
     std::thread heartbeat([&] {
       while (!stopping) {
@@ -231,18 +233,24 @@ class AgentSession {
 
   void on_coordinator(Event& event) {
     if (!event.message.ok()) {
-      log("lost the coordinator: " + event.message.error().describe());
+      const Error& error = event.message.error();
+      log("lost the coordinator: " + error.describe() +
+          (error.code == ErrorCode::kTimeout
+               ? " (it sends a heartbeat every " + std::to_string(welcome_.heartbeat.count()) +
+                     " ms: it is stopped, frozen or cut off)"
+               : ""));
       return stop(kExitHarnessError);
     }
     nlohmann::json& message = event.message.value();
     if (auto valid = control::validate_message(
-            message, {"run_scenario", "abort_scenario", "run_result", "peer_info",
+            message, {"heartbeat", "run_scenario", "abort_scenario", "run_result", "peer_info",
                       "barrier_release", "shutdown", "run_program"});
         !valid.ok()) {
       log("the coordinator sent a bad message: " + valid.error().describe());
       return stop(kExitHarnessError);
     }
     const std::string type = message.at("type");
+    if (type == "heartbeat") return;
     if (type == "shutdown") return stop(kExitPass);
     if (type == "run_scenario") return run_scenario(message);
     if (type == "abort_scenario") return abort_scenario(message);

@@ -161,7 +161,12 @@ Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& opti
   channel.set_session(answer->at("session"));
   const std::string agent_id = answer->at("agent_id");
   log("connected to " + channel.peer_name() + " as " + agent_id);
-  return Welcome{agent_id, std::chrono::milliseconds(answer->at("heartbeat_ms").get<uint64_t>())};
+  const std::chrono::milliseconds heartbeat(answer->at("heartbeat_ms").get<uint64_t>());
+  const auto silence_ms = answer->value("silence_ms", nlohmann::json(nullptr));
+  const std::chrono::milliseconds silence =
+      silence_ms.is_number_unsigned() ? std::chrono::milliseconds(silence_ms.get<uint64_t>())
+                                      : 5 * heartbeat;
+  return Welcome{agent_id, heartbeat, std::max(silence, 2 * heartbeat)};
 }
 
 }  // namespace faultline::harness

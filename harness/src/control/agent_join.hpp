@@ -18,6 +18,9 @@ inline constexpr const char* kCoordinatorEnv = "FAULTLINE_COORDINATOR";
 struct Welcome {
   std::string agent_id;
   std::chrono::milliseconds heartbeat{0};
+  /// How long the coordinator may be silent before this agent takes it for gone (it sends a
+  /// heartbeat at least every `heartbeat`).
+  std::chrono::milliseconds silence{0};
 };
 
 /// Connects to `options.coordinator` with exponential backoff until `connect_budget` is spent

@@ -191,6 +191,7 @@ Result<std::string> Coordinator::handshake(Connection& connection) {
   (void)channel.send_message(
       "welcome", {{"agent_id", agent_id},
                   {"heartbeat_ms", static_cast<uint64_t>(options_.heartbeat.count())},
+                  {"silence_ms", static_cast<uint64_t>(options_.agent_lost_after.count())},
                   {"session", session},
                   {"answer", control::answer_challenge(options_.token, auth->at("nonce"),
                                                        control::Prover::kCoordinator)}});
@@ -213,8 +214,16 @@ void Coordinator::serve_connection(Connection& connection) {
   }
   uint64_t expected_seq = 1;  // the auth message was 0
   std::string session;
+  auto last_heartbeat = std::chrono::steady_clock::now();
   for (;;) {
-    auto message = channel.receive(24h);
+    auto message = channel.receive(options_.heartbeat);
+    // The agent's sign that this coordinator lives, however busy or idle its loop is.
+    if (const auto now = std::chrono::steady_clock::now();
+        now - last_heartbeat >= options_.heartbeat) {
+      (void)channel.send_message("heartbeat");
+      last_heartbeat = now;
+    }
+    if (!message.ok() && message.error().code == ErrorCode::kTimeout) continue;
     std::string problem;
     if (!message.ok()) {
       problem = message.error().describe();
