@@ -110,7 +110,7 @@ TEST_CASE("the faults suite passes over shm", "[integration][ofi][slow]") {
 }
 
 TEST_CASE("the protocols suite passes over tcp and shm, violations naming expected and actual",
-          "[integration][ofi]") {
+          "[integration][ofi][slow]") {
   for (const std::string provider : {"tcp", "shm"}) {
     CAPTURE(provider);
     TempDir dir;
