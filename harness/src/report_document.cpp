@@ -6,7 +6,7 @@
 #include <ctime>
 #include <map>
 
-#include "control/peer_record_checks.hpp"
+#include "faultline/harness/control/peer_record_checks.hpp"
 #include "faultline/harness/net_address.hpp"
 
 namespace faultline::harness {

@@ -2,7 +2,7 @@
 // the mutual handshake, and one reader per connection that validates every message and hands
 // it to the decision thread; sending to an agent.
 #include "faultline/harness/control/coordinator.hpp"
-#include "peer_record_checks.hpp"
+#include "faultline/harness/control/peer_record_checks.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -6,7 +6,7 @@
 
 #include "faultline/harness/control/coordinator.hpp"
 #include "faultline/harness/control/pair_schedule.hpp"
-#include "peer_record_checks.hpp"
+#include "faultline/harness/control/peer_record_checks.hpp"
 
 namespace faultline::harness {
 
@@ -148,18 +148,10 @@ void Coordinator::release_barriers(ActiveRun& run) {
 
 void Coordinator::take_result(ActiveRun& run, const std::string& agent_id,
                               const nlohmann::json& message, RunObserver& observer) {
-  nlohmann::json side = message;
-  side.erase("seq");
-  side.erase("session");
-  side.erase("type");
-  if (const auto problems = side_result_problems(side); !problems.empty()) {
-    // Nothing a peer sends reaches the report unless the report's schema allows it.
-    return mark_lost(
-        agent_id,
-        "sent a scenario_result the report cannot hold: " + problems.front() +
-            (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""),
-        observer);
-  }
+  // Nothing a peer sends reaches the report unless the report's schema allows it.
+  auto checked = side_from_result(message);
+  if (!checked.ok()) return mark_lost(agent_id, checked.error().message, observer);
+  const nlohmann::json& side = checked.value();
   run.result.sides[agent_id] = side;
   if (side.contains("died")) release_barriers(run);  // its peer may be waiting for it
   const auto verdict =

@@ -1,4 +1,4 @@
-#include "peer_record_checks.hpp"
+#include "faultline/harness/control/peer_record_checks.hpp"
 
 #include "../scenario/schema_checker.hpp"
 #include "../schema_texts.hpp"
@@ -22,6 +22,19 @@ std::vector<std::string> side_result_problems(const nlohmann::json& side) {
   static const std::string text = definition_schema("side");
   static const SchemaChecker checker(text.c_str());
   return checker.problem_lines(side);
+}
+
+Result<nlohmann::json> side_from_result(const nlohmann::json& message) {
+  nlohmann::json side = message;
+  side.erase("seq");
+  side.erase("session");
+  side.erase("type");
+  const auto problems = side_result_problems(side);
+  if (problems.empty()) return side;
+  return Error{
+      ErrorCode::kProtocolViolation,
+      "sent a scenario_result the report cannot hold: " + problems.front() +
+          (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : "")};
 }
 
 nlohmann::json agent_record_of(const nlohmann::json& hello, const std::string& id,
