@@ -10,6 +10,7 @@
 
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/report_document.hpp"
+#include "faultline/reports/directory_lock.hpp"
 #include "faultline/reports/report_sink.hpp"
 #include "faultline/reports/report_view.hpp"
 
@@ -151,6 +152,11 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   const size_t pairs = agents * (agents - 1) / 2;
   size_t total = 0;
   for (const auto& scenario : scenarios) total += scenario.topology == Topology::kRing ? 1 : pairs;
+  auto lock = reports::DirectoryLock::acquire(report_dir);
+  if (!lock.ok()) {
+    std::cerr << "faultline: " << lock.error().describe_with_hint() << "\n";
+    return kExitUsage;
+  }
   Reporter reporter(coordinator, report_dir, metadata, total, out, metrics);
   if (auto written = reporter.start(); !written.ok()) {
     std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";

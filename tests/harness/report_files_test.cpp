@@ -166,3 +166,23 @@ TEST_CASE("report files honour the umask", "[integration][ofi]") {
           (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
   }
 }
+
+TEST_CASE("a second run into a report directory in use is refused, naming the first's pid",
+          "[integration][ofi]") {
+  TempDir dir;
+  BackgroundProcess first("exec " + kFaultline +
+                          " run 'completion-error.*' --provider tcp --report-dir " + dir.path());
+  REQUIRE(first.wait_for_output("[  1/", std::chrono::seconds(60)));
+  auto second = run_command(kFaultline + " run completion-error.every-third --provider tcp " +
+                            "--report-dir " + dir.path());
+  CHECK(second.exit_code == 2);
+  CHECK_THAT(second.err, Catch::Contains("is in use by another faultline run (pid " +
+                                         std::to_string(first.pid()) + ")"));
+  REQUIRE(first.wait(std::chrono::seconds(60)) == std::optional<int>(0));
+  // The files are the first run's alone, and the directory is free again.
+  const json report = json::parse(read_text_file(dir.path() + "/report.json"));
+  CHECK(report.at("scenarios").size() >= 9);
+  CHECK(run_command(kFaultline + " run completion-error.every-third --provider tcp " +
+                    "--report-dir " + dir.path())
+            .exit_code == 0);
+}
