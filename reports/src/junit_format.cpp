@@ -71,9 +71,12 @@ std::string to_junit(const json& report) {
     return found == counts.end() ? 0 : found->second;
   };
   const int failures = count("fail");
-  const int errors = count("error") + count("crashed") + count("timeout");
+  // A run that did not finish (interrupted, or this file written while it was running) is an
+  // error of its own: a CI reading only passing testcases would take it for a green run.
+  const bool incomplete = !run.value("complete", true);
+  const int errors = count("error") + count("crashed") + count("timeout") + (incomplete ? 1 : 0);
   const int skipped = count("skip");
-  const size_t tests = report.value("scenarios", json::array()).size();
+  const size_t tests = report.value("scenarios", json::array()).size() + (incomplete ? 1 : 0);
   double total_seconds = 0;
   for (const auto& scenario : report.value("scenarios", json::array()))
     total_seconds += scenario.value("duration_ms", 0.0) / 1000;
@@ -100,6 +103,16 @@ std::string to_junit(const json& report) {
   xml << "    </properties>\n";
   for (const auto& scenario : report.value("scenarios", json::array()))
     write_testcase(xml, scenario, suite);
+  if (incomplete) {
+    const json summary = report.value("summary", json::object());
+    const std::string message =
+        "the run did not finish: " + summary.value("finished", json(0)).dump() + " of " +
+        summary.value("total", json(0)).dump() +
+        " scenario runs have a verdict (interrupted, or still running when this was written)";
+    xml << "    <testcase classname=\"" << escape_markup(suite) << ".run\" name=\"the run "
+        << "finished\" time=\"0\">\n      <error type=\"incomplete\" message=\""
+        << escape_markup(message) << "\">" << escape_markup(message) << "</error>\n    </testcase>\n";
+  }
   xml << "  </testsuite>\n</testsuites>\n";
   return xml.str();
 }

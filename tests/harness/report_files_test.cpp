@@ -122,6 +122,10 @@ TEST_CASE("a run killed with SIGKILL mid-suite leaves a report that conforms",
   CHECK(report.at("summary").at("finished") == finished);
   // The other files hold the same runs.
   CHECK_THAT(read_text_file(dir.path() + "/summary.md"), Catch::Contains("INCOMPLETE"));
+  // junit.xml too: an error testcase says the run did not finish (not only passing ones).
+  CHECK_THAT(read_text_file(dir.path() + "/junit.xml"),
+             Catch::Contains("<error type=\"incomplete\" message=\"the run did not finish: " +
+                             std::to_string(finished) + " of "));
 }
 
 TEST_CASE(
