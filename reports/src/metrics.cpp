@@ -140,7 +140,10 @@ Status Metrics::serve(const std::string& listen) {
   const std::string address =
       listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
   try {
-    impl_->exposer = std::make_unique<prometheus::Exposer>(address);
+    // Idle connections each hold a civetweb worker until their request times out: enough
+    // workers, and a short timeout, keep a scrape answered with many idle sockets open.
+    impl_->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", address, "num_threads", "32", "request_timeout_ms", "2000"});
   } catch (const std::exception& e) {
     return Error{ErrorCode::kIoError,
                  "cannot serve metrics on " + address + ": " + std::string(e.what())}

@@ -505,3 +505,33 @@ TEST_CASE("a hello the report cannot hold is refused at the handshake, naming th
   CHECK(*code == 0);
   CHECK(faultline::harness::read_report(dir.path() + "/report/report.json").ok());
 }
+
+TEST_CASE("a scrape is answered within a second with 16 idle connections open",
+          "[integration][control]") {
+  const int port = free_port();
+  BackgroundProcess agent("FAULTLINE_TOKEN=t exec " + kFaultline +
+                          " agent --coordinator 127.0.0.1:" + std::to_string(free_port()) +
+                          " --connect-timeout 30 --metrics-port " + std::to_string(port));
+  const std::string scrape =
+      "/usr/bin/python3 -c 'import http.client, sys, time\n"
+      "t = time.monotonic()\n"
+      "c = http.client.HTTPConnection(\"127.0.0.1\", int(sys.argv[1]), timeout=10)\n"
+      "c.request(\"GET\", \"/metrics\"); r = c.getresponse(); r.read()\n"
+      "print(r.status, round(time.monotonic() - t, 3))' " +
+      std::to_string(port);
+  std::string ready;
+  for (int i = 0; i < 50 && ready.rfind("200", 0) != 0; ++i) {
+    std::this_thread::sleep_for(100ms);
+    ready = run_command(scrape).out;
+  }
+  REQUIRE(ready.rfind("200", 0) == 0);
+  // Sixteen connections that never send a request (a scanner, a stuck client).
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 16; ++i) idle.push_back(std::make_unique<RawClient>(port));
+  std::this_thread::sleep_for(200ms);
+  const auto answer = run_command(scrape);
+  INFO(answer.out << answer.err);
+  REQUIRE(answer.exit_code == 0);
+  CHECK(answer.out.rfind("200 ", 0) == 0);
+  CHECK(std::stod(answer.out.substr(4)) < 1.0);
+}
