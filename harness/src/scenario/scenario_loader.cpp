@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -26,6 +27,17 @@ namespace faultline::harness {
 namespace {
 
 using nlohmann::json;
+
+// "8G", "512M", "65536": bytes, or with a K, M or G suffix; nullopt when it is none of them.
+std::optional<uint64_t> memory_from_text(const std::string& text) {
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  const std::string suffix(end);
+  const int shift = suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : 0;
+  if (end == text.c_str() || text[0] == '-' || (!suffix.empty() && shift == 0) || value == 0)
+    return std::nullopt;
+  return static_cast<uint64_t>(value) << shift;
+}
 
 // What a scenario document may weigh: a control frame less what a run_scenario message adds.
 constexpr size_t kMaxScenarioBytes = control::kMaxFrameSize - 64 * 1024;
@@ -70,6 +82,7 @@ class SemanticChecker {
     auto& steps = document_.at("steps");
     for (size_t i = 0; i < steps.size(); ++i) check_step(steps[i], "/steps/" + std::to_string(i));
     check_connects_paired(steps);
+    check_memory_totals(steps);
   }
 
  private:
@@ -86,6 +99,67 @@ class SemanticChecker {
     problem(pointer + "/role",
             "one of the scenario's roles (" + join(roles_) + "); got \"" + role + "\"");
     return false;
+  }
+
+  // What a step makes its side hold in memory, as far as its fields say.
+  static uint64_t memory_of(const json& step) {
+    const std::string op = step.at("op");
+    auto messages_bytes = [](const json& list) {
+      uint64_t total = 0;
+      for (const auto& message : list)
+        total += message.value("bytes", uint64_t{0}) * message.value("count", uint64_t{1});
+      return total;
+    };
+    if (op == "register") return step.value("bytes", uint64_t{0});
+    if (op == "kv.push" || op == "kv.pull")
+      return step.value("keys", uint64_t{0}) * step.value("value_bytes", uint64_t{0});
+    if (op == "collective.sendrecv") return 2 * step.value("bytes", uint64_t{0});
+    if (op.rfind("collective.", 0) == 0) return 3 * 4 * step.value("elements", uint64_t{0});
+    if (op == "tagged.send" || op == "tagged.recv")
+      return messages_bytes(step.value("messages", json::array()));
+    if (op == "tagged.group_recv") {
+      uint64_t total = 0;
+      for (const auto& group : step.value("groups", json::array())) total += messages_bytes(group);
+      return total;
+    }
+    return 0;
+  }
+
+  // Each role's memory within the bound, so an oversized scenario is refused before it runs
+  // rather than OOM-killed as if the code under test crashed.
+  void check_memory_totals(const json& steps) {
+    std::map<std::string, uint64_t> totals;
+    std::map<std::string, std::string> largest_step;
+    std::map<std::string, uint64_t> largest;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const uint64_t bytes = memory_of(steps[i]);
+      if (bytes == 0) continue;
+      // kv values are held by the worker and by the server; other steps by their role.
+      const bool every_role =
+          !steps[i].contains("role") || steps[i].at("op").get<std::string>().rfind("kv.", 0) == 0;
+      for (const auto& role : roles_) {
+        if (!every_role && steps[i].at("role") != role) continue;
+        totals[role] += bytes;
+        if (bytes > largest[role]) {
+          largest[role] = bytes;
+          largest_step[role] = "/steps/" + std::to_string(i);
+        }
+      }
+    }
+    if (options_.max_memory_bytes == 0) {
+      const char* text = std::getenv("FAULTLINE_MAX_SCENARIO_MEMORY");
+      problem("", std::string("FAULTLINE_MAX_SCENARIO_MEMORY as bytes, or with K, M or G; got '") +
+                      (text != nullptr ? text : "") + "'");
+      return;
+    }
+    for (const auto& [role, total] : totals) {
+      if (total <= options_.max_memory_bytes) continue;
+      problem(largest_step[role],
+              "at most " + std::to_string(options_.max_memory_bytes) +
+                  " bytes of memory for role " + role +
+                  " in the whole scenario ($FAULTLINE_MAX_SCENARIO_MEMORY); its steps ask " +
+                  "for " + std::to_string(total) + ", this one " + std::to_string(largest[role]));
+    }
   }
 
   // A connect is an exchange with the peer: every role connects as often, or one waits forever.
@@ -293,6 +367,13 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
   spec.topology = topology_of(document);
   spec.document = std::move(document);
   return spec;
+}
+
+uint64_t LoaderOptions::default_max_scenario_memory() {
+  constexpr uint64_t kDefault = 8ULL << 30;
+  const char* text = std::getenv("FAULTLINE_MAX_SCENARIO_MEMORY");
+  if (text == nullptr || *text == '\0') return kDefault;
+  return memory_from_text(text).value_or(0);  // 0: unreadable, named at the first check
 }
 
 std::vector<std::string> scenario_schema_problems(const nlohmann::json& document) {

@@ -138,10 +138,38 @@ TEST_CASE("a scenario too large for one control frame is refused when it loads",
   nlohmann::json document = nlohmann::json::parse(base);
   document["steps"][0]["note"] = std::string(1100000, 'x');
   std::vector<LoadProblem> problems;
-  CHECK_FALSE(faultline::harness::load_scenario_text("huge.json", document.dump(), options(),
-                                                     problems));
+  CHECK_FALSE(
+      faultline::harness::load_scenario_text("huge.json", document.dump(), options(), problems));
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0].describe(),
              Catch::Contains("huge.json: (document): expected a scenario of at most 983040 bytes "
                              "as sent to the agents"));
+}
+
+TEST_CASE("a scenario asking one role for more memory than the bound is refused before it runs",
+          "[unit]") {
+  // 64 buffers of 1 GiB validated once, and the child was OOM-killed as if the code crashed.
+  std::ifstream base(kData + "/valid-base.json");
+  nlohmann::json document = nlohmann::json::parse(base);
+  for (int i = 0; i < 64; ++i) {
+    const nlohmann::json step = {{"op", "register"},
+                                 {"role", "sender"},
+                                 {"buffer", "big" + std::to_string(i)},
+                                 {"bytes", 1U << 30}};
+    document["steps"].insert(document["steps"].begin() + 1, step);
+  }
+  std::vector<LoadProblem> problems;
+  faultline::harness::LoaderOptions bounded = options();
+  bounded.max_memory_bytes = 8ULL << 30;
+  CHECK_FALSE(
+      faultline::harness::load_scenario_text("big.json", document.dump(), bounded, problems));
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0].describe(),
+             Catch::Contains("expected at most 8589934592 bytes of memory for role sender in the "
+                             "whole scenario") &&
+                 Catch::Contains("its steps ask for 6871" /* 64 GiB and the base's bytes */));
+  // Raised, the same file loads.
+  problems.clear();
+  bounded.max_memory_bytes = 128ULL << 30;
+  CHECK(faultline::harness::load_scenario_text("big.json", document.dump(), bounded, problems));
 }

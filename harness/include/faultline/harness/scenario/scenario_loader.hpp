@@ -22,6 +22,10 @@ std::string sha256_hex(const std::string& bytes);
 /// Where device profiles live, for `limits` faults that name a `profile`.
 struct LoaderOptions {
   std::string devices_dir;
+  /// The most memory one role of a scenario may ask for (buffers, kv values, tagged messages,
+  /// collective vectors): $FAULTLINE_MAX_SCENARIO_MEMORY (bytes, or with K, M or G), else 8 GiB.
+  uint64_t max_memory_bytes = default_max_scenario_memory();
+  static uint64_t default_max_scenario_memory();
 };
 
 /// Loads one scenario file: JSON, then the schema (scenarios/schema/scenario.schema.json,
