@@ -351,3 +351,23 @@ TEST_CASE("list keeps its columns apart, however long the tags", "[integration]"
     CHECK(line.substr(title_column - 2, 2) == "  ");
   }
 }
+
+TEST_CASE("a scenario process killed on shm leaves no shared-memory region behind",
+          "[integration][ofi]") {
+  // libfabric's shm regions (/dev/shm/PID:N:M, 16 MiB each) outlive a process killed before it
+  // closed its endpoints; the agent removes those of its child once it is gone.
+  TempDir dir;
+  auto result = run_command(kFaultline + " run natural.peer-process-killed --provider shm " +
+                            "--report-dir " + dir.path());
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  const json report = json::parse(read_text_file(dir.path() + "/report.json"));
+  const std::string observed = report.at("scenarios").at(0).at("observed");
+  const auto at = observed.find("(pid ");
+  REQUIRE(at != std::string::npos);
+  const std::string pid = observed.substr(at + 5, observed.find(')', at) - at - 5);
+  size_t left = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
+    left += entry.path().filename().string().rfind(pid + ":", 0) == 0 ? 1 : 0;
+  CHECK(left == 0);
+}
