@@ -147,3 +147,22 @@ TEST_CASE("agents notice a coordinator stopped with SIGSTOP within its stated si
   CHECK(std::chrono::steady_clock::now() - stopped < 9s);
   coordinator.process->kill(SIGKILL);
 }
+
+TEST_CASE("an agent killed before the run starts gives its place to another",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  auto coordinator = start_coordinator(dir, "token", 2, "pingpong");
+  auto doomed = start_agent(coordinator.port, "token");
+  REQUIRE(coordinator.process->wait_for_output("agent-1 joined", 20s));
+  doomed->kill(SIGKILL);
+  REQUIRE(coordinator.process->wait_for_output("its place is free for another agent", 10s));
+  auto first = start_agent(coordinator.port, "token");
+  auto second = start_agent(coordinator.port, "token");
+  const auto code = coordinator.process->wait(60s);
+  INFO(coordinator.process->err());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);  // once every scenario failed "agent-1 was lost earlier"
+  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
+  CHECK(report.at("scenarios").at(0).at("verdict") == "pass");
+  CHECK(report.at("run").at("agents").size() == 2);
+}

@@ -177,7 +177,7 @@ Result<std::string> Coordinator::handshake(Connection& connection) {
   std::string agent_id;
   {
     std::lock_guard lock(connections_mutex_);
-    if (registered_ == options_.agents) {
+    if (registered_ - freed_places_ >= options_.agents) {
       (void)channel.send_message(
           "reject", {{"reason", "the coordinator has all " + std::to_string(options_.agents) +
                                     " agents it expects"}});

@@ -33,19 +33,25 @@ Status Coordinator::wait_for_agents(std::chrono::milliseconds timeout) {
   struct Quiet : RunObserver {
   } quiet;
   const auto deadline = Clock::now() + timeout;
-  while (agents_.size() < options_.agents) {
+  const auto live = [this] {
+    return static_cast<size_t>(std::count_if(agents_.begin(), agents_.end(),
+                                             [](const AgentRecord& a) { return !a.lost; }));
+  };
+  while (live() < options_.agents) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
-      return Error{ErrorCode::kTimeout, "only " + std::to_string(agents_.size()) + " of " +
-                                            std::to_string(options_.agents) +
-                                            " agents connected within " +
-                                            std::to_string(timeout.count() / 1000) + " s"}
+      return Error{ErrorCode::kTimeout,
+                   "only " + std::to_string(live()) + " of " + std::to_string(options_.agents) +
+                       " agents connected within " + std::to_string(timeout.count() / 1000) + " s"}
           .with_hint("start the agents with --coordinator pointing here and the same token");
     }
     if (auto event = events_.pop(std::min(left, std::chrono::milliseconds(100))))
       handle(*event, quiet);
   }
+  // Those lost while waiting gave their places to others: the runs are among those here.
+  std::erase_if(agents_, [](const AgentRecord& a) { return a.lost; });
+  runs_started_ = true;
   return {};
 }
 
@@ -241,7 +247,9 @@ void Coordinator::mark_lost(const std::string& agent_id, const std::string& reas
   if (record == nullptr || record->lost) return;
   record->lost = true;
   record->lost_reason = reason;
-  log(agent_id + " lost: " + reason);
+  log(agent_id + " lost: " + reason +
+      (runs_started_ ? "" : "; its place is free for another agent until the first run starts"));
+  if (!runs_started_) ++freed_places_;
   if (control::Channel* channel = channel_of(agent_id)) channel->shutdown();
   for (auto& run : active_) {
     if (run.finished || !run.involves(agent_id)) continue;
@@ -374,6 +382,7 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scena
                                           const RunSettings& settings, RunObserver& observer) {
   std::vector<ScenarioRun> results;
   suite_ = settings.suite;
+  runs_started_ = true;
   for (const ScenarioSpec& scenario : scenarios) {
     const auto rounds = rounds_for(scenario);
     for (size_t round = 0; round < rounds.size(); ++round) {

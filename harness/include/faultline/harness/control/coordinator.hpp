@@ -192,6 +192,9 @@ class Coordinator {
   int listen_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> released_{false};
+  /// Agents lost before the first run: their places are free for others to join.
+  std::atomic<size_t> freed_places_{0};
+  bool runs_started_ = false;  // the event loop's: after it, a lost agent's place stays lost
   std::atomic<int> handshakes_under_way_{
       0};  // agents told to shut down: their goodbyes are not news
   std::thread acceptor_;
