@@ -379,7 +379,7 @@ TEST_CASE("the token appears in no log, report or command line",
   }
   // Nor in the environment of the agents' scenario children (test.sleep is running).
   size_t children = 0;
-  for (int i = 0; i < 500 && children == 0; ++i) {
+  for (int i = 0; i < 1000 && children == 0; ++i) {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
       const std::string stat = read_text_file(entry.path().string() + "/stat");
       const auto close = stat.rfind(')');
