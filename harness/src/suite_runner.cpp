@@ -182,4 +182,21 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   return conformance_failure ? kExitConformanceFailure : kExitPass;
 }
 
+int report_nothing_ran(const Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
+                       const std::string& report_dir, const RunMetadata& metadata,
+                       const std::string& why) {
+  auto lock = reports::DirectoryLock::acquire(report_dir);
+  if (!lock.ok()) {
+    std::cerr << "faultline: " << lock.error().describe_with_hint() << "\n";
+    return kExitUsage;
+  }
+  ReportDocument document(coordinator, metadata, scenarios.size());
+  document.set_not_run(why);
+  for (auto& sink : reports::report_directory_sinks(report_dir)) {
+    if (auto written = sink->on_run_finished(document.json()); !written.ok())
+      std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";
+  }
+  return kExitHarnessError;
+}
+
 }  // namespace faultline::harness

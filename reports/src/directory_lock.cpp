@@ -37,8 +37,7 @@ Result<DirectoryLock> DirectoryLock::acquire(const std::string& directory) {
   return DirectoryLock(fd);
 }
 
-DirectoryLock::DirectoryLock(DirectoryLock&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)) {}
+DirectoryLock::DirectoryLock(DirectoryLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
 
 DirectoryLock& DirectoryLock::operator=(DirectoryLock&& other) noexcept {
   if (this != &other) {

@@ -106,12 +106,16 @@ std::string to_junit(const json& report) {
   if (incomplete) {
     const json summary = report.value("summary", json::object());
     const std::string message =
-        "the run did not finish: " + summary.value("finished", json(0)).dump() + " of " +
-        summary.value("total", json(0)).dump() +
-        " scenario runs have a verdict (interrupted, or still running when this was written)";
+        run.contains("not_run")
+            ? "nothing ran: " + run.value("not_run", std::string())
+            : "the run did not finish: " + summary.value("finished", json(0)).dump() + " of " +
+                  summary.value("total", json(0)).dump() +
+                  " scenario runs have a verdict (interrupted, or still running when this was "
+                  "written)";
     xml << "    <testcase classname=\"" << escape_markup(suite) << ".run\" name=\"the run "
         << "finished\" time=\"0\">\n      <error type=\"incomplete\" message=\""
-        << escape_markup(message) << "\">" << escape_markup(message) << "</error>\n    </testcase>\n";
+        << escape_markup(message) << "\">" << escape_markup(message)
+        << "</error>\n    </testcase>\n";
   }
   xml << "  </testsuite>\n</testsuites>\n";
   return xml.str();

@@ -103,6 +103,8 @@ std::string to_markdown(const json& report) {
      << run.value("updated_at", std::string())
      << (run.value("complete", false) ? ", complete" : ", INCOMPLETE: the run did not finish")
      << "\n";
+  if (run.contains("not_run"))
+    md << "- nothing ran: " << run.value("not_run", std::string()) << "\n";
   md << "- " << scenarios.size() << " of " << summary.value("total", scenarios.size())
      << " scenario runs:";
   for (const auto& [verdict, count] : verdict_counts(report)) md << " " << count << " " << verdict;

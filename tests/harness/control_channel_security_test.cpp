@@ -535,3 +535,21 @@ TEST_CASE("a scrape is answered within a second with 16 idle connections open",
   CHECK(answer.out.rfind("200 ", 0) == 0);
   CHECK(std::stod(answer.out.substr(4)) < 1.0);
 }
+
+TEST_CASE("a coordinator whose agents never join (a wrong token) writes a report saying why",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  auto coordinator = start_coordinator(dir, "token", 2, "pingpong --wait 3");
+  auto refused = start_agent(coordinator.port, "another-token");
+  const auto code = coordinator.process->wait(30s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 3);
+  auto report = faultline::harness::read_report(dir.path() + "/report/report.json");
+  REQUIRE(report.ok());  // written, and conforming
+  CHECK(report->at("run").at("complete") == false);
+  CHECK_THAT(report->at("run").at("not_run").get<std::string>(),
+             Catch::Contains("only 0 of 2 agents connected within 3 s"));
+  CHECK_THAT(read_text_file(dir.path() + "/report/junit.xml"),
+             Catch::Contains("nothing ran: ") && Catch::Contains("<error type=\"incomplete\""));
+  CHECK_THAT(read_text_file(dir.path() + "/report/summary.md"), Catch::Contains("nothing ran: "));
+}

@@ -105,18 +105,20 @@ struct CoordinatorCommand {
       return usage_error("coordinator", listening.error().describe_with_hint());
     }
     if (!port_file.empty()) std::ofstream(port_file) << coordinator.port() << "\n";
+    const harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "",
+                                        {},
+                                        selection.seed_or_random(),
+                                        selection.strict};
     if (auto joined = coordinator.wait_for_agents(std::chrono::seconds(wait_seconds));
         !joined.ok()) {
       std::cerr << "faultline coordinator: " << joined.error().describe_with_hint() << "\n";
       coordinator.shutdown_agents();
-      return kExitHarnessError;
+      if (!resolved) return kExitHarnessError;
+      return harness::report_nothing_ran(coordinator, *resolved, report_dir, metadata,
+                                         joined.error().describe());
     }
     int code = kExitHarnessError;
     if (resolved) {
-      harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "",
-                                    {},
-                                    selection.seed_or_random(),
-                                    selection.strict};
       code = harness::run_suite(coordinator, *resolved, report_dir, metadata, std::cout,
                                 metrics->get());
     } else {

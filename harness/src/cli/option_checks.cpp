@@ -42,10 +42,9 @@ CLI::Validator http_host_port() {
         const size_t colon = rest.rfind(':');
         unsigned port = 0;
         const char* end = rest.data() + rest.size();
-        const bool port_ok =
-            colon != std::string::npos && colon > 0 &&
-            std::from_chars(rest.data() + colon + 1, end, port).ptr == end && port >= 1 &&
-            port <= 65535 && colon + 1 < rest.size();
+        const bool port_ok = colon != std::string::npos && colon > 0 &&
+                             std::from_chars(rest.data() + colon + 1, end, port).ptr == end &&
+                             port >= 1 && port <= 65535 && colon + 1 < rest.size();
         if (!port_ok) return "expected http://HOST:PORT, got '" + text + "'";
         return "";
       },

@@ -37,6 +37,8 @@ class ReportDocument {
   /// The same for a scenario already in the schema's form (a SUT scenario's).
   const nlohmann::json& add(nlohmann::json scenario);
   const nlohmann::json& json() const { return document_; }
+  /// Marks a run that ended before its first scenario, and why.
+  void set_not_run(const std::string& why) { document_["run"]["not_run"] = why; }
 
  private:
   void refresh();

@@ -24,4 +24,11 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
               const std::string& report_dir, const RunMetadata& metadata, std::ostream& out,
               reports::Metrics* metrics = nullptr);
 
+/// The report of a run that ended before its first scenario (the agents never joined, a
+/// wrong token among them): report.json, junit.xml and summary.md with none of `scenarios`
+/// run and `run.not_run` saying why. Returns 3, or 2 when the directory is another run's.
+int report_nothing_ran(const Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
+                       const std::string& report_dir, const RunMetadata& metadata,
+                       const std::string& why);
+
 }  // namespace faultline::harness
