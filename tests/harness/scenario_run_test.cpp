@@ -137,14 +137,14 @@ TEST_CASE("the protocols suite passes over tcp and shm, violations naming expect
     CHECK_THAT(sender.back(), !Catch::Contains("backoffs 0,"));
     const auto receiver = step_notes(find_run(report, "tagged.eager-boundary"), "receiver");
     CHECK(std::any_of(receiver.begin(), receiver.end(), [](const std::string& note) {
-      return note.find("(2 before their receive)") != std::string::npos;
+      return note.find("; 2 held before their receive since open") != std::string::npos;
     }));
     // aws-ofi-nccl: two groups' eager messages, interleaved, all held before either group is
     // posted; then the groups one at a time.
     const auto held =
         step_notes(find_run(report, "tagged.interleaved-eager-before-receives"), "receiver");
     CHECK(std::any_of(held.begin(), held.end(), [](const std::string& note) {
-      return note.find("(6 before their receive)") != std::string::npos;
+      return note.find("; 6 held before their receive since open") != std::string::npos;
     }));
     // The statistics are the step's own: the last group took 3 of the 6.
     REQUIRE_FALSE(held.empty());

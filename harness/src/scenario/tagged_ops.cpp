@@ -305,7 +305,11 @@ StepResult tagged_progress(StepState& state, const json& step) {
       return failed("the tagged engine progresses", driven.error().describe());
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  const std::string note = stats_note(*engine.value(), before);
+  // Messages may arrive while the side waited at a barrier before this step: the count since
+  // open is what `until_unexpected` waits for, and what the note says beside the step's own.
+  const std::string note = stats_note(*engine.value(), before) + "; " +
+                           std::to_string(engine.value()->stats().unexpected) +
+                           " held before their receive since open";
   if (engine.value()->stats().unexpected < wanted) {
     return failed(std::to_string(wanted) + " eager messages held before their receive is posted",
                   std::to_string(engine.value()->stats().unexpected), note);
