@@ -114,7 +114,10 @@ class SemanticChecker {
     if (op == "kv.push" || op == "kv.pull")
       return step.value("keys", uint64_t{0}) * step.value("value_bytes", uint64_t{0});
     if (op == "collective.sendrecv") return 2 * step.value("bytes", uint64_t{0});
-    if (op.rfind("collective.", 0) == 0) return 3 * 4 * step.value("elements", uint64_t{0});
+    // Input, output and staging of 4-byte elements.
+    constexpr uint64_t kBytesPerElement = 12;
+    if (op.rfind("collective.", 0) == 0)
+      return kBytesPerElement * step.value("elements", uint64_t{0});
     if (op == "tagged.send" || op == "tagged.recv")
       return messages_bytes(step.value("messages", json::array()));
     if (op == "tagged.group_recv") {
