@@ -24,21 +24,6 @@ std::string line_and_column(std::string_view text, size_t offset) {
   return "line " + std::to_string(line) + " column " + std::to_string(column);
 }
 
-// A pointer token: "~" and "/" escaped as RFC 6901 says.
-std::string pointer_token(const std::string& key) {
-  std::string token;
-  for (char c : key) {
-    if (c == '~') {
-      token += "~0";
-    } else if (c == '/') {
-      token += "~1";
-    } else {
-      token += c;
-    }
-  }
-  return token;
-}
-
 // Walks the text without building it, keeping the path, to find what a DOM parse hides.
 class StrictnessCheck final : public nlohmann::json_sax<json> {
  public:
@@ -106,10 +91,10 @@ class StrictnessCheck final : public nlohmann::json_sax<json> {
   }
 
   std::string path() const {
-    std::string text;
+    std::vector<std::string> tokens;
     for (const Frame& frame : frames_)
-      text += "/" + (frame.object ? pointer_token(frame.key) : std::to_string(frame.index));
-    return text;
+      tokens.push_back(frame.object ? frame.key : std::to_string(frame.index));
+    return json_pointer(tokens);
   }
 
   std::string_view text_;
@@ -118,6 +103,23 @@ class StrictnessCheck final : public nlohmann::json_sax<json> {
 };
 
 }  // namespace
+
+std::string json_pointer(const std::vector<std::string>& tokens) {
+  std::string pointer;
+  for (const auto& token : tokens) {
+    pointer += '/';
+    for (char c : token) {
+      if (c == '~') {
+        pointer += "~0";
+      } else if (c == '/') {
+        pointer += "~1";
+      } else {
+        pointer += c;
+      }
+    }
+  }
+  return pointer;
+}
 
 std::optional<json> parse_json_strictly(std::string_view text, JsonTextProblem& problem) {
   StrictnessCheck check(text, problem);

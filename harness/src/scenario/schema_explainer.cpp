@@ -1,5 +1,7 @@
 #include "schema_explainer.hpp"
 
+#include "faultline/harness/strict_json.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -20,24 +22,6 @@ std::vector<std::string> tokens_of(const std::vector<std::string>& context) {
                          : part);
   }
   return tokens;
-}
-
-// RFC 6901: "~" is "~0" and "/" is "~1" inside a reference token.
-std::string pointer_of(const std::vector<std::string>& tokens) {
-  std::string pointer;
-  for (const auto& token : tokens) {
-    pointer += '/';
-    for (char c : token) {
-      if (c == '~') {
-        pointer += "~0";
-      } else if (c == '/') {
-        pointer += "~1";
-      } else {
-        pointer += c;
-      }
-    }
-  }
-  return pointer;
 }
 
 const json* value_at(const json& document, const std::vector<std::string>& tokens) {
@@ -230,10 +214,10 @@ std::vector<ExplainedProblem> explain_schema_errors(const json& schema, const js
   };
   for (const auto& error : errors) {
     const auto tokens = tokens_of(error.context);
-    const std::string pointer = pointer_of(tokens);
+    const std::string pointer = json_pointer(tokens);
     // valijson also reports every enclosing schema that failed because of an inner failure.
     const bool enclosing = std::any_of(errors.begin(), errors.end(), [&](const SchemaError& other) {
-      const std::string inner = pointer_of(tokens_of(other.context));
+      const std::string inner = json_pointer(tokens_of(other.context));
       return inner.size() > pointer.size() && inner.compare(0, pointer.size(), pointer) == 0 &&
              inner[pointer.size()] == '/';
     });
@@ -277,7 +261,7 @@ std::vector<ExplainedProblem> explain_schema_errors(const json& schema, const js
     const SchemaError* innermost = &errors.front();
     for (const auto& error : errors)
       if (error.context.size() > innermost->context.size()) innermost = &error;
-    add({pointer_of(tokens_of(innermost->context)),
+    add({json_pointer(tokens_of(innermost->context)),
          "a value the schema allows (" + innermost->description + ")"});
   }
   return problems;

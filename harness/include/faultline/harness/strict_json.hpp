@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace faultline::harness {
 
@@ -12,6 +13,9 @@ struct JsonTextProblem {
   std::string pointer;   ///< the JSON pointer of the offending key or value, when known
   std::string expected;  ///< "each key once in an object; \"id\" appears twice", ...
 };
+
+/// The JSON pointer (RFC 6901) of a path: "/" before each token, "~" and "/" in it escaped.
+std::string json_pointer(const std::vector<std::string>& tokens);
 
 /// Parses `text`, refusing what a plain parse takes silently or throws on without a place: a key
 /// given twice in one object (the last would win), a number no double holds (1e400), and
