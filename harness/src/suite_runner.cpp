@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "faultline/harness/exit_codes.hpp"
@@ -106,6 +107,14 @@ class Reporter final : public RunObserver {
   bool last_write_failed_ = false;
 };
 
+// The run's hold on its report directory; nullopt, said on stderr, when another run has it.
+std::optional<reports::DirectoryLock> lock_report_dir(const std::string& report_dir) {
+  auto lock = reports::DirectoryLock::acquire(report_dir);
+  if (lock.ok()) return std::move(lock).value();
+  std::cerr << "faultline: " << lock.error().describe_with_hint() << "\n";
+  return std::nullopt;
+}
+
 void print_summary(const std::vector<ScenarioRun>& runs, const std::string& report_path,
                    std::ostream& out) {
   std::map<std::string, int> counts;
@@ -152,11 +161,8 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   const size_t pairs = agents * (agents - 1) / 2;
   size_t total = 0;
   for (const auto& scenario : scenarios) total += scenario.topology == Topology::kRing ? 1 : pairs;
-  auto lock = reports::DirectoryLock::acquire(report_dir);
-  if (!lock.ok()) {
-    std::cerr << "faultline: " << lock.error().describe_with_hint() << "\n";
-    return kExitUsage;
-  }
+  const auto lock = lock_report_dir(report_dir);
+  if (!lock) return kExitUsage;
   Reporter reporter(coordinator, report_dir, metadata, total, out, metrics);
   if (auto written = reporter.start(); !written.ok()) {
     std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";
@@ -185,11 +191,8 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
 int report_nothing_ran(const Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
                        const std::string& report_dir, const RunMetadata& metadata,
                        const std::string& why) {
-  auto lock = reports::DirectoryLock::acquire(report_dir);
-  if (!lock.ok()) {
-    std::cerr << "faultline: " << lock.error().describe_with_hint() << "\n";
-    return kExitUsage;
-  }
+  const auto lock = lock_report_dir(report_dir);
+  if (!lock) return kExitUsage;
   ReportDocument document(coordinator, metadata, scenarios.size());
   document.set_not_run(why);
   for (auto& sink : reports::report_directory_sinks(report_dir)) {

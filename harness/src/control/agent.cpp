@@ -19,15 +19,10 @@
 
 #include "agent_join.hpp"
 #include "agent_programs.hpp"
-#include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/messages.hpp"
-#include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/exit_codes.hpp"
-#include "faultline/harness/net_address.hpp"
-#include "faultline/harness/sut/sut_scenario.hpp"
-#include "faultline/transports/json.hpp"
 
 namespace faultline::harness {
 
@@ -124,7 +119,6 @@ nlohmann::json body_of(nlohmann::json message) {
   return message;
 }
 
-// Waits for the child to end and says how it ended, unless it reported already.
 // libfabric's shm provider names its regions /dev/shm/PID:N:M; a process killed before it
 // closed its endpoints leaves them (16 MiB each). Removes those of `pid`, once it is gone.
 void remove_shm_left_by(pid_t pid) {
@@ -139,6 +133,7 @@ void remove_shm_left_by(pid_t pid) {
   }
 }
 
+// Waits for the child to end and says how it ended, unless it reported already.
 void reap_child(Child& child, control::Channel& coordinator) {
   child.channel->shutdown();
   if (child.reader.joinable()) child.reader.join();

@@ -165,11 +165,15 @@ struct Rendezvous::Impl {
     return request.wr_id;
   }
 
-  // Sends `frame`, inline when the frame its contract plans fits the granted inline.
+  // Whether `frame` is posted inline: when the frame its contract plans fits the granted inline.
+  bool goes_inline(const ControlFrame& frame) const {
+    return planned_bytes(frame) <= endpoint.config().max_inline;
+  }
+
   Status send_frame(const ControlFrame& frame) {
     const size_t bytes = encode(frame, {send_slot.data(), kSlotBytes});
     const Segment segment = send_slot.segment(0, bytes);
-    const bool inline_frame = planned_bytes(frame) <= endpoint.config().max_inline;
+    const bool inline_frame = goes_inline(frame);
     auto id =
         post_tracked({.op = Opcode::kSend, .segments = {&segment, 1}, .inline_data = inline_frame},
                      {kControlSend, 0});
@@ -353,15 +357,16 @@ Status Rendezvous::send(MessageType type, std::vector<std::span<const std::byte>
                                                 std::to_string(self.half()) + "-byte staging"};
   }
   mutate_header(self.options.mutations, type, frame, self.events);
-  const bool inline_frame = planned_bytes(frame) <= self.endpoint.config().max_inline;
+  const bool inline_frame = self.goes_inline(frame);
+  const size_t bytes = encoded_size(FrameKind::kAnnounce, frame.entries);
   const std::string announce = "announce of " + std::string(contract.name) + " (" +
-                               std::to_string(encoded_size(FrameKind::kAnnounce, frame.entries)) +
-                               " bytes" + (inline_frame ? ", posted inline" : "") + ")";
+                               std::to_string(bytes) + " bytes" +
+                               (inline_frame ? ", posted inline" : "") + ")";
   if (Status sent = self.send_frame(frame); !sent.ok()) {
     Error error = sent.error();
     self.events.push_back(announce + " failed: " + error.message);
     error.message = announce + ": " + error.message;
-    if (encoded_size(FrameKind::kAnnounce, frame.entries) > planned_bytes(frame)) {
+    if (bytes > planned_bytes(frame)) {
       error.hint = "the announce is larger than the " + std::to_string(planned_bytes(frame)) +
                    " bytes its contract plans: the sender's segment layout breaks the " +
                    std::string(contract.name) +

@@ -32,9 +32,11 @@ Result<std::unique_ptr<Endpoint>> VerbsDevice::create_endpoint(const EndpointCon
 
 bool VerbsDevice::cq_overran(const ibv_cq* cq) {
   std::lock_guard lock(events_mutex_);
-  const int fd = context_->async_fd;
-  const int flags = fcntl(fd, F_GETFL);
-  if (flags >= 0 && (flags & O_NONBLOCK) == 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  if (!events_nonblocking_) {  // once: reading the events must never wait
+    const int flags = fcntl(context_->async_fd, F_GETFL);
+    if (flags >= 0) fcntl(context_->async_fd, F_SETFL, flags | O_NONBLOCK);
+    events_nonblocking_ = true;
+  }
   ibv_async_event event{};
   while (ibv_get_async_event(context_.get(), &event) == 0) {
     if (event.event_type == IBV_EVENT_CQ_ERR) overrun_cqs_.push_back(event.element.cq);

@@ -31,6 +31,7 @@ class VerbsDevice final : public Device {
   DeviceInfo info_;
   std::mutex events_mutex_;
   std::vector<const ibv_cq*> overrun_cqs_;  ///< CQ_ERR events read, not yet claimed
+  bool events_nonblocking_ = false;         ///< the async fd was set O_NONBLOCK
 };
 
 class VerbsMemoryRegion final : public MemoryRegion {
