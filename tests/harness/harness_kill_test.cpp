@@ -1,15 +1,20 @@
 // The harness's own processes killed or stopped in the middle of a suite: what finished is in
 // the report, what was lost is named, and the run goes on where it can.
 #include <signal.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "control_peers.hpp"
 #include "harness_test_paths.hpp"
 #include "support/run_command.hpp"
+#include "support/skip.hpp"
 
 using namespace std::chrono_literals;
 using faultline::testing::has_child_process;
@@ -165,4 +170,65 @@ TEST_CASE("an agent killed before the run starts gives its place to another",
   const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
   CHECK(report.at("scenarios").at(0).at("verdict") == "pass");
   CHECK(report.at("run").at("agents").size() == 2);
+}
+
+namespace {
+
+// A memory cgroup of its own, limited to `limit` bytes, removed when done (cgroup v1's memory
+// controller or cgroup v2); nullopt where this process may not make one (not root, read-only).
+class MemoryCgroup {
+ public:
+  static std::optional<MemoryCgroup> make(uint64_t limit) {
+    const std::string name = "faultline-test-" + std::to_string(getpid());
+    for (const auto& [parent, limit_file] :
+         {std::pair{"/sys/fs/cgroup/memory/", "memory.limit_in_bytes"},
+          std::pair{"/sys/fs/cgroup/", "memory.max"}}) {
+      const std::string dir = parent + name;
+      std::error_code error;
+      if (!std::filesystem::create_directory(dir, error)) continue;
+      std::ofstream(dir + "/" + limit_file) << limit;
+      if (read_text_file(dir + "/" + limit_file).find(std::to_string(limit)) == 0)
+        return MemoryCgroup(dir);
+      std::filesystem::remove(dir, error);
+    }
+    return std::nullopt;
+  }
+  MemoryCgroup(MemoryCgroup&& other) noexcept : dir_(std::exchange(other.dir_, "")) {}
+  MemoryCgroup& operator=(MemoryCgroup&&) = delete;
+  ~MemoryCgroup() {
+    std::error_code error;
+    if (!dir_.empty()) std::filesystem::remove(dir_, error);
+  }
+  /// A shell prefix that moves the shell into the cgroup before it runs the rest.
+  std::string enter() const { return "echo $$ > " + dir_ + "/cgroup.procs && "; }
+
+ private:
+  explicit MemoryCgroup(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+}  // namespace
+
+TEST_CASE("a scenario process killed by the kernel's OOM killer is named as such",
+          "[integration][ofi][control]") {
+  // The run in a cgroup of 512 MiB; the sender fills a buffer of 1 GiB.
+  // Expect: crashed, the out-of-memory killer named with the counter that grew, not "the code
+  // under test crashed".
+  auto cgroup = MemoryCgroup::make(512ull << 20);
+  if (!cgroup)
+    FAULTLINE_SKIP("cannot make a memory cgroup here (needs root and a writable /sys/fs/cgroup)");
+  TempDir dir;
+  auto result = faultline::testing::run_command(cgroup->enter() + "exec " + kFaultline + " run " +
+                                                kData + "/out-of-memory.json --provider tcp " +
+                                                "--report-dir " + dir.path());
+  INFO(result.out << result.err);
+  CHECK(result.exit_code == 1);
+  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report.json"));
+  const auto& run = report.at("scenarios").at(0);
+  CHECK(run.at("verdict") == "crashed");
+  CHECK_THAT(run.at("observed").get<std::string>(),
+             Catch::Contains("killed by the kernel's out-of-memory killer"));
+  CHECK_THAT(run.at("evidence").get<std::string>(), Catch::Contains("OOM kill count in"));
+  CHECK_THAT(run.at("evidence").get<std::string>(), Catch::Contains("register"));
+  CHECK_THAT(run.at("hint").get<std::string>(), Catch::Contains("more memory"));
 }

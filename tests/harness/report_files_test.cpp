@@ -3,6 +3,7 @@
 // pass, `faultline report` reproduces both, and a run killed with SIGKILL leaves a report
 // that parses, conforms and holds what finished.
 #include <signal.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "faultline/harness/report_reader.hpp"
+#include "faultline/reports/directory_lock.hpp"
 #include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
@@ -189,4 +191,38 @@ TEST_CASE("a second run into a report directory in use is refused, naming the fi
   CHECK(run_command(kFaultline + " run completion-error.every-third --provider tcp " +
                     "--report-dir " + dir.path())
             .exit_code == 0);
+}
+
+TEST_CASE("sut run and diagnose refuse a report directory in use, naming its holder's pid",
+          "[integration][ofi]") {
+  TempDir dir;
+  auto held = faultline::reports::DirectoryLock::acquire(dir.path());
+  REQUIRE(held.ok());
+  const std::string in_use =
+      "is in use by another faultline run (pid " + std::to_string(getpid()) + ")";
+  auto sut = run_command(kFaultline + " sut run " + FAULTLINE_SOURCE_DIR +
+                         "/scenarios/sut/ofi-sum-status-checked.json --report-dir " + dir.path());
+  CHECK(sut.exit_code == 2);
+  CHECK_THAT(sut.err, Catch::Contains(in_use));
+  auto diagnose = run_command(kFaultline + " diagnose --report-dir " + dir.path());
+  CHECK(diagnose.exit_code == 2);
+  CHECK_THAT(diagnose.err, Catch::Contains(in_use));
+  // Nothing of theirs was written beside the holder's lock.
+  CHECK(!std::filesystem::exists(dir.path() + "/report.json"));
+  CHECK(!std::filesystem::exists(dir.path() + "/diagnose.json"));
+}
+
+TEST_CASE("a diagnosis that cannot write its files ends with exit 3, said once",
+          "[integration][ofi]") {
+  // diagnose.json is a directory, so every write of it fails.
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/diagnose.json");
+  auto diagnose = run_command(kFaultline + " diagnose --report-dir " + dir.path());
+  INFO(diagnose.out << diagnose.err);
+  CHECK(diagnose.exit_code == 3);
+  const std::string said = "cannot write the diagnosis";
+  const auto first = diagnose.err.find(said);
+  REQUIRE(first != std::string::npos);
+  CHECK(diagnose.err.find(said, first + 1) == std::string::npos);
+  CHECK_THAT(diagnose.err, Catch::Contains("the diagnosis files are incomplete (exit 3)"));
 }

@@ -97,6 +97,11 @@ struct DiagnoseCommand {
       }
       std::cout << "diagnosis: " << options.report_dir << "/diagnose.md\n";
     }
+    if (!diagnosis->write_error.empty()) {
+      std::cerr << "faultline diagnose: the diagnosis files are incomplete (exit 3): "
+                << diagnosis->write_error << "\n";
+      return metrics_options.finish("diagnose", metrics->get(), harness::kExitHarnessError);
+    }
     if (device_missing) {
       std::cerr << "faultline diagnose: "
                 << (present.ok() ? "no " + target.transport + " device on this host"

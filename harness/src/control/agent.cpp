@@ -23,6 +23,7 @@
 #include "faultline/harness/control/messages.hpp"
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "oom_kills.hpp"
 
 namespace faultline::harness {
 
@@ -80,6 +81,7 @@ struct Child {
   uint64_t run_id = 0;
   std::string last_step;
   bool reported = false;
+  OomKillCounts oom_kills_before;  ///< to tell a kill by the kernel's OOM killer from others
   std::unique_ptr<control::Channel> channel;
   std::thread reader;
 };
@@ -91,6 +93,7 @@ Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, uint64_t
     return errno_error("socketpair", errno, "for a scenario child");
   }
   const pid_t agent = getpid();
+  const OomKillCounts oom_kills_before = read_oom_kill_counts();
   const pid_t pid = fork();
   if (pid < 0) return errno_error("fork", errno, "a scenario child");
   if (pid == 0) {
@@ -106,6 +109,7 @@ Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, uint64_t
   auto child = std::make_unique<Child>();
   child->pid = pid;
   child->run_id = run_id;
+  child->oom_kills_before = oom_kills_before;
   child->channel =
       std::make_unique<control::Channel>(fds[0], "scenario child pid " + std::to_string(pid));
   child->reader = start_reader(*child->channel, Source::kChild, events, run_id);
@@ -143,11 +147,24 @@ void reap_child(Child& child, control::Channel& coordinator) {
   if (child.reported) return;
   nlohmann::json result = {{"run_id", child.run_id},
                            {"expected", "the scenario process reports a result"}};
-  if (WIFSIGNALED(status)) {
+  const std::string last_step =
+      "last step: " + (child.last_step.empty() ? std::string("(none)") : child.last_step);
+  const auto out_of_memory = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL
+                                 ? oom_kill_between(child.oom_kills_before, read_oom_kill_counts())
+                                 : std::nullopt;
+  if (out_of_memory) {
+    result["verdict"] = "crashed";
+    result["observed"] = "killed by the kernel's out-of-memory killer (SIGKILL)";
+    result["evidence"] = *out_of_memory + "; " + last_step;
+    result["hint"] =
+        "the scenario needs more memory than this machine or its cgroup (a container's or a "
+        "Slurm job's limit) gives the agent: lower its buffer, kv or tagged sizes, or give the "
+        "agent more memory";
+    result["signal"] = "SIGKILL";
+  } else if (WIFSIGNALED(status)) {
     result["verdict"] = "crashed";
     result["observed"] = "killed by " + signal_name(WTERMSIG(status));
-    result["evidence"] =
-        "last step: " + (child.last_step.empty() ? std::string("(none)") : child.last_step);
+    result["evidence"] = last_step;
     result["hint"] = "the code under test crashed; rerun the scenario alone to reproduce it";
     result["signal"] = signal_name(WTERMSIG(status));
   } else {
@@ -155,7 +172,7 @@ void reap_child(Child& child, control::Channel& coordinator) {
     result["observed"] = "the scenario process exited with code " +
                          std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
                          " without a result";
-    result["evidence"] = "last step: " + child.last_step;
+    result["evidence"] = last_step;
   }
   (void)coordinator.send_message("scenario_result", result);
 }

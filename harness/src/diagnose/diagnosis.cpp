@@ -1,11 +1,11 @@
 #include "faultline/harness/diagnose/diagnosis.hpp"
 
 #include <chrono>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 
 #include "faultline/reports/atomic_file.hpp"
+#include "faultline/reports/directory_lock.hpp"
 #include "layers.hpp"
 
 namespace faultline::harness::diagnose {
@@ -34,12 +34,13 @@ const std::vector<std::string> kErrorScenarios = {"natural.*"};
 const std::vector<std::string> kProtocolScenarios = {
     "kv.push-pull", "kv.push-pull-inline-off", "collective.allreduce", "tagged.per-tag-order"};
 
-void write_reports(const Diagnosis& diagnosis) {
+Status write_reports(const Diagnosis& diagnosis) {
   const std::string& dir = diagnosis.options.report_dir;
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  (void)reports::write_file_atomically(dir + "/diagnose.json", diagnosis.to_json().dump(2) + "\n");
-  (void)reports::write_file_atomically(dir + "/diagnose.md", diagnosis.to_markdown());
+  if (auto written = reports::write_file_atomically(dir + "/diagnose.json",
+                                                    diagnosis.to_json().dump(2) + "\n");
+      !written.ok())
+    return written;
+  return reports::write_file_atomically(dir + "/diagnose.md", diagnosis.to_markdown());
 }
 
 }  // namespace
@@ -144,7 +145,14 @@ void print_layer(std::ostream& progress, const LayerResult& layer) {
 }  // namespace
 
 Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& progress) {
-  Diagnosis diagnosis{options, {}};
+  Diagnosis diagnosis{options, {}, {}};
+  // Two diagnoses in one directory would mix their files: the second is refused.
+  std::optional<reports::DirectoryLock> lock;
+  if (!options.report_dir.empty()) {
+    auto acquired = reports::DirectoryLock::acquire(options.report_dir);
+    if (!acquired.ok()) return acquired.error();
+    lock = std::move(acquired).value();
+  }
   auto made = probe_context(options);
   if (!made.ok()) return made.error();
   const ProbeContext& context = made.value();
@@ -185,7 +193,13 @@ Result<Diagnosis> run_diagnosis(const DiagnoseOptions& options, std::ostream& pr
     diagnosis.layers.push_back(layer);
     print_layer(progress, layer);
     if (layer.first_failure() && !options.all) stopped = true;
-    if (!options.report_dir.empty()) write_reports(diagnosis);
+    if (options.report_dir.empty()) continue;
+    // Said once; the files keep their last good version, and a later write may still succeed.
+    auto written = write_reports(diagnosis);
+    if (!written.ok() && diagnosis.write_error.empty())
+      std::cerr << "faultline diagnose: cannot write the diagnosis: "
+                << written.error().describe_with_hint() << "\n";
+    diagnosis.write_error = written.ok() ? "" : written.error().describe();
   }
   return diagnosis;
 }

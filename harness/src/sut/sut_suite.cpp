@@ -6,6 +6,7 @@
 
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/report_document.hpp"
+#include "faultline/reports/directory_lock.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "faultline/reports/report_sink.hpp"
 
@@ -48,8 +49,12 @@ Result<std::vector<SutScenario>> load_sut_scenarios(const std::vector<std::strin
 
 int run_sut_suite(const std::vector<SutScenario>& scenarios, const SutSuiteSettings& settings,
                   std::ostream& out, std::ostream& err) {
-  std::error_code error;
-  std::filesystem::create_directories(settings.report_dir, error);
+  // Two runs in one directory would mix their files: the second is refused.
+  auto lock = reports::DirectoryLock::acquire(settings.report_dir);
+  if (!lock.ok()) {
+    err << "faultline sut: " << lock.error().describe_with_hint() << "\n";
+    return kExitUsage;
+  }
   const std::string device = verbs_device();
   const transports::Target target{"sut", "", device};
   ReportDocument document(

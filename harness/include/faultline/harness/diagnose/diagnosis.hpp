@@ -56,6 +56,8 @@ struct DiagnoseOptions {
 struct Diagnosis {
   DiagnoseOptions options;
   std::vector<LayerResult> layers;
+  /// Why the last write of diagnose.json or diagnose.md failed; empty when it succeeded.
+  std::string write_error;
 
   const LayerResult* first_failing_layer() const;
   /// "L2 data path fails at 'SEND 257 B inline off': ...", or that every layer passed.
