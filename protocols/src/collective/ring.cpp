@@ -1,5 +1,7 @@
 #include "faultline/protocols/collective/ring.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -26,6 +28,27 @@ Result<size_t> take(transports::Endpoint& endpoint, std::deque<Completion>& reap
   }
   return n;
 }
+
+// How a rank waits when a pass over both endpoints found nothing: it spins a while (a
+// completion usually follows within microseconds), then gives its core away on every idle pass
+// (with more ranks than cores, the rank it waits for may need that core to send), reading the
+// clock for the deadline only then. Neither endpoint is ever waited on alone: a provider that
+// progresses a send only while its sender polls (rxm's rendezvous on tcp) must not stall behind
+// a wait on the receive side.
+class IdleBackoff {
+ public:
+  /// false once the deadline has passed.
+  bool wait(std::chrono::steady_clock::time_point deadline) {
+    if (++idle_passes_ < kSpinPasses) return true;
+    sched_yield();
+    return std::chrono::steady_clock::now() <= deadline;
+  }
+  void progressed() { idle_passes_ = 0; }
+
+ private:
+  static constexpr unsigned kSpinPasses = 64;
+  unsigned idle_passes_ = 0;
+};
 
 }  // namespace
 
@@ -65,16 +88,19 @@ Status Ring::check(const Completion& completion, const char* expected_op) {
                                             " completion failed: " + completion.describe()};
 }
 
-// One exchange: `out` goes to the next rank in chunks while `in` fills from the previous.
-// Never more receives in flight than chunks still expected; a chunk lands where the previous
-// one ended, by the length it really had; every completion is checked by the trackers (its
-// qp, that it was posted, that it comes once) and then by status.
+// One exchange: `out` goes to the next rank in chunks while `in` fills from the previous (or,
+// with `reduce`, each chunk is summed into `in` as it lands, without a copy). Never more receives
+// in flight than chunks still expected; a chunk lands where the previous one ended, by the length
+// it really had; every completion is checked by the trackers (its qp, that it was posted, that it
+// comes once) and then by status.
 class Ring::Exchange {
  public:
-  Exchange(Ring& ring, std::span<const std::byte> out, std::span<std::byte> in)
+  Exchange(Ring& ring, std::span<const std::byte> out, std::span<std::byte> in,
+           std::optional<DataType> reduce)
       : ring_(ring),
         out_(out),
         in_(in),
+        reduce_(reduce ? std::optional<SumStream>(std::in_place, in, *reduce) : std::nullopt),
         chunk_(ring.options_.chunk_bytes),
         chunks_to_send_((out.size() + chunk_ - 1) / chunk_),
         chunks_expected_((in.size() + chunk_ - 1) / chunk_),
@@ -88,12 +114,18 @@ class Ring::Exchange {
     ring_.recv_tracker_.abandon_outstanding();
     if (!out_.empty()) std::memcpy(ring_.send_.data(), out_.data(), out_.size());
     FAULTLINE_RETURN_IF_ERROR(post_receives());
+    IdleBackoff idle;
     while (send_done_ < chunks_to_send_ || received_ < chunks_expected_) {
       FAULTLINE_RETURN_IF_ERROR(post_sends());
-      if (std::chrono::steady_clock::now() > deadline_) return timed_out();
+      const size_t before = send_done_ + received_;
       FAULTLINE_RETURN_IF_ERROR(reap_sends());
       FAULTLINE_RETURN_IF_ERROR(reap_receives());
       FAULTLINE_RETURN_IF_ERROR(post_receives());
+      if (send_done_ + received_ != before) {
+        idle.progressed();
+      } else if (!idle.wait(deadline_)) {
+        return timed_out();
+      }
     }
     if (landed_ != in_.size() && ring_.options_.check_status) {
       return Error{ErrorCode::kProtocolViolation, who() + ": received " + std::to_string(landed_) +
@@ -154,7 +186,7 @@ class Ring::Exchange {
 
   Status reap_receives() {
     auto receives = take(ring_.link_.from_prev, ring_.reaped_receives_, completions_,
-                         std::chrono::milliseconds(1));
+                         std::chrono::milliseconds(0));
     if (!receives.ok()) return receives.error();
     for (size_t i = 0; i < receives.value(); ++i) {
       const Completion& c = completions_[i];
@@ -164,7 +196,11 @@ class Ring::Exchange {
       const size_t slot = work.value().index;
       // The chunk lands where the previous one ended, by the length it really had.
       const size_t length = std::min<size_t>(c.byte_len, in_.size() - landed_);
-      if (length > 0) std::memcpy(in_.data() + landed_, ring_.slots_.slot(slot), length);
+      if (reduce_) {
+        reduce_->add({ring_.slots_.slot(slot), length});
+      } else if (length > 0) {
+        std::memcpy(in_.data() + landed_, ring_.slots_.slot(slot), length);
+      }
       landed_ += length;
       ++received_;
       ++ring_.stats_.chunks_received;
@@ -185,6 +221,7 @@ class Ring::Exchange {
   Ring& ring_;
   std::span<const std::byte> out_;
   std::span<std::byte> in_;
+  std::optional<SumStream> reduce_;
   const size_t chunk_;
   const size_t chunks_to_send_;
   const size_t chunks_expected_;
@@ -199,12 +236,17 @@ class Ring::Exchange {
 };
 
 Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
+  return run_exchange(out, in, std::nullopt);
+}
+
+Status Ring::run_exchange(std::span<const std::byte> out, std::span<std::byte> in,
+                          std::optional<DataType> reduce) {
   if (out.size() > options_.capacity) {
     return Error{ErrorCode::kLimitExceeded, "ring exchange of " + std::to_string(out.size()) +
                                                 " bytes exceeds the capacity " +
                                                 std::to_string(options_.capacity)};
   }
-  return Exchange(*this, out, in).run();
+  return Exchange(*this, out, in, reduce).run();
 }
 
 Status Ring::drive() {
@@ -224,17 +266,16 @@ std::pair<size_t, size_t> Ring::segment(size_t bytes, DataType type, size_t inde
 
 Status Ring::reduce_scatter(std::span<std::byte> data, DataType type) {
   const size_t n = link_.size;
-  std::vector<std::byte> incoming;
   for (size_t step = 0; step + 1 < n; ++step) {
     // Send segment rank-step-1, receive and reduce segment rank-step-2: after n-1 steps this
-    // rank's own segment holds the sum.
+    // rank's own segment holds the sum. The two never overlap: each chunk is summed in place
+    // as it lands.
     const auto [send_begin, send_end] =
         segment(data.size(), type, (link_.rank + 2 * n - step - 1) % n);
     const auto [recv_begin, recv_end] =
         segment(data.size(), type, (link_.rank + 2 * n - step - 2) % n);
-    incoming.resize(recv_end - recv_begin);
-    FAULTLINE_RETURN_IF_ERROR(exchange(data.subspan(send_begin, send_end - send_begin), incoming));
-    sum_into(data.subspan(recv_begin, recv_end - recv_begin), incoming, type);
+    FAULTLINE_RETURN_IF_ERROR(run_exchange(data.subspan(send_begin, send_end - send_begin),
+                                           data.subspan(recv_begin, recv_end - recv_begin), type));
   }
   return {};
 }

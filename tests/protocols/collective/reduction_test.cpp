@@ -1,5 +1,6 @@
 #include "faultline/protocols/collective/reduction.hpp"
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
@@ -58,4 +59,26 @@ TEST_CASE("ring segments cover every element once, in whole elements", "[unit]")
   }
   // a trailing partial element is not part of any segment
   CHECK(ring_segment(9, DataType::kFloat32, 2, 1) == std::pair<size_t, size_t>{4, 8});
+}
+
+TEST_CASE("a sum stream sums pieces of any length, elements split between pieces too", "[unit]") {
+  // 1000 floats arrive in pieces of 7, 1 and 3 bytes (the ring's chunks land this way when a
+  // chunk size is no multiple of the element), and 9 bytes past the end.
+  std::vector<float> into(1000);
+  std::vector<float> from(1000 + 3);
+  for (size_t e = 0; e < from.size(); ++e) from[e] = static_cast<float>(e % 13);
+  for (size_t e = 0; e < into.size(); ++e) into[e] = 0.5F;
+  SumStream stream(std::as_writable_bytes(std::span(into)), DataType::kFloat32);
+  const auto bytes = std::as_bytes(std::span(from));
+  size_t at = 0;
+  for (size_t piece = 0; at < bytes.size(); ++piece) {
+    const size_t length =
+        std::min<size_t>(std::array<size_t, 3>{7, 1, 3}[piece % 3], bytes.size() - at);
+    stream.add(bytes.subspan(at, length));
+    at += length;
+  }
+  for (size_t e = 0; e < into.size(); ++e) {
+    CAPTURE(e);
+    REQUIRE(into[e] == static_cast<float>(e % 13) + 0.5F);
+  }
 }

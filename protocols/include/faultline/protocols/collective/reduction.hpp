@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -17,6 +18,22 @@ std::optional<DataType> data_type_from_string(std::string_view name);
 
 /// into[i] += from[i] for every element; both hold whole elements of `type`.
 void sum_into(std::span<std::byte> into, std::span<const std::byte> from, DataType type);
+
+/// Sums a stream of bytes, arriving in pieces of any length, into `into` element by element:
+/// an element split between two pieces is summed once both halves are there. What goes past
+/// the end of `into` is ignored.
+class SumStream {
+ public:
+  SumStream(std::span<std::byte> into, DataType type) : into_(into), type_(type) {}
+  void add(std::span<const std::byte> piece);
+
+ private:
+  std::span<std::byte> into_;
+  DataType type_;
+  size_t summed_ = 0;  ///< bytes of `into` summed, whole elements
+  std::array<std::byte, 4> partial_{};
+  size_t partial_size_ = 0;  ///< bytes of the element split between pieces
+};
 
 /// The byte range [first, second) of segment `index` when `bytes` of `type` are split over
 /// `ranks`: whole elements, the first `elements % ranks` segments one element longer, every

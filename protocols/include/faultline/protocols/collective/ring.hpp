@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -88,6 +89,9 @@ class Ring {
   class Exchange;
   Ring(RingLink link, RingOptions options, transports::RegisteredBuffer send, ReceiveSlots slots);
   Status check(const transports::Completion& completion, const char* expected_op);
+  /// `exchange`, or with `reduce` each chunk received is summed into `in` instead of copied.
+  Status run_exchange(std::span<const std::byte> out, std::span<std::byte> in,
+                      std::optional<DataType> reduce);
 
   RingLink link_;
   RingOptions options_;
