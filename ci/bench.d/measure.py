@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Measures faultline against the reference tools, interleaved, in one run on one machine.
 
-  measure.py host --faultline BIN --out FILE [--repetitions N] [--quick]
+  measure.py host --faultline BIN --mpi-allreduce BIN --out FILE [--repetitions N] [--quick]
       ofi tcp and shm against fi_pingpong; the idle fault decorator; the control plane;
-      ring allreduce (no reference tool: reported, not compared)
+      ring allreduce against Open MPI's (mtl ofi on tcp, btl vader for shm: mpi_allreduce.c)
+      and what checking every completion's status costs it
   measure.py rxe --faultline BIN --out FILE [--repetitions N] [--quick]
       verbs on rxe0 against perftest's ib_send_lat and ib_write_bw (inside the Soft-RoCE guest)
 
@@ -109,6 +110,64 @@ def decorator_cost(binary, provider, sizes, repetitions, iterations):
     return samples
 
 
+# --- allreduce against Open MPI -------------------------------------------------------------
+
+ALLREDUCE_SIZES = [65536, 1 << 20, 16 << 20]
+
+# Open MPI on the same libfabric provider (tcp), or on its own shared-memory path (vader)
+# where faultline runs libfabric's shm.
+MPI_TRANSPORT = {
+    "tcp": ["--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca", "mtl_ofi_provider_include",
+            "tcp"],
+    "shm": ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"],
+}
+
+
+def mpi_allreduce(program, provider, ranks, iterations, warmup):
+    out = run(["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-n",
+               str(ranks), *MPI_TRANSPORT[provider], program, str(iterations), str(warmup),
+               *map(str, ALLREDUCE_SIZES)], timeout=600)
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return {str(row["bytes"]): row["median_us"] for row in rows}
+
+
+def faultline_allreduce(binary, provider, ranks, iterations, warmup, extra=()):
+    rows = faultline(binary, "allreduce", "--provider", provider, "--ranks", str(ranks),
+                     "--sizes", ",".join(map(str, ALLREDUCE_SIZES)), "--iterations",
+                     str(iterations), "--warmup", str(warmup), *extra)["rows"]
+    return {str(row["bytes"]): row["median_us"] for row in rows}
+
+
+def allreduce(binary, program, provider, repetitions, iterations):
+    samples = []
+    for ranks in (2, 3, 4):
+        def pair(reference_first):
+            runs = [lambda: ("reference", mpi_allreduce(program, provider, ranks, iterations, 2)),
+                    lambda: ("faultline",
+                             faultline_allreduce(binary, provider, ranks, iterations, 2))]
+            return dict(f() for f in (runs if reference_first else reversed(runs)))
+
+        samples.append({"ranks": ranks, "iterations": iterations,
+                        "repetitions": interleaved(repetitions, pair)})
+    return samples
+
+
+def status_check_cost(binary, provider, repetitions, iterations):
+    """16 KiB over 2 ranks with and without reading completion statuses."""
+    def one(extra):
+        rows = faultline(binary, "allreduce", "--provider", provider, "--ranks", "2", "--sizes",
+                         "16384", "--iterations", str(iterations), "--warmup", "100",
+                         *extra)["rows"]
+        return {"median_us": rows[0]["median_us"]}
+
+    def pair(checked_first):
+        runs = [lambda: ("checked", one([])), lambda: ("unchecked", one(["--no-status-check"]))]
+        return dict(f() for f in (runs if checked_first else reversed(runs)))
+
+    return {"size": 16384, "iterations": iterations,
+            "repetitions": interleaved(repetitions, pair)}
+
+
 def host(args):
     quick = args.quick
     latency_sizes = [8, 64, 512, 4096, 65536]
@@ -117,6 +176,14 @@ def host(args):
     bw_iterations = (lambda size: 50) if quick else (lambda size: {65536: 2000, 1 << 20: 400}.get(size, 100))
     result = {"machine": machine(), "ofi": {}}
     for provider in ("tcp", "shm"):
+        if args.only == "allreduce":
+            print(f"== ofi {provider}: ring allreduce against Open MPI", flush=True)
+            result["ofi"][provider] = {
+                "allreduce": allreduce(args.faultline, args.mpi_allreduce, provider,
+                                       args.repetitions, 5 if quick else 20),
+                "status_check": status_check_cost(args.faultline, provider, args.repetitions,
+                                                  500 if quick else 5000)}
+            continue
         print(f"== ofi {provider}: latency and ping-pong throughput against fi_pingpong", flush=True)
         result["ofi"][provider] = {
             "latency": ofi_latency(args.faultline, provider, latency_sizes, args.repetitions,
@@ -130,12 +197,16 @@ def host(args):
                       ",".join(map(str, [4096] + bandwidth_sizes)),
                       "--iterations", "100" if quick else "1000")
             for _ in range(args.repetitions)]
-        result["ofi"][provider]["allreduce"] = faultline(
-            args.faultline, "allreduce", "--provider", provider, "--ranks", "2,3,4",
-            "--sizes", f"{1 << 20},{16 << 20}", "--iterations", "3" if quick else "10")
+        print(f"== ofi {provider}: ring allreduce against Open MPI", flush=True)
+        result["ofi"][provider]["allreduce"] = allreduce(
+            args.faultline, args.mpi_allreduce, provider, args.repetitions, 5 if quick else 20)
+        result["ofi"][provider]["status_check"] = status_check_cost(
+            args.faultline, provider, args.repetitions, 500 if quick else 5000)
         print(f"== ofi {provider}: the idle fault decorator", flush=True)
         result["ofi"][provider]["decorator"] = decorator_cost(
             args.faultline, provider, [8, 4096], args.repetitions, 2000 if quick else 20000)
+    if args.only == "allreduce":
+        return result
     print("== control plane", flush=True)
     result["control"] = faultline(args.faultline, "control", "--agents", "4" if quick else "16",
                                   "--barriers", "200", "--repetitions", str(args.repetitions))
@@ -237,10 +308,14 @@ def main():
     parser.add_argument("where", choices=["host", "rxe"])
     parser.add_argument("--faultline", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--mpi-allreduce", help="mpi_allreduce.c built with mpicc (host)")
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--device", default="rxe0")
     parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    parser.add_argument("--only", choices=["allreduce"], help="host: only the allreduce part")
     args = parser.parse_args()
+    if args.where == "host" and not args.mpi_allreduce:
+        parser.error("host needs --mpi-allreduce")
     result = host(args) if args.where == "host" else rxe(args)
     result["repetitions"] = args.repetitions
     result["quick"] = args.quick

@@ -24,7 +24,9 @@ struct AllreduceOptions {
   std::vector<size_t> sizes = {size_t{1} << 20, size_t{16} << 20};
   uint64_t iterations = 20;
   uint64_t warmup = 2;
-  size_t chunk_bytes = size_t{256} * 1024;
+  /// 1 MiB: on tcp every chunk above rxm's 16 KiB eager size is a rendezvous round trip, and
+  /// 1 MiB chunks halved the 2-rank 1 MiB allreduce against 256 KiB (BENCHMARKS.md).
+  size_t chunk_bytes = size_t{1} << 20;
   /// false: the ring takes every completion as a success without looking at its status, to
   /// measure what checking costs (MLX JACCL's fix cost about 1 us of a 16 KiB allreduce).
   /// The sum is checked either way.
