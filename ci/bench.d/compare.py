@@ -23,6 +23,12 @@ def median_of(repetitions, side, field):
 DROPPED = {}
 
 
+def noise(repetitions, side, field):
+    """How far apart the repetitions of one side are: (max - min) / median, as a percentage."""
+    values = [r[side][field] for r in repetitions if r[side][field] > 0]
+    return f"±{50 * (max(values) - min(values)) / statistics.median(values):.1f}%"
+
+
 def size_label(size):
     for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= scale and size % scale == 0:
@@ -82,6 +88,12 @@ def host_rows(table, host):
             table.ratio(f"ofi {provider}: idle fault decorator vs none (median one-way)",
                         size_label(sample["size"]), median_of(reps, "decorated", "median_us"),
                         median_of(reps, "plain", "median_us"), 1.02, True, "us")
+        for sample in measured.get("interposer", []):
+            reps = sample["repetitions"]
+            table.ratio(f"ofi {provider}: fi_pingpong under the interposers vs unwrapped "
+                        f"(mean one-way; noise {noise(reps, 'plain', 'mean_us')})",
+                        size_label(sample["size"]), median_of(reps, "interposed", "mean_us"),
+                        median_of(reps, "plain", "mean_us"), 1.02, True, "us")
         windowed = measured.get("bandwidth", [])
         for i, row in enumerate(windowed[0]["rows"] if windowed else []):
             value = statistics.median(run["rows"][i]["mib_per_second"] for run in windowed)
@@ -154,6 +166,15 @@ def rxe_rows(table, rxe):
             table.notes.append(f"verbs {device} write bandwidth {size_label(sample['size'])}: "
                                f"faultline {ours:.1f} MiB/s, ib_write_bw {theirs:.1f} MiB/s, "
                                f"ratio {ours / theirs:.3f} (no target below 64 KiB)")
+    for sample in rxe.get("interposer", []):
+        reps = sample["repetitions"]
+        latency = sample["tool"] == "ib_send_lat"
+        what = "median one-way" if latency else "bandwidth, window 128"
+        table.ratio(f"verbs {device}: {sample['tool']} under the interposers vs unwrapped "
+                    f"({what}; noise {noise(reps, 'plain', 'value')})",
+                    size_label(sample["size"]), median_of(reps, "interposed", "value"),
+                    median_of(reps, "plain", "value"), 1.02 if latency else 0.98, latency,
+                    "us" if latency else "MiB/s")
     for sample in rxe["decorator"]:
         reps = sample["repetitions"]
         table.ratio(f"verbs {device}: idle fault decorator vs none (median one-way)",

@@ -17,6 +17,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 PORTS = iter(range(19300, 19900))
@@ -62,11 +63,31 @@ def interleaved(repetitions, pair):
 
 # --- fi_pingpong ---------------------------------------------------------------------------
 
-def fi_pingpong(provider, size, iterations):
-    """One-way mean (usec/xfer) and ping-pong throughput (MB/sec, 10^6 B/s)."""
+def under_interposers(binary, side):
+    """A command prefix that runs a program under faultline's interposers with no fault (the
+    libfabric hook provider and the verbs preload library, as `faultline sut exec` puts them
+    in), and where its output ends up: (prefix, sut.json)."""
+    folder = tempfile.mkdtemp(prefix=f"faultline-bench-{side}-")
+    return ([binary, "sut", "exec", "--deadline", "600", "--report-dir", folder, "--"],
+            pathlib.Path(folder) / "sut.json")
+
+
+def run_wrapped_pair(binary, server, client, timeout=300):
+    """run_pair with both sides under the interposers: the client's own output."""
+    server_prefix, _ = under_interposers(binary, "server")
+    client_prefix, client_report = under_interposers(binary, "client")
+    run_pair(server_prefix + server, client_prefix + client, timeout)
+    return "\n".join(json.loads(client_report.read_text())["output"])
+
+
+def fi_pingpong(provider, size, iterations, interposed_by=None):
+    """One-way mean (usec/xfer) and ping-pong throughput (MB/sec, 10^6 B/s); both processes
+    under the interposers of faultline binary `interposed_by` when given."""
     port = str(next(PORTS))
     common = ["fi_pingpong", "-p", provider, "-e", "rdm", "-S", str(size), "-I", str(iterations)]
-    out = run_pair(common + ["-B", port], common + ["-P", port, "127.0.0.1"])
+    server, client = common + ["-B", port], common + ["-P", port, "127.0.0.1"]
+    out = (run_wrapped_pair(interposed_by, server, client) if interposed_by
+           else run_pair(server, client))
     fields = out.strip().splitlines()[-1].split()
     return {"mean_us": float(fields[6]), "mb_per_second": float(fields[5])}
 
@@ -168,6 +189,20 @@ def status_check_cost(binary, provider, repetitions, iterations):
             "repetitions": interleaved(repetitions, pair)}
 
 
+def interposer_cost(binary, provider, sizes, repetitions, iterations):
+    """fi_pingpong unwrapped against fi_pingpong under the interposers with no fault."""
+    samples = []
+    for size in sizes:
+        def pair(plain_first):
+            runs = [lambda: ("plain", fi_pingpong(provider, size, iterations)),
+                    lambda: ("interposed", fi_pingpong(provider, size, iterations, binary))]
+            return dict(f() for f in (runs if plain_first else reversed(runs)))
+
+        samples.append({"size": size, "iterations": iterations,
+                        "repetitions": interleaved(repetitions, pair)})
+    return samples
+
+
 def host(args):
     quick = args.quick
     latency_sizes = [8, 64, 512, 4096, 65536]
@@ -202,6 +237,9 @@ def host(args):
             args.faultline, args.mpi_allreduce, provider, args.repetitions, 5 if quick else 20)
         result["ofi"][provider]["status_check"] = status_check_cost(
             args.faultline, provider, args.repetitions, 500 if quick else 5000)
+        print(f"== ofi {provider}: fi_pingpong under the interposers, idle", flush=True)
+        result["ofi"][provider]["interposer"] = interposer_cost(
+            args.faultline, provider, [8, 4096], args.repetitions, 2000 if quick else 20000)
         print(f"== ofi {provider}: the idle fault decorator", flush=True)
         result["ofi"][provider]["decorator"] = decorator_cost(
             args.faultline, provider, [8, 4096], args.repetitions, 2000 if quick else 20000)
@@ -224,11 +262,13 @@ def roce_v2_ipv4_gid_index(device):
     sys.exit(f"measure.py: {device} has no IPv4 GID in {gids}")
 
 
-def perftest(tool, device, gid, size, iterations, extra=()):
+def perftest(tool, device, gid, size, iterations, extra=(), interposed_by=None):
     port = str(next(PORTS))
     common = [tool, "-d", device, "-x", gid, "-s", str(size), "-n", str(iterations), "-F",
               "-p", port, *extra]
-    out = run_pair(common, common + ["127.0.0.1"], timeout=600)
+    server, client = common, common + ["127.0.0.1"]
+    out = (run_wrapped_pair(interposed_by, server, client, timeout=600) if interposed_by
+           else run_pair(server, client, timeout=600))
     for line in out.splitlines():
         fields = line.split()
         if len(fields) >= 5 and fields[0] == str(size) and re.match(r"^\d+$", fields[1]):
@@ -280,6 +320,20 @@ def rxe(args):
         bandwidth.append({"size": size, "iterations": count,
                           "repetitions": interleaved(args.repetitions, pair)})
     result["bandwidth"] = bandwidth
+    print(f"== verbs {device}: perftest under the interposers, idle", flush=True)
+    result["interposer"] = []
+    for tool, size, extra, field in (("ib_send_lat", 8, (), 2), ("ib_write_bw", 65536,
+                                                                 ("-t", "128"), 1)):
+        count = iterations if tool == "ib_send_lat" else (200 if args.quick else 1000)
+
+        def pair(plain_first):
+            # ib_send_lat: t_typical (us); ib_write_bw: BW average (MiB/s).
+            measure = lambda wrap: perftest(tool, device, gid, size, count, extra, wrap)[field]
+            runs = [lambda: ("plain", {"value": measure(None)}),
+                    lambda: ("interposed", {"value": measure(args.faultline)})]
+            return dict(f() for f in (runs if plain_first else reversed(runs)))
+        result["interposer"].append({"tool": tool, "size": size, "iterations": count,
+                                     "repetitions": interleaved(args.repetitions, pair)})
     print(f"== verbs {device}: the idle fault decorator", flush=True)
     result["decorator"] = []
     for size in [8, 4096]:
