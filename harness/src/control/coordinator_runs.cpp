@@ -310,20 +310,21 @@ void Coordinator::check_deadlines(RunObserver& observer) {
   }
 }
 
-std::vector<std::vector<std::vector<size_t>>> Coordinator::rounds_for(
-    const ScenarioSpec& scenario) const {
-  std::vector<std::vector<std::vector<size_t>>> rounds;
+size_t Coordinator::round_count(const ScenarioSpec& scenario) const {
+  return scenario.topology == Topology::kRing ? 1 : pair_round_count(agents_.size());
+}
+
+std::vector<std::vector<size_t>> Coordinator::round_members(const ScenarioSpec& scenario,
+                                                            size_t round) const {
   if (scenario.topology == Topology::kRing) {
     // A ring runs once over every agent, in the order they joined.
-    rounds.push_back({{}});
-    for (size_t i = 0; i < agents_.size(); ++i) rounds[0][0].push_back(i);
-    return rounds;
+    std::vector<size_t> ring(agents_.size());
+    for (size_t i = 0; i < ring.size(); ++i) ring[i] = i;
+    return {ring};
   }
-  for (const auto& round : pair_rounds(agents_.size())) {
-    rounds.emplace_back();
-    for (const auto& [a, b] : round) rounds.back().push_back({a, b});
-  }
-  return rounds;
+  std::vector<std::vector<size_t>> runs;
+  for (const auto& [a, b] : pair_round(agents_.size(), round)) runs.push_back({a, b});
+  return runs;
 }
 
 Coordinator::ActiveRun Coordinator::new_run(const ScenarioSpec& scenario,
@@ -384,10 +385,10 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scena
   suite_ = settings.suite;
   runs_started_ = true;
   for (const ScenarioSpec& scenario : scenarios) {
-    const auto rounds = rounds_for(scenario);
-    for (size_t round = 0; round < rounds.size(); ++round) {
+    // One round at a time: all pairs of thousands of agents are tens of millions of runs.
+    for (size_t round = 0; round < round_count(scenario); ++round) {
       active_.clear();
-      for (const auto& members : rounds[round])
+      for (const auto& members : round_members(scenario, round))
         active_.push_back(new_run(scenario, settings, round, members));
       for (auto& run : active_) launch(run, settings, observer);
       auto unfinished = [&] {

@@ -144,9 +144,11 @@ class Coordinator {
     }
   };
 
-  /// The rounds of `scenario`: each a list of runs, each run the agents' indices in rank
-  /// order (all pairs in rounds of disjoint pairs, or one ring over every agent).
-  std::vector<std::vector<std::vector<size_t>>> rounds_for(const ScenarioSpec& scenario) const;
+  /// How many rounds `scenario` takes: all pairs in rounds of disjoint pairs, or one ring
+  /// over every agent.
+  size_t round_count(const ScenarioSpec& scenario) const;
+  /// The runs of round `round`, each the agents' indices in rank order.
+  std::vector<std::vector<size_t>> round_members(const ScenarioSpec& scenario, size_t round) const;
   ActiveRun new_run(const ScenarioSpec& scenario, const RunSettings& settings, size_t round,
                     const std::vector<size_t>& members);
   /// Tells each agent of `run` its part, or finishes the run when one was lost earlier.

@@ -39,6 +39,10 @@ struct RingOptions {
   /// exchange still expects, so receives are left over for the next exchange (phantom
   /// receives). For scenarios that show the bound being asserted.
   bool over_post_receives = false;
+  /// Whether a rank that finds nothing to do gives its core away (sched_yield) after a short
+  /// spin. Unset: when the ring has more ranks than this host has cores, as if they all ran
+  /// here (Open MPI's mpi_yield_when_idle, which it sets when oversubscribed).
+  std::optional<bool> yield_when_idle;
 };
 
 /// What the ring saw: for the report, and for tests of its bounds.
@@ -100,6 +104,7 @@ class Ring {
   CompletionTracker send_tracker_;     // on to_next
   CompletionTracker recv_tracker_;     // on from_prev
   RingStats stats_;
+  bool yields_when_idle_ = false;                    // options_.yield_when_idle, decided
   std::deque<transports::Completion> reaped_sends_;  // by drive(), for the next exchange
   std::deque<transports::Completion> reaped_receives_;
 };
