@@ -93,8 +93,9 @@ def fi_pingpong(provider, size, iterations, interposed_by=None):
 
 
 def faultline_pingpong(binary, target, size, iterations, idle=False):
+    """Its two sides in two processes, as fi_pingpong's are."""
     args = ["pingpong", *target, "--sizes", str(size), "--iterations", str(iterations),
-            "--warmup", "0"] + (["--idle-decorator"] if idle else [])
+            "--warmup", "0", "--two-processes"] + (["--idle-decorator"] if idle else [])
     row = faultline(binary, *args)["rows"][0]
     row["mb_per_second"] = size / row["mean_us"]
     return row

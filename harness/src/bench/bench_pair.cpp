@@ -25,6 +25,23 @@ Result<std::unique_ptr<transports::Device>> open_device(const BenchPairOptions& 
                                         std::make_shared<transports::fault::FaultLog>());
 }
 
+transports::EndpointConfig endpoint_config(const BenchPairOptions& options,
+                                           const transports::DeviceInfo& info) {
+  transports::EndpointConfig config;
+  config.send_depth = options.send_depth;
+  config.recv_depth = options.recv_depth;
+  config.max_inline = info.limits.max_inline_data;
+  return config;
+}
+
+// Every message of a run fits the buffers, so the largest is what the device must take.
+Status check_buffer_size(const BenchPairOptions& options, const transports::DeviceInfo& info) {
+  if (const uint64_t most = info.limits.max_msg_size; options.buffer_bytes > most)
+    return Error{ErrorCode::kLimitExceeded, "size " + std::to_string(options.buffer_bytes) +
+                                                " exceeds max_msg_size " + std::to_string(most)};
+  return {};
+}
+
 }  // namespace
 
 Status BenchSide::post_receive() {
@@ -76,22 +93,36 @@ Status BenchSide::finish_sends() {
   return {};
 }
 
+Result<std::unique_ptr<BenchEnd>> open_bench_end(const BenchPairOptions& options) {
+  auto end = std::make_unique<BenchEnd>();
+  auto device = open_device(options);
+  if (!device.ok()) return device.error();
+  end->device = std::move(device).value();
+  const auto& info = end->device->info();
+  FAULTLINE_RETURN_IF_ERROR(check_buffer_size(options, info));
+  for (auto* buffer : {&end->tx, &end->rx}) {
+    auto registered = transports::RegisteredBuffer::allocate(
+        *end->device, std::max<size_t>(options.buffer_bytes, 1));
+    if (!registered.ok()) return registered.error();
+    *buffer = std::make_unique<transports::RegisteredBuffer>(std::move(registered).value());
+  }
+  auto endpoint = end->device->create_endpoint(endpoint_config(options, info));
+  if (!endpoint.ok()) return endpoint.error();
+  end->endpoint = std::move(endpoint).value();
+  end->side.endpoint = end->endpoint.get();
+  end->side.tx = end->tx.get();
+  end->side.rx = end->rx.get();
+  return end;
+}
+
 Result<BenchPair> open_bench_pair(const BenchPairOptions& options) {
-  auto local = transports::LocalPair::open([&options] { return open_device(options); },
-                                           [&options](const transports::DeviceInfo& info) {
-                                             transports::EndpointConfig config;
-                                             config.send_depth = options.send_depth;
-                                             config.recv_depth = options.recv_depth;
-                                             config.max_inline = info.limits.max_inline_data;
-                                             return config;
-                                           });
+  auto local = transports::LocalPair::open(
+      [&options] { return open_device(options); },
+      [&options](const transports::DeviceInfo& info) { return endpoint_config(options, info); });
   if (!local.ok()) return local.error();
   BenchPair pair{std::move(local).value(), std::make_unique<BenchSide>(),
                  std::make_unique<BenchSide>()};
-  // Every message of a run fits the buffers, so the largest is what the device must take.
-  if (const uint64_t most = pair.info().limits.max_msg_size; options.buffer_bytes > most)
-    return Error{ErrorCode::kLimitExceeded, "size " + std::to_string(options.buffer_bytes) +
-                                                " exceeds max_msg_size " + std::to_string(most)};
+  FAULTLINE_RETURN_IF_ERROR(check_buffer_size(options, pair.info()));
   for (auto [side, end] : {std::pair{pair.client.get(), transports::LocalPair::kA},
                            std::pair{pair.server.get(), transports::LocalPair::kB}}) {
     side->endpoint = &pair.local->endpoint(end);

@@ -46,6 +46,20 @@ struct BenchPairOptions {
   bool idle_decorator = false;
 };
 
+/// One side in this process alone (the other is in another process): its device, endpoint
+/// and buffers, destroyed endpoint first, device last.
+struct BenchEnd {
+  std::unique_ptr<transports::Device> device;
+  std::unique_ptr<transports::RegisteredBuffer> tx;
+  std::unique_ptr<transports::RegisteredBuffer> rx;
+  std::unique_ptr<transports::Endpoint> endpoint;
+  BenchSide side;
+};
+
+/// Opens one side as open_bench_pair opens each of its two; `connect` it to the peer's
+/// `endpoint->address()` before use.
+Result<std::unique_ptr<BenchEnd>> open_bench_end(const BenchPairOptions& options);
+
 struct BenchPair {
   std::unique_ptr<transports::LocalPair> local;  ///< owns both endpoints and the buffers
   std::unique_ptr<BenchSide> client;             ///< side A

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <thread>
 
-#include "bench_pair.hpp"
+#include "pingpong_loop.hpp"
 #include "statistics.hpp"
 
 namespace faultline::harness::bench {
@@ -15,15 +15,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr uint32_t kReceivesAhead = 16;
 constexpr uint64_t kSignalEvery = 16;
-
-struct Exchange {
-  Opcode op = Opcode::kSend;
-  size_t bytes = 0;
-  bool inline_data = false;
-  bool repost = true;  ///< the message consumed a posted receive
-};
 
 // One message to the peer; an inline one is signaled only every kSignalEvery-th time.
 Status send_one(BenchSide& side, const BenchSide& peer, const Exchange& exchange, uint64_t i) {
@@ -43,6 +35,22 @@ Status wait_for_message(BenchSide& side, const Exchange& exchange) {
   return exchange.repost ? side.post_receive() : Status{};
 }
 
+Result<LatencyRow> measure_size(BenchPair& pair, const Exchange& exchange,
+                                const PingpongOptions& options) {
+  Status server_status;
+  std::thread responder([&] {
+    server_status =
+        respond(*pair.server, *pair.client, exchange, options.warmup + options.iterations);
+  });
+  auto round_trips = initiate(*pair.client, *pair.server, exchange, options);
+  responder.join();
+  if (!round_trips.ok()) return round_trips.error();
+  FAULTLINE_RETURN_IF_ERROR(std::move(server_status));
+  return summarize(exchange.bytes, std::move(round_trips).value());
+}
+
+}  // namespace
+
 LatencyRow summarize(size_t bytes, std::vector<double> round_trips) {
   LatencyRow row;
   row.bytes = bytes;
@@ -55,50 +63,64 @@ LatencyRow summarize(size_t bytes, std::vector<double> round_trips) {
   return row;
 }
 
-Result<LatencyRow> measure_size(BenchPair& pair, const Exchange& exchange,
-                                const PingpongOptions& options) {
-  BenchSide& client = *pair.client;
-  BenchSide& server = *pair.server;
-  const uint64_t total = options.warmup + options.iterations;
-  Status server_status;
-  std::thread responder([&] {
-    for (uint64_t i = 0; i < total && server_status.ok(); ++i) {
-      server_status = wait_for_message(server, exchange);
-      if (server_status.ok()) server_status = send_one(server, client, exchange, i);
-    }
-    if (server_status.ok()) server_status = server.finish_sends();
-  });
+Status respond(BenchSide& server, const BenchSide& client, const Exchange& exchange,
+               uint64_t total) {
+  for (uint64_t i = 0; i < total; ++i) {
+    FAULTLINE_RETURN_IF_ERROR(wait_for_message(server, exchange));
+    FAULTLINE_RETURN_IF_ERROR(send_one(server, client, exchange, i));
+  }
+  return server.finish_sends();
+}
+
+Result<std::vector<double>> initiate(BenchSide& client, const BenchSide& server,
+                                     const Exchange& exchange, const PingpongOptions& options) {
   std::vector<double> round_trips;
   round_trips.reserve(options.iterations);
-  Status client_status;
-  for (uint64_t i = 0; i < total && client_status.ok(); ++i) {
+  for (uint64_t i = 0; i < options.warmup + options.iterations; ++i) {
     const auto started = Clock::now();
-    client_status = send_one(client, server, exchange, i);
-    if (client_status.ok()) client_status = wait_for_message(client, exchange);
+    FAULTLINE_RETURN_IF_ERROR(send_one(client, server, exchange, i));
+    FAULTLINE_RETURN_IF_ERROR(wait_for_message(client, exchange));
     const auto finished = Clock::now();
     if (i >= options.warmup)
       round_trips.push_back(std::chrono::duration<double, std::micro>(finished - started).count());
   }
-  if (client_status.ok()) client_status = client.finish_sends();
-  responder.join();
-  FAULTLINE_RETURN_IF_ERROR(std::move(client_status));
-  FAULTLINE_RETURN_IF_ERROR(std::move(server_status));
-  return summarize(exchange.bytes, std::move(round_trips));
+  FAULTLINE_RETURN_IF_ERROR(client.finish_sends());
+  return round_trips;
 }
 
-}  // namespace
+std::vector<Exchange> exchanges_of(const PingpongOptions& options,
+                                   const transports::DeviceInfo& info) {
+  const bool write = options.op == "write";
+  std::vector<Exchange> exchanges;
+  for (size_t size : options.sizes)
+    exchanges.push_back({.op = write ? Opcode::kRdmaWriteWithImm : Opcode::kSend,
+                         .bytes = size,
+                         .inline_data = size <= info.limits.max_inline_data,
+                         .repost = !write || info.capabilities.write_imm_consumes_recv});
+  return exchanges;
+}
+
+BenchPairOptions pair_options(const PingpongOptions& options) {
+  const size_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
+  return {.target = options.target,
+          .buffer_bytes = std::max<size_t>(largest, 1),
+          .send_depth = 64,
+          .recv_depth = kReceivesAhead * 2,
+          .idle_decorator = options.idle_decorator};
+}
 
 Result<std::vector<LatencyRow>> run_pingpong(const PingpongOptions& options) {
   if (options.op != "send" && options.op != "write")
     return Error{ErrorCode::kInvalidArgument, "op " + options.op + ": expected send or write"};
   if (options.sizes.empty() || options.iterations == 0)
     return Error{ErrorCode::kInvalidArgument, "nothing to measure: no sizes or iterations"};
-  const size_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
-  auto opened = open_bench_pair({.target = options.target,
-                                 .buffer_bytes = std::max<size_t>(largest, 1),
-                                 .send_depth = 64,
-                                 .recv_depth = kReceivesAhead * 2,
-                                 .idle_decorator = options.idle_decorator});
+  if (options.two_processes) {
+    if (options.op != "send")
+      return Error{ErrorCode::kInvalidArgument,
+                   "--two-processes measures send/recv only (--op send)"};
+    return run_pingpong_in_two_processes(options);
+  }
+  auto opened = open_bench_pair(pair_options(options));
   if (!opened.ok()) return opened.error();
   BenchPair pair = std::move(opened).value();
   const auto& info = pair.info();
@@ -110,11 +132,7 @@ Result<std::vector<LatencyRow>> run_pingpong(const PingpongOptions& options) {
     for (uint32_t i = 0; i < kReceivesAhead; ++i) FAULTLINE_RETURN_IF_ERROR(side->post_receive());
 
   std::vector<LatencyRow> rows;
-  for (size_t size : options.sizes) {
-    const Exchange exchange{.op = write ? Opcode::kRdmaWriteWithImm : Opcode::kSend,
-                            .bytes = size,
-                            .inline_data = size <= info.limits.max_inline_data,
-                            .repost = !write || info.capabilities.write_imm_consumes_recv};
+  for (const Exchange& exchange : exchanges_of(options, info)) {
     auto row = measure_size(pair, exchange, options);
     if (!row.ok()) return row.error();
     rows.push_back(row.value());

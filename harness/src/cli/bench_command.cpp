@@ -73,6 +73,7 @@ struct BenchCommand {
             json out = header("pingpong");
             out["op"] = pingpong.op;
             out["idle_decorator"] = pingpong.idle_decorator;
+            out["two_processes"] = pingpong.two_processes;
             for (const auto& row : rows)
               out["rows"].push_back({{"bytes", row.bytes},
                                      {"iterations", row.iterations},
@@ -86,6 +87,7 @@ struct BenchCommand {
           std::cout << "# faultline bench pingpong: " << target_label() << ", "
                     << (pingpong.op == "write" ? "RDMA write with immediate" : "send/recv")
                     << (pingpong.idle_decorator ? ", idle fault decorator in the path" : "")
+                    << (pingpong.two_processes ? ", responder in a process of its own" : "")
                     << "\n# one-way latency = half the round trip\n"
                     << std::setw(10) << "#bytes" << std::setw(13) << "#iterations" << std::setw(14)
                     << "t_min[usec]" << std::setw(17) << "t_median[usec]" << std::setw(15)
@@ -241,6 +243,8 @@ CLI::App* add_pingpong(CLI::App* bench, BenchCommand& command) {
   p->add_option("--op", pingpong.op, "send (send/recv) or write (RDMA write with immediate)")
       ->check(CLI::IsMember({"send", "write"}))
       ->capture_default_str();
+  p->add_flag("--two-processes", pingpong.two_processes,
+              "The responder in a process of its own, as fi_pingpong's server (send only)");
   p->add_flag("--idle-decorator", pingpong.idle_decorator,
               "Put the fault decorator in the path with a fault that never fires");
   p->footer(

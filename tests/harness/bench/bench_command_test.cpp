@@ -62,6 +62,21 @@ TEST_CASE("bench pingpong measures send and write on tcp and shm, above the eage
   check_latency_rows(idle, {64});
 }
 
+TEST_CASE("bench pingpong --two-processes answers from a process of its own",
+          "[integration][ofi]") {
+  // The responder forked, as fi_pingpong's server is its own process; above the eager size too.
+  for (const std::string provider : {"tcp", "shm"}) {
+    CAPTURE(provider);
+    const json result = bench("pingpong --provider " + provider +
+                              " --sizes 8,20000 --iterations 20 --warmup 2 --two-processes");
+    CHECK(result.at("two_processes") == true);
+    check_latency_rows(result, {8, 20000});
+  }
+  auto write = run_command(kFaultline + " bench pingpong --op write --two-processes");
+  CHECK(write.exit_code == 2);
+  CHECK(write.err.find("send/recv only") != std::string::npos);
+}
+
 // A process killed with SIGKILL leaves its shm regions in /dev/shm, named after its pid; a
 // later process given that pid found them and failed fi_enable (EBUSY) or died of SIGBUS.
 TEST_CASE("shm regions left behind under this process's pid do not stop it", "[integration][ofi]") {

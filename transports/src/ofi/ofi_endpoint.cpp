@@ -506,7 +506,8 @@ Status OfiEndpoint::progress() {
                                " failed on retry: " + fi_strerror(static_cast<int>(-rc)));
     }
   }
-  std::array<fi_cq_data_entry, 16> entries{};
+  // Not zeroed: fi_cq_read fills what it returns, and this runs on every spin of a poll.
+  std::array<fi_cq_data_entry, 16> entries;
   ssize_t rc = fi_cq_read(cq_.get(), entries.data(), entries.size());
   if (rc > 0) {
     for (ssize_t i = 0; i < rc; ++i) {

@@ -26,6 +26,9 @@ struct PingpongOptions {
   uint64_t iterations = 1000;
   uint64_t warmup = 100;
   bool idle_decorator = false;  ///< the fault decorator in the path, no fault firing
+  /// The responder in a process of its own (forked), as fi_pingpong's server is, rather than
+  /// a thread of this one. Send/recv only.
+  bool two_processes = false;
 };
 
 /// Ping-pong between two endpoints of the target, each on its own device and driven by its
