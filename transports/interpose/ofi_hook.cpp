@@ -163,8 +163,7 @@ ssize_t apply_rules(WrappedCq& cq, std::byte* buf, ssize_t count) {
 // What every read variant shares: pending state first, then the inner read and the rules.
 template <typename InnerRead>
 ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_read) {
-  // Without rules nothing is held or injected: the read goes straight through, no lock taken.
-  if (Plan::get().empty()) return inner_read();
+  // Without rules the CQ is not wrapped at all (wrap_cq).
   // A provider reading its own CQ inside the program's read: straight through.
   if (std::find(reading.begin(), reading.end(), cq_fid) != reading.end()) return inner_read();
   WrappedCq& cq = wrapped(cq_fid);
@@ -251,6 +250,16 @@ int cq_close(fid* fid) {
 }
 
 void wrap_cq(fid_cq* cq, const fi_cq_attr* attr, const std::string& layer, bool programs_own) {
+  if (Plan::get().empty()) {
+    // Nothing to inject: the CQ keeps the provider's own read path (an idle interposer costs
+    // nothing per poll), and the event still says the hook reached it.
+    log_event({{"event", "instrumented"},
+               {"object", "cq"},
+               {"layer", layer},
+               {"programs_own", programs_own},
+               {"passthrough", true}});
+    return;
+  }
   auto* state = new WrappedCq();
   state->inner = cq->ops;
   state->inner_fid = cq->fid.ops;
