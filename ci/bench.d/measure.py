@@ -56,9 +56,13 @@ def faultline(binary, *args):
     return json.loads(run([binary, "bench", *args, "--json"]))
 
 
-def interleaved(repetitions, pair):
-    """pair(first_is_reference) -> samples; alternates which goes first."""
-    return [pair(r % 2 == 0) for r in range(repetitions)]
+def interleaved(repetitions, first, second):
+    """first and second: (name, run). Each repetition runs both, the one that goes first
+    alternating: [{name: what run returned, ...}, ...]."""
+    def once(r):
+        order = (first, second) if r % 2 == 0 else (second, first)
+        return {name: measure() for name, measure in order}
+    return [once(r) for r in range(repetitions)]
 
 
 # --- fi_pingpong ---------------------------------------------------------------------------
@@ -107,13 +111,9 @@ def ofi_latency(binary, provider, sizes, repetitions, iterations_of):
     for size in sizes:
         iterations = iterations_of(size)
 
-        def pair(reference_first):
-            runs = [lambda: ("reference", fi_pingpong(provider, size, iterations)),
-                    lambda: ("faultline", faultline_pingpong(binary, target, size, iterations))]
-            return dict(f() for f in (runs if reference_first else reversed(runs)))
-
-        samples.append({"size": size, "iterations": iterations,
-                        "repetitions": interleaved(repetitions, pair)})
+        samples.append({"size": size, "iterations": iterations, "repetitions": interleaved(
+            repetitions, ("reference", lambda: fi_pingpong(provider, size, iterations)),
+            ("faultline", lambda: faultline_pingpong(binary, target, size, iterations)))})
     return samples
 
 
@@ -121,14 +121,10 @@ def decorator_cost(binary, provider, sizes, repetitions, iterations):
     target = ["--transport", "ofi", "--provider", provider]
     samples = []
     for size in sizes:
-        def pair(plain_first):
-            runs = [lambda: ("plain", faultline_pingpong(binary, target, size, iterations)),
-                    lambda: ("decorated",
-                             faultline_pingpong(binary, target, size, iterations, idle=True))]
-            return dict(f() for f in (runs if plain_first else reversed(runs)))
-
-        samples.append({"size": size, "iterations": iterations,
-                        "repetitions": interleaved(repetitions, pair)})
+        samples.append({"size": size, "iterations": iterations, "repetitions": interleaved(
+            repetitions, ("plain", lambda: faultline_pingpong(binary, target, size, iterations)),
+            ("decorated",
+             lambda: faultline_pingpong(binary, target, size, iterations, idle=True)))})
     return samples
 
 
@@ -163,14 +159,10 @@ def faultline_allreduce(binary, provider, ranks, iterations, warmup, extra=()):
 def allreduce(binary, program, provider, repetitions, iterations):
     samples = []
     for ranks in (2, 3, 4):
-        def pair(reference_first):
-            runs = [lambda: ("reference", mpi_allreduce(program, provider, ranks, iterations, 2)),
-                    lambda: ("faultline",
-                             faultline_allreduce(binary, provider, ranks, iterations, 2))]
-            return dict(f() for f in (runs if reference_first else reversed(runs)))
-
-        samples.append({"ranks": ranks, "iterations": iterations,
-                        "repetitions": interleaved(repetitions, pair)})
+        samples.append({"ranks": ranks, "iterations": iterations, "repetitions": interleaved(
+            repetitions,
+            ("reference", lambda: mpi_allreduce(program, provider, ranks, iterations, 2)),
+            ("faultline", lambda: faultline_allreduce(binary, provider, ranks, iterations, 2)))})
     return samples
 
 
@@ -182,25 +174,18 @@ def status_check_cost(binary, provider, repetitions, iterations):
                          *extra)["rows"]
         return {"median_us": rows[0]["median_us"]}
 
-    def pair(checked_first):
-        runs = [lambda: ("checked", one([])), lambda: ("unchecked", one(["--no-status-check"]))]
-        return dict(f() for f in (runs if checked_first else reversed(runs)))
-
-    return {"size": 16384, "iterations": iterations,
-            "repetitions": interleaved(repetitions, pair)}
+    return {"size": 16384, "iterations": iterations, "repetitions": interleaved(
+        repetitions, ("checked", lambda: one([])),
+        ("unchecked", lambda: one(["--no-status-check"])))}
 
 
 def interposer_cost(binary, provider, sizes, repetitions, iterations):
     """fi_pingpong unwrapped against fi_pingpong under the interposers with no fault."""
     samples = []
     for size in sizes:
-        def pair(plain_first):
-            runs = [lambda: ("plain", fi_pingpong(provider, size, iterations)),
-                    lambda: ("interposed", fi_pingpong(provider, size, iterations, binary))]
-            return dict(f() for f in (runs if plain_first else reversed(runs)))
-
-        samples.append({"size": size, "iterations": iterations,
-                        "repetitions": interleaved(repetitions, pair)})
+        samples.append({"size": size, "iterations": iterations, "repetitions": interleaved(
+            repetitions, ("plain", lambda: fi_pingpong(provider, size, iterations)),
+            ("interposed", lambda: fi_pingpong(provider, size, iterations, binary)))})
     return samples
 
 
@@ -286,19 +271,14 @@ def rxe(args):
     latency = []
     print(f"== verbs {device}: ib_send_lat against faultline bench pingpong --op send", flush=True)
     for size in [8, 64, 512, 4096, 65536]:
-        def pair(reference_first):
-            def reference():
-                t_min, t_max, typical, avg, stdev, p99 = perftest(
-                    "ib_send_lat", device, gid, size, iterations)[:6]
-                return "reference", {"min_us": t_min, "median_us": typical, "mean_us": avg,
-                                     "p99_us": p99}
-            ours = lambda: ("faultline", faultline(
-                args.faultline, "pingpong", *target, "--sizes", str(size), "--iterations",
-                str(iterations), "--warmup", "0")["rows"][0])
-            runs = [reference, ours]
-            return dict(f() for f in (runs if reference_first else reversed(runs)))
-        latency.append({"size": size, "iterations": iterations,
-                        "repetitions": interleaved(args.repetitions, pair)})
+        def reference():
+            t_min, t_max, typical, avg, stdev, p99 = perftest(
+                "ib_send_lat", device, gid, size, iterations)[:6]
+            return {"min_us": t_min, "median_us": typical, "mean_us": avg, "p99_us": p99}
+        ours = lambda: faultline(args.faultline, "pingpong", *target, "--sizes", str(size),
+                                 "--iterations", str(iterations), "--warmup", "0")["rows"][0]
+        latency.append({"size": size, "iterations": iterations, "repetitions": interleaved(
+            args.repetitions, ("reference", reference), ("faultline", ours))})
     result["latency"] = latency
     bandwidth = []
     print(f"== verbs {device}: ib_write_bw against faultline bench bandwidth --op write",
@@ -308,18 +288,15 @@ def rxe(args):
         if args.quick:
             count = max(20, count // 5)
 
-        def pair(reference_first):
-            def reference():
-                peak, average, rate = perftest("ib_write_bw", device, gid, size, count,
-                                               ["-t", "128"])[:3]
-                return "reference", {"mib_per_second": average}
-            ours = lambda: ("faultline", faultline(
-                args.faultline, "bandwidth", *target, "--op", "write", "--window", "128",
-                "--sizes", str(size), "--iterations", str(count), "--warmup", "16")["rows"][0])
-            runs = [reference, ours]
-            return dict(f() for f in (runs if reference_first else reversed(runs)))
-        bandwidth.append({"size": size, "iterations": count,
-                          "repetitions": interleaved(args.repetitions, pair)})
+        def reference():
+            peak, average, rate = perftest("ib_write_bw", device, gid, size, count,
+                                           ["-t", "128"])[:3]
+            return {"mib_per_second": average}
+        ours = lambda: faultline(
+            args.faultline, "bandwidth", *target, "--op", "write", "--window", "128",
+            "--sizes", str(size), "--iterations", str(count), "--warmup", "16")["rows"][0]
+        bandwidth.append({"size": size, "iterations": count, "repetitions": interleaved(
+            args.repetitions, ("reference", reference), ("faultline", ours))})
     result["bandwidth"] = bandwidth
     print(f"== verbs {device}: perftest under the interposers, idle", flush=True)
     result["interposer"] = []
@@ -327,26 +304,22 @@ def rxe(args):
                                                                  ("-t", "128"), 1)):
         count = iterations if tool == "ib_send_lat" else (200 if args.quick else 1000)
 
-        def pair(plain_first):
-            # ib_send_lat: t_typical (us); ib_write_bw: BW average (MiB/s).
-            measure = lambda wrap: perftest(tool, device, gid, size, count, extra, wrap)[field]
-            runs = [lambda: ("plain", {"value": measure(None)}),
-                    lambda: ("interposed", {"value": measure(args.faultline)})]
-            return dict(f() for f in (runs if plain_first else reversed(runs)))
-        result["interposer"].append({"tool": tool, "size": size, "iterations": count,
-                                     "repetitions": interleaved(args.repetitions, pair)})
+        # ib_send_lat: t_typical (us); ib_write_bw: BW average (MiB/s).
+        measure = lambda wrap: {
+            "value": perftest(tool, device, gid, size, count, extra, wrap)[field]}
+        result["interposer"].append({
+            "tool": tool, "size": size, "iterations": count, "repetitions": interleaved(
+                args.repetitions, ("plain", lambda: measure(None)),
+                ("interposed", lambda: measure(args.faultline)))})
     print(f"== verbs {device}: the idle fault decorator", flush=True)
     result["decorator"] = []
     for size in [8, 4096]:
-        def pair(plain_first):
-            runs = [lambda: ("plain", faultline(args.faultline, "pingpong", *target, "--sizes",
-                                                str(size), "--iterations", str(iterations))["rows"][0]),
-                    lambda: ("decorated", faultline(args.faultline, "pingpong", *target,
-                                                    "--sizes", str(size), "--iterations",
-                                                    str(iterations), "--idle-decorator")["rows"][0])]
-            return dict(f() for f in (runs if plain_first else reversed(runs)))
-        result["decorator"].append({"size": size, "iterations": iterations,
-                                    "repetitions": interleaved(args.repetitions, pair)})
+        pingpong = lambda *extra: faultline(args.faultline, "pingpong", *target, "--sizes",
+                                            str(size), "--iterations", str(iterations),
+                                            *extra)["rows"][0]
+        result["decorator"].append({"size": size, "iterations": iterations, "repetitions": interleaved(
+            args.repetitions, ("plain", lambda: pingpong()),
+            ("decorated", lambda: pingpong("--idle-decorator")))})
     return result
 
 
