@@ -275,8 +275,10 @@ def rxe(args):
             t_min, t_max, typical, avg, stdev, p99 = perftest(
                 "ib_send_lat", device, gid, size, iterations)[:6]
             return {"min_us": t_min, "median_us": typical, "mean_us": avg, "p99_us": p99}
+        # Two processes, as ib_send_lat's client and server are.
         ours = lambda: faultline(args.faultline, "pingpong", *target, "--sizes", str(size),
-                                 "--iterations", str(iterations), "--warmup", "0")["rows"][0]
+                                 "--iterations", str(iterations), "--warmup", "0",
+                                 "--two-processes")["rows"][0]
         latency.append({"size": size, "iterations": iterations, "repetitions": interleaved(
             args.repetitions, ("reference", reference), ("faultline", ours))})
     result["latency"] = latency
