@@ -185,7 +185,11 @@ class MemoryCgroup {
           std::pair{"/sys/fs/cgroup/", "memory.max"}}) {
       const std::string dir = parent + name;
       std::error_code error;
-      if (!std::filesystem::create_directory(dir, error)) continue;
+      // Only a cgroup file system has cgroup.procs at its root (not the tmpfs that holds the
+      // v1 hierarchies, where a directory and a file named memory.max limit nothing).
+      if (!std::filesystem::exists(std::string(parent) + "cgroup.procs", error) ||
+          !std::filesystem::create_directory(dir, error))
+        continue;
       std::ofstream(dir + "/" + limit_file) << limit;
       if (read_text_file(dir + "/" + limit_file).find(std::to_string(limit)) == 0)
         return MemoryCgroup(dir);
