@@ -250,14 +250,15 @@ int cq_close(fid* fid) {
 }
 
 void wrap_cq(fid_cq* cq, const fi_cq_attr* attr, const std::string& layer, bool programs_own) {
+  nlohmann::json event = {{"event", "instrumented"},
+                          {"object", "cq"},
+                          {"layer", layer},
+                          {"programs_own", programs_own}};
   if (Plan::get().empty()) {
     // Nothing to inject: the CQ keeps the provider's own read path (an idle interposer costs
     // nothing per poll), and the event still says the hook reached it.
-    log_event({{"event", "instrumented"},
-               {"object", "cq"},
-               {"layer", layer},
-               {"programs_own", programs_own},
-               {"passthrough", true}});
+    event["passthrough"] = true;
+    log_event(std::move(event));
     return;
   }
   auto* state = new WrappedCq();
@@ -278,11 +279,8 @@ void wrap_cq(fid_cq* cq, const fi_cq_attr* attr, const std::string& layer, bool 
   state->fid_ops.close = cq_close;
   cq->ops = &state->ops;
   cq->fid.ops = &state->fid_ops;
-  log_event({{"event", "instrumented"},
-             {"object", "cq"},
-             {"layer", layer},
-             {"programs_own", programs_own},
-             {"format", static_cast<int>(state->format)}});
+  event["format"] = static_cast<int>(state->format);
+  log_event(std::move(event));
 }
 
 // One wrapped domain: its ops copy first, then what cq_open needs.

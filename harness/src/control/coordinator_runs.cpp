@@ -2,6 +2,7 @@
 // relays (endpoint info, barriers), every deadline, and each run's verdict.
 #include <algorithm>
 #include <iostream>
+#include <numeric>
 #include <utility>
 
 #include "faultline/harness/control/coordinator.hpp"
@@ -319,7 +320,7 @@ std::vector<std::vector<size_t>> Coordinator::round_members(const ScenarioSpec& 
   if (scenario.topology == Topology::kRing) {
     // A ring runs once over every agent, in the order they joined.
     std::vector<size_t> ring(agents_.size());
-    for (size_t i = 0; i < ring.size(); ++i) ring[i] = i;
+    std::iota(ring.begin(), ring.end(), size_t{0});
     return {ring};
   }
   std::vector<std::vector<size_t>> runs;

@@ -19,8 +19,8 @@ struct OomKillCounts {
 OomKillCounts read_oom_kill_counts();
 
 /// For a child killed by SIGKILL between the two readings: which counter grew and by how much
-/// ("the OOM killer's count in /sys/fs/cgroup/.../memory.events went from 0 to 1"), or nothing
-/// when none did (so the kill came from someone else).
+/// ("the kernel's OOM kill count in /sys/fs/cgroup/.../memory.events went from 0 to 1 ..."), or
+/// nothing when none did (so the kill came from someone else).
 std::optional<std::string> oom_kill_between(const OomKillCounts& before,
                                             const OomKillCounts& after);
 
