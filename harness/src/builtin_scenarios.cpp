@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "faultline/core/hex.hpp"
+#include "faultline/harness/first_contact.hpp"
 #include "faultline/transports/data_pattern.hpp"
 #include "faultline/transports/json.hpp"
 #include "faultline/transports/memory_provider.hpp"
@@ -33,8 +34,9 @@ Result<transports::RegisteredBuffer> make_buffer(Device& device, size_t length) 
 }
 
 // The next completion, which must be a success of `op`; anything else is the scenario's
-// failure, described.
-std::optional<ScenarioOutcome> expect_completion(Endpoint& endpoint, Opcode op, uint32_t byte_len,
+// failure, described (with both addresses, while nothing got through yet).
+std::optional<ScenarioOutcome> expect_completion(Endpoint& endpoint, FirstContact& first, Opcode op,
+                                                 uint32_t byte_len,
                                                  std::chrono::milliseconds timeout) {
   Completion completion;
   auto polled = endpoint.poll({&completion, 1}, timeout);
@@ -43,10 +45,18 @@ std::optional<ScenarioOutcome> expect_completion(Endpoint& endpoint, Opcode op, 
       std::string(to_string(op)) + " SUCCESS" +
       (op == Opcode::kRecv ? " of " + std::to_string(byte_len) + " bytes" : "");
   if (polled.value() == 0) {
-    return failure(expected, "no completion within " + std::to_string(timeout.count()) + " ms", "");
+    return failure(expected,
+                   "no completion within " + std::to_string(timeout.count()) + " ms" + first.note(),
+                   "", first.hint());
   }
-  if (!completion.ok() || completion.op != op ||
-      (op == Opcode::kRecv && completion.byte_len != byte_len)) {
+  if (!completion.ok()) {
+    return failure(expected,
+                   std::string(to_string(completion.op)) + " " +
+                       std::string(to_string(completion.status)) + first.note(),
+                   completion.describe(), first.hint());
+  }
+  first.reached();
+  if (completion.op != op || (op == Opcode::kRecv && completion.byte_len != byte_len)) {
     return failure(
         expected,
         std::string(to_string(completion.op)) + " " + std::string(to_string(completion.status)),
@@ -97,12 +107,17 @@ class PingPong {
       if (!made.ok()) return harness_error(made.error());
       *buffer = std::move(made).value();
     }
-    auto peer = context_.link.exchange(
-        {{"address", to_hex(endpoint_->address())}, {"region", rdma_region_.region->remote()}});
+    const auto own_address = endpoint_->address();
+    nlohmann::json info = FirstContact::own_info(device_->info().name);
+    info["address"] = to_hex(own_address);
+    info["region"] = rdma_region_.region->remote();
+    auto peer = context_.link.exchange(info);
     if (!peer.ok()) return harness_error(peer.error());
     try {
       peer->at("region").get_to(peer_region_);
-      if (Status connected = endpoint_->connect(from_hex(peer->at("address"))); !connected.ok())
+      const auto peer_address = from_hex(peer->at("address"));
+      first_contact_.joined(own_address, peer_address, device_->info().name, *peer);
+      if (Status connected = endpoint_->connect(peer_address); !connected.ok())
         return harness_error(connected.error());
     } catch (const nlohmann::json::exception& e) {
       return harness_error(
@@ -143,14 +158,14 @@ class PingPong {
         !s.ok()) {
       return harness_error(s.error());
     }
-    return expect_completion(*endpoint_, Opcode::kSend, 0, kTimeout);
+    return expect_completion(*endpoint_, first_contact_, Opcode::kSend, 0, kTimeout);
   }
 
   // Receives `size` bytes that must hold pattern `seed`, then posts the receive again.
   Outcome receive(size_t size, unsigned seed, const std::string& what) {
     context_.link.step("receive " + std::to_string(size) + " B " + what);
-    if (auto bad =
-            expect_completion(*endpoint_, Opcode::kRecv, static_cast<uint32_t>(size), kTimeout))
+    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kRecv,
+                                     static_cast<uint32_t>(size), kTimeout))
       return bad;
     if (size_t at = first_pattern_mismatch(recv_buffer_.data(), size, seed); at != size) {
       return failure(what + " of " + std::to_string(size) + " bytes as sent",
@@ -173,10 +188,12 @@ class PingPong {
         !s.ok()) {
       return harness_error(s.error());
     }
-    if (auto bad = expect_completion(*endpoint_, Opcode::kRdmaWrite, 0, kTimeout)) return bad;
+    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kRdmaWrite, 0, kTimeout))
+      return bad;
     if (auto bad = send(1, 0, 101, "ask for the write check")) return bad;
     context_.link.step("receive the write check");
-    if (auto bad = expect_completion(*endpoint_, Opcode::kRecv, 1, kTimeout)) return bad;
+    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kRecv, 1, kTimeout))
+      return bad;
     if (recv_buffer_.data()[0] != std::byte{1}) {
       return failure("RDMA write of 1 MiB lands intact", "the responder found different bytes",
                      "RDMA write data check");
@@ -186,7 +203,8 @@ class PingPong {
 
   Outcome check_write_and_answer() {
     context_.link.step("wait for the RDMA write");
-    if (auto bad = expect_completion(*endpoint_, Opcode::kRecv, 1, kTimeout)) return bad;
+    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kRecv, 1, kTimeout))
+      return bad;
     const size_t at = first_pattern_mismatch(rdma_region_.data(), kLargest, kWriteSeed);
     context_.link.step("answer the write check");
     send_buffer_.data()[0] = at == kLargest ? std::byte{1} : std::byte{0};
@@ -196,7 +214,8 @@ class PingPong {
         !s.ok()) {
       return harness_error(s.error());
     }
-    if (auto bad = expect_completion(*endpoint_, Opcode::kSend, 0, kTimeout)) return bad;
+    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kSend, 0, kTimeout))
+      return bad;
     if (at != kLargest) {
       return failure("RDMA write of 1 MiB lands intact", "byte " + std::to_string(at) + " differs",
                      "RDMA write data check");
@@ -211,6 +230,7 @@ class PingPong {
   transports::RegisteredBuffer recv_buffer_;
   transports::RegisteredBuffer rdma_region_;
   RemoteBuffer peer_region_;
+  FirstContact first_contact_;
   std::unique_ptr<Endpoint> endpoint_;  // last: destroyed before the buffers and the device
 };
 

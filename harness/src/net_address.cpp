@@ -1,6 +1,10 @@
 #include "faultline/harness/net_address.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <unistd.h>
 
@@ -53,6 +57,46 @@ Result<int> connect_tcp(const HostPort& address) {
   const int fd = ::fcntl(socket.native_handle(), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return errno_error("dup", errno, "the control socket");
   return fd;
+}
+
+namespace {
+
+// The numeric text of an IPv4 or IPv6 socket address, or "".
+std::string numeric_text(const sockaddr* address) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (address == nullptr) return "";
+  if (address->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+  } else if (address->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr, text,
+              sizeof text);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string local_address(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
+  return numeric_text(reinterpret_cast<const sockaddr*>(&address));
+}
+
+std::string interface_with_address(const std::string& address) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string name;
+  for (const ifaddrs* entry = list; entry != nullptr && name.empty(); entry = entry->ifa_next) {
+    if (numeric_text(entry->ifa_addr) == address && entry->ifa_name != nullptr)
+      name = entry->ifa_name;
+  }
+  freeifaddrs(list);
+  return name;
+}
+
+bool is_loopback_address(const std::string& address) {
+  return address.starts_with("127.") || address == "::1" || address.starts_with("::ffff:127.");
 }
 
 std::string host_name() {

@@ -50,7 +50,10 @@ nlohmann::json scenario_to_json(const ScenarioRun& run) {
           {"run_id", run.run_id},
           {"round", run.round},
           {"agents",
-           {{"initiator", run.initiator}, {"responder", run.responder}, {"ranks", run.agents}}},
+           {{"initiator", run.initiator},
+            {"responder", run.responder},
+            {"ranks", run.agents},
+            {"targets", run.targets}}},
           {"verdict", to_string(run.verdict)},
           {"expected", run.expected},
           {"observed", run.observed},
@@ -66,6 +69,7 @@ nlohmann::json agents_of(const Coordinator& coordinator) {
   nlohmann::json agents = nlohmann::json::array();
   for (const auto& agent : coordinator.agents()) {
     nlohmann::json record = agent_record_of(agent.hello, agent.id, agent.remote);
+    record["name"] = agent.name;
     record["lost"] = agent.lost;
     record["lost_reason"] = agent.lost_reason;
     agents.push_back(std::move(record));

@@ -157,13 +157,12 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
 int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenarios,
               const std::string& report_dir, const RunMetadata& metadata, std::ostream& out,
               reports::Metrics* metrics) {
-  const size_t agents = coordinator.agents().size();
-  const size_t pairs = agents * (agents - 1) / 2;
-  size_t total = 0;
-  for (const auto& scenario : scenarios) total += scenario.topology == Topology::kRing ? 1 : pairs;
+  const size_t total = coordinator.planned_runs(scenarios, metadata.seed);
   const auto lock = lock_report_dir(report_dir);
   if (!lock) return kExitUsage;
-  Reporter reporter(coordinator, report_dir, metadata, total, out, metrics);
+  RunMetadata as_run = metadata;
+  as_run.target = coordinator.agents_target();  // what the agents run on, not what was asked
+  Reporter reporter(coordinator, report_dir, as_run, total, out, metrics);
   if (auto written = reporter.start(); !written.ok()) {
     std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";
     return kExitUsage;

@@ -35,14 +35,32 @@ std::string field(const json& scenario, const char* name) {
 
 // For each pair of agents, how its runs went: "pass" when all passed, else the count that
 // did not ("2 of 5 not pass").
-void write_pair_matrix(std::ostringstream& md, const json& scenarios) {
+// How the matrix names an agent: its name, and its host where that differs ("rail0-a (node7)").
+std::map<std::string, std::string> agent_labels(const json& run) {
+  std::map<std::string, std::string> labels;
+  for (const auto& agent : run.value("agents", json::array())) {
+    const std::string name = agent.value("name", agent.value("id", std::string()));
+    const std::string host = agent.value("host", std::string());
+    labels[agent.value("id", std::string())] =
+        name == host || host.empty() ? name : name + " (" + host + ")";
+  }
+  return labels;
+}
+
+void write_pair_matrix(std::ostringstream& md, const json& run, const json& scenarios) {
+  const auto labels = agent_labels(run);
+  const auto label = [&labels](const std::string& id) {
+    auto found = labels.find(id);
+    return found == labels.end() ? id : found->second;
+  };
   std::set<std::string> agents;
   std::map<std::pair<std::string, std::string>, std::pair<int, int>> cells;  // (not pass, all)
   for (const auto& scenario : scenarios) {
     const json ranks = scenario.value("agents", json::object()).value("ranks", json::array());
     if (ranks.size() != 2) continue;
-    const std::string a = ranks[0];
-    const std::string b = ranks[1];
+    // By name (unique among the agents), so the matrix reads the same from run to run.
+    const std::string a = label(ranks[0]);
+    const std::string b = label(ranks[1]);
     agents.insert(a);
     agents.insert(b);
     const bool passed = field(scenario, "verdict") == "pass";
@@ -53,12 +71,12 @@ void write_pair_matrix(std::ostringstream& md, const json& scenarios) {
   }
   if (agents.size() < 3) return;
   md << "\n## Pairs\n\nRuns that did not pass, by pair of agents (of how many runs).\n\n|";
-  for (const auto& agent : agents) md << " | " << agent;
+  for (const auto& agent : agents) md << " | " << cell(agent);
   md << " |\n|---";
   for (size_t i = 0; i < agents.size(); ++i) md << "|---";
   md << "|\n";
   for (const auto& row : agents) {
-    md << "| " << row;
+    md << "| " << cell(row);
     for (const auto& column : agents) {
       auto found = cells.find({row, column});
       if (row == column || found == cells.end()) {
@@ -142,7 +160,7 @@ std::string to_markdown(const json& report) {
     }
   }
   write_programs(md, scenarios);
-  write_pair_matrix(md, scenarios);
+  write_pair_matrix(md, run, scenarios);
   return md.str();
 }
 

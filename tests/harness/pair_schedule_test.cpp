@@ -55,3 +55,85 @@ TEST_CASE("each round is computed on its own, as the turning circle makes it", "
   std::set<size_t> busy;
   for (const auto& [a, b] : last) CHECK((busy.insert(a).second && busy.insert(b).second));
 }
+
+namespace {
+
+using faultline::harness::PairPlan;
+using faultline::harness::PairRounds;
+
+// Every round's pairs, checked disjoint within the round.
+std::vector<AgentPair> all_pairs(const PairRounds& rounds, size_t agents) {
+  std::vector<AgentPair> pairs;
+  for (size_t round = 0; round < rounds.count(); ++round) {
+    std::set<size_t> busy;
+    for (const auto& [a, b] : rounds.round(round)) {
+      CHECK(a < b);
+      CHECK(b < agents);
+      CHECK(busy.insert(a).second);
+      CHECK(busy.insert(b).second);
+      pairs.emplace_back(a, b);
+    }
+  }
+  CHECK(pairs.size() == rounds.pair_count());
+  return pairs;
+}
+
+PairPlan plan(const std::string& text) { return faultline::harness::parse_pair_plan(text).value(); }
+
+}  // namespace
+
+TEST_CASE("pairs: --pairs ring pairs each agent with the next, closing the ring", "[unit]") {
+  for (size_t agents = 2; agents <= 9; ++agents) {
+    CAPTURE(agents);
+    const PairRounds rounds(plan("ring"), std::vector<std::string>(agents), 1);
+    const auto pairs = all_pairs(rounds, agents);
+    std::set<AgentPair> expected;
+    for (size_t i = 0; i < agents; ++i)
+      expected.insert({std::min(i, (i + 1) % agents), std::max(i, (i + 1) % agents)});
+    CHECK(std::set<AgentPair>(pairs.begin(), pairs.end()) == expected);
+    CHECK(pairs.size() == expected.size());  // none twice
+    CHECK(rounds.count() <= 3);
+  }
+}
+
+TEST_CASE("pairs: --pairs rail pairs every two agents of a rail and never two rails", "[unit]") {
+  const std::vector<std::string> rails = {"r0", "r1", "r0", "r1", "r0", "r2", "r1", "r0"};
+  const PairRounds rounds(plan("rail"), rails, 1);
+  const auto pairs = all_pairs(rounds, rails.size());
+  std::set<AgentPair> expected;
+  for (size_t a = 0; a < rails.size(); ++a)
+    for (size_t b = a + 1; b < rails.size(); ++b)
+      if (rails[a] == rails[b]) expected.insert({a, b});
+  CHECK(std::set<AgentPair>(pairs.begin(), pairs.end()) == expected);
+  CHECK(pairs.size() == expected.size());
+  CHECK(rounds.count() == 3);  // rail r0 has 4 agents: 3 rounds; r1's 3 agents also take 3
+}
+
+TEST_CASE("pairs: --pairs sample:N gives every agent a partner in each of N rounds, seeded",
+          "[unit]") {
+  const PairRounds rounds(plan("sample:4"), std::vector<std::string>(10), 42);
+  CHECK(rounds.count() == 4);
+  const auto pairs = all_pairs(rounds, 10);
+  CHECK(pairs.size() == 4 * 5);
+  CHECK(PairRounds(plan("sample:4"), std::vector<std::string>(10), 42).round(2) == rounds.round(2));
+  CHECK(PairRounds(plan("sample:4"), std::vector<std::string>(10), 43).round(2) != rounds.round(2));
+  CHECK(PairRounds(plan("sample:1"), std::vector<std::string>(7), 1).round(0).size() == 3);
+}
+
+TEST_CASE("pairs: --pairs all is the circle method's schedule", "[unit]") {
+  const PairRounds rounds(plan("all"), std::vector<std::string>(6), 1);
+  CHECK(rounds.count() == 5);
+  CHECK(all_pairs(rounds, 6).size() == 15);
+}
+
+TEST_CASE("pairs: --pairs refuses what it does not know, naming what it expects", "[unit]") {
+  for (const char* bad : {"", "pairs", "sample", "sample:", "sample:0", "sample:-1", "sample:x",
+                          "sample:1234567", "Ring"}) {
+    CAPTURE(bad);
+    auto parsed = faultline::harness::parse_pair_plan(bad);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK_THAT(parsed.error().message, Catch::Contains("all, ring, rail or sample:N"));
+  }
+  CHECK(plan("sample:12").sample_rounds == 12);
+  CHECK(plan("sample:12").text() == "sample:12");
+}

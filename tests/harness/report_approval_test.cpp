@@ -47,6 +47,10 @@ std::string normalize_report(const std::string& text) {
   run["host"] = "<host>";
   run["kernel"] = "<kernel>";
   for (auto& agent : run["agents"]) {
+    // Named after their host by default: "vm", "vm-2".
+    const std::string host = agent["host"];
+    const std::string name = agent["name"];
+    if (name.starts_with(host)) agent["name"] = "<host>" + name.substr(host.size());
     agent["host"] = "<host>";
     agent["pid"] = 0;
     agent["remote"] = "<remote>";

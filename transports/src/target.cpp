@@ -14,6 +14,11 @@ std::string Target::label() const {
   return transport + "/" + (provider.empty() ? device : provider);
 }
 
+std::string Target::text() const {
+  const bool device_in_label = provider.empty();
+  return label() + (device.empty() || device_in_label ? "" : " " + device);
+}
+
 Result<std::unique_ptr<Device>> open_target_device(const Target& target) {
   auto transport = find_transport(target.transport);
   if (!transport.ok()) return transport.error();

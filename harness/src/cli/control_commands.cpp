@@ -44,7 +44,9 @@ struct TargetOptions {
     command->add_option("--transport", target.transport, "Transport the agents use (ofi, verbs)")
         ->capture_default_str();
     command->add_option("--provider", target.provider, "ofi provider (tcp, shm, sockets, ...)");
-    command->add_option("--device", target.device, "Device (lo, shm, rxe0, ...)");
+    command->add_option("--device", target.device,
+                        "Device (lo, eth0, shm, rxe0, ...; an agent's default is the one that "
+                        "reaches its coordinator)");
   }
   // The target must exist here: an unknown transport, provider or device is a usage error
   // naming what is present.
@@ -67,7 +69,20 @@ void add_step_timeout(CLI::App* command, harness::CoordinatorOptions& options) {
       ->check(seconds_up_to(86400));
 }
 
-// ---- metrics -----------------------------------------------------------------------------
+// --pairs all|ring|rail|sample:N: which pairs a pair scenario runs on.
+void add_pairs(CLI::App* command, harness::CoordinatorOptions& options) {
+  command
+      ->add_option_function<std::string>(
+          "--pairs",
+          [&options](const std::string& text) {
+            auto plan = harness::parse_pair_plan(text);
+            if (!plan.ok()) throw CLI::ValidationError(plan.error().message);
+            options.pairs = plan.value();
+          },
+          "Pairs a pair scenario runs on: all (default), ring (each agent with the next), rail "
+          "(within each --rail label), sample:N (N rounds of random partners, seeded)")
+      ->type_name("MODE");
+}
 
 // ---- coordinator -------------------------------------------------------------------------
 
@@ -93,8 +108,7 @@ struct CoordinatorCommand {
       if (!loaded.ok()) return usage_error("coordinator", loaded.error().describe());
       programs = std::move(loaded).value();
     } else {
-      // The agents choose their own target; only exclude entries for any target apply here.
-      resolved = selection.resolve("coordinator", {"", "", ""});
+      resolved = selection.resolve("coordinator");
       if (!resolved) return kExitUsage;
     }
     if (options.agents < 2) return usage_error("coordinator", "--agents must be at least 2");
@@ -105,12 +119,13 @@ struct CoordinatorCommand {
       return usage_error("coordinator", listening.error().describe_with_hint());
     }
     if (!port_file.empty()) std::ofstream(port_file) << coordinator.port() << "\n";
-    const harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "",
-                                        {},
-                                        selection.seed_or_random(),
-                                        selection.strict};
-    if (auto joined = coordinator.wait_for_agents(std::chrono::seconds(wait_seconds));
-        !joined.ok()) {
+    harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "",
+                                  {},
+                                  selection.seed_or_random(),
+                                  selection.strict};
+    const auto joined = coordinator.wait_for_agents(std::chrono::seconds(wait_seconds));
+    metadata.target = coordinator.agents_target();  // what the agents use, not a default
+    if (!joined.ok()) {
       std::cerr << "faultline coordinator: " << joined.error().describe_with_hint() << "\n";
       coordinator.shutdown_agents();
       if (!resolved) return kExitHarnessError;
@@ -178,7 +193,7 @@ struct RunCommand {
     if (auto present = target.check(); !present.ok())
       return usage_error("run", present.error().describe_with_hint());
     target.target = target.target.with_defaults();
-    auto resolved = selection.resolve("run", target.target);
+    auto resolved = selection.resolve("run");
     if (!resolved) return kExitUsage;
 
     auto metrics = metrics_options.start();
@@ -230,6 +245,7 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   c->add_option("--wait", coordinator->wait_seconds, "Seconds to wait for the agents")
       ->capture_default_str();
   add_step_timeout(c, coordinator->options);
+  add_pairs(c, coordinator->options);
   coordinator->metrics_options.add_to(c, true);
   c->footer(
       "Example:\n  FAULTLINE_TOKEN=secret faultline coordinator --listen 0.0.0.0:7300 --agents 16 "
@@ -246,6 +262,10 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
       ->check(seconds_up_to(86400))
       ->capture_default_str();
   agent->target.add_to(a);
+  a->add_option("--name", agent->options.name,
+                "How reports name this agent (default: the host name; made unique)");
+  a->add_option("--rail", agent->options.rail,
+                "Rail label: with --pairs rail, agents pair only within their rail");
   agent->metrics_options.add_to(a, false);
   a->footer(
       "Example:\n  FAULTLINE_TOKEN=secret srun -N 16 faultline agent --coordinator head:7300 "
@@ -260,6 +280,7 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   r->add_option("--agents", runner->agents, "How many local agents to start")
       ->capture_default_str();
   add_step_timeout(r, runner->options);
+  add_pairs(r, runner->options);
   r->add_option("--report-dir", runner->report_dir,
                 "Where report.json, junit.xml and summary.md go")
       ->capture_default_str();

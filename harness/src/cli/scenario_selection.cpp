@@ -26,7 +26,7 @@ void ScenarioSelection::add_to(CLI::App* command) {
 }
 
 std::optional<std::vector<harness::ScenarioSpec>> ScenarioSelection::resolve(
-    const std::string& command, const transports::Target& target) const {
+    const std::string& command) const {
   std::vector<harness::LoadProblem> problems;
   const auto catalog = harness::ScenarioCatalog::load(
       scenario_dir.empty() ? harness::default_scenario_dir() : scenario_dir, problems);
@@ -43,7 +43,7 @@ std::optional<std::vector<harness::ScenarioSpec>> ScenarioSelection::resolve(
               << " problem(s) in the scenarios; nothing ran\n";
     return std::nullopt;
   }
-  harness::apply_excludes(chosen, excludes, target);
+  harness::apply_excludes(chosen, excludes);
   return chosen;
 }
 

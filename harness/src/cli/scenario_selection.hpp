@@ -23,11 +23,11 @@ struct ScenarioSelection {
   std::optional<uint64_t> seed;
 
   void add_to(CLI::App* command);
-  /// The scenarios to run with their excludes applied for `target`. Every problem (a bad file,
+  /// The scenarios to run, each with the exclude entries that name it (applied per run, for
+  /// the targets of the agents that run it). Every problem (a bad file,
   /// an unknown suite or id) is printed to stderr as "faultline COMMAND: FILE: POINTER:
   /// expected ..."; then nullopt, and the caller exits 2 before anything runs.
-  std::optional<std::vector<harness::ScenarioSpec>> resolve(const std::string& command,
-                                                            const transports::Target& target) const;
+  std::optional<std::vector<harness::ScenarioSpec>> resolve(const std::string& command) const;
   /// `--suite sut`: the programs of scenarios/sut/ under the interposers (harness/sut), not
   /// faultline's engines.
   bool is_sut_suite() const { return names.empty() && suite == "sut"; }

@@ -1,8 +1,6 @@
 #include "faultline/harness/control/agent.hpp"
 #include "faultline/reports/metrics.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -23,6 +21,7 @@
 #include "faultline/harness/control/messages.hpp"
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/net_address.hpp"
 #include "oom_kills.hpp"
 
 namespace faultline::harness {
@@ -37,21 +36,6 @@ std::string signal_name(int signal) {
   const char* abbreviation = sigabbrev_np(signal);
   return abbreviation != nullptr ? "SIG" + std::string(abbreviation)
                                  : "signal " + std::to_string(signal);
-}
-
-// This host's address on the coordinator's network: the local end of the control connection.
-std::string local_address_of(int fd) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  char text[INET6_ADDRSTRLEN] = "127.0.0.1";
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    if (address.ss_family == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, text, sizeof text);
-    } else if (address.ss_family == AF_INET6) {
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, text, sizeof text);
-    }
-  }
-  return text;
 }
 
 enum class Source { kCoordinator, kChild, kProgram };
@@ -284,7 +268,9 @@ class AgentSession {
     if (type == "abort_scenario") return abort_scenario(message);
     if (type == "run_result") return run_result(message);
     if (type == "run_program") {
-      auto [reply, body] = programs_.start(message, local_address_of(coordinator_.fd()));
+      // This host's address on the coordinator's network: the local end of the connection.
+      const std::string own = local_address(coordinator_.fd());
+      auto [reply, body] = programs_.start(message, own.empty() ? "127.0.0.1" : own);
       (void)coordinator_.send_message(reply, body);
       return;
     }
@@ -369,9 +355,11 @@ int run_agent(const AgentOptions& options) {
   }
   control::Channel& coordinator = *joined->channel;
   const std::string agent_id = joined->welcome.agent_id;
+  AgentOptions session_options = options;
+  session_options.target = joined->target;
   if (metrics) metrics->set_agent_up(agent_id, true);
   const int exit_code =
-      AgentSession(options, coordinator, std::move(joined->welcome), metrics.get()).serve();
+      AgentSession(session_options, coordinator, std::move(joined->welcome), metrics.get()).serve();
   if (metrics) {
     metrics->set_agent_up(agent_id, false);
     std::this_thread::sleep_for(options.metrics_linger);

@@ -2,6 +2,7 @@
 // challenge-response handshake. Also used by the control.join step, which joins on purpose
 // with a wrong token or address to show what a misconfigured agent is told.
 #include "agent_join.hpp"
+#include "agent_device.hpp"
 
 #include <unistd.h>
 
@@ -36,6 +37,8 @@ nlohmann::json hello(const AgentOptions& options) {
   auto listed = list_devices({options.target.transport, "", ""});
   if (listed.ok()) devices = listed.value();
   return {{"host", host_name()},
+          {"name", options.name.empty() ? host_name() : options.name},
+          {"rail", options.rail},
           {"pid", static_cast<uint64_t>(getpid())},
           {"target",
            {{"transport", options.target.transport},
@@ -92,8 +95,12 @@ Result<Joined> join_coordinator(const AgentOptions& options) {
                                             0ms);
     auto channel = connect_with_retries(left);
     if (!channel.ok()) return std::move(channel).take_error();
-    auto welcome = authenticate(*channel.value(), options);
-    if (welcome.ok()) return Joined{std::move(channel).value(), std::move(welcome).value()};
+    std::string why;
+    left.target = target_toward(options.target, local_address(channel.value()->fd()), why);
+    if (!why.empty() && attempt == 1) log("using " + why);
+    auto welcome = authenticate(*channel.value(), left);
+    if (welcome.ok())
+      return Joined{std::move(channel).value(), std::move(welcome).value(), left.target};
     // Closed before a word: the coordinator's handshake slots were full. Anything else
     // (a refusal, a coordinator that does not prove the token, silence) is its answer.
     const bool closed_unanswered = welcome.error().code == ErrorCode::kIoError;

@@ -31,11 +31,14 @@ Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOption
 struct Joined {
   std::unique_ptr<control::Channel> channel;
   Welcome welcome;
+  /// What the agent runs on: its --transport, --provider and --device, the device filled in
+  /// with the one that reaches the coordinator when --device was left out.
+  transports::Target target;
 };
 
-/// Connects and authenticates, and does both again with backoff while the budget lasts when the
-/// coordinator closed the connection before answering (its handshake slots were full); a
-/// refusal (a wrong token, no place left) ends it at once.
+/// Connects, chooses the target (`target_toward`), authenticates, and does both again with backoff
+/// while the budget lasts when the coordinator closed the connection before answering (its
+/// handshake slots were full); a refusal (a wrong token, no place left) ends it at once.
 Result<Joined> join_coordinator(const AgentOptions& options);
 
 /// Answers the coordinator's challenge with `options.token` and checks its proof; the welcome,

@@ -92,16 +92,43 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
   }
 }
 
+transports::Target Coordinator::agents_target() const {
+  if (agents_.empty()) return {"", "", ""};
+  transports::Target common = agents_.front().target;
+  for (const auto& agent : agents_) {
+    if (agent.target.transport != common.transport) common.transport = "mixed";
+    if (agent.target.provider != common.provider) common.provider = "mixed";
+    if (agent.target.device != common.device) common.device = "mixed";
+  }
+  return common;
+}
+
+std::string Coordinator::unique_name(const std::string& asked) const {
+  const auto taken = [this](const std::string& name) {
+    return std::any_of(agents_.begin(), agents_.end(),
+                       [&](const AgentRecord& agent) { return agent.name == name; });
+  };
+  std::string name = asked;
+  for (size_t n = 2; taken(name); ++n) name = asked + "-" + std::to_string(n);
+  return name;
+}
+
 void Coordinator::joined(const Event& event) {
   AgentRecord record;
   record.id = event.agent_id;
   record.host = event.message.at("host");
   record.pid = event.message.at("pid");
   record.remote = event.message.at("remote");
+  record.rail = event.message.value("rail", "");
+  const nlohmann::json target = event.message.value("target", nlohmann::json::object());
+  record.target = transports::Target{target.value("transport", "ofi"), target.value("provider", ""),
+                                     target.value("device", "")}
+                      .with_defaults();
+  record.name = unique_name(event.message.value("name", record.host));
   record.hello = event.message;
   record.last_seen = Clock::now();
-  log(record.id + " joined from " + record.remote + " (host " + record.host + ", pid " +
-      std::to_string(record.pid) + ")");
+  log(record.id + " joined from " + record.remote + " (" + record.name + ", host " + record.host +
+      ", pid " + std::to_string(record.pid) + ", " + record.target.text() + ")");
   agents_.push_back(std::move(record));
   // Joins are handled in whatever order their threads got here; keep the order of the ids
   // (agent-2 before agent-10), so that pairs and rings are the same from run to run.
@@ -222,9 +249,8 @@ void Coordinator::finish_with(ActiveRun& run, Verdict verdict, std::string obser
   if (!observed.empty()) run.result.observed = std::move(observed);
   if (!evidence.empty()) run.result.evidence = std::move(evidence);
   if (!hint.empty()) run.result.hint = std::move(hint);
-  const SettledVerdict settled =
-      settle_verdict(verdict, run.spec != nullptr ? run.spec->exclude_reason : std::string(),
-                     run.strict, run.result.observed, run.result.evidence);
+  const SettledVerdict settled = settle_verdict(verdict, run.exclude_reason, run.strict,
+                                                run.result.observed, run.result.evidence);
   if (!settled.expected.empty()) run.result.expected = settled.expected;
   if (!settled.observed.empty()) run.result.observed = settled.observed;
   if (!settled.evidence.empty()) run.result.evidence = settled.evidence;
@@ -311,11 +337,25 @@ void Coordinator::check_deadlines(RunObserver& observer) {
   }
 }
 
-size_t Coordinator::round_count(const ScenarioSpec& scenario) const {
-  return scenario.topology == Topology::kRing ? 1 : pair_round_count(agents_.size());
+PairRounds Coordinator::pair_rounds(uint64_t seed) const {
+  std::vector<std::string> rails;
+  for (const auto& agent : agents_) rails.push_back(agent.rail);
+  return PairRounds(options_.pairs, std::move(rails), seed);
+}
+
+size_t Coordinator::planned_runs(const std::vector<ScenarioSpec>& scenarios, uint64_t seed) const {
+  const size_t pairs = pair_rounds(seed).pair_count();
+  size_t runs = 0;
+  for (const auto& scenario : scenarios) runs += scenario.topology == Topology::kRing ? 1 : pairs;
+  return runs;
+}
+
+size_t Coordinator::round_count(const ScenarioSpec& scenario, const PairRounds& pairs) const {
+  return scenario.topology == Topology::kRing ? 1 : pairs.count();
 }
 
 std::vector<std::vector<size_t>> Coordinator::round_members(const ScenarioSpec& scenario,
+                                                            const PairRounds& pairs,
                                                             size_t round) const {
   if (scenario.topology == Topology::kRing) {
     // A ring runs once over every agent, in the order they joined.
@@ -324,7 +364,7 @@ std::vector<std::vector<size_t>> Coordinator::round_members(const ScenarioSpec& 
     return {ring};
   }
   std::vector<std::vector<size_t>> runs;
-  for (const auto& [a, b] : pair_round(agents_.size(), round)) runs.push_back({a, b});
+  for (const auto& [a, b] : pairs.round(round)) runs.push_back({a, b});
   return runs;
 }
 
@@ -341,7 +381,14 @@ Coordinator::ActiveRun Coordinator::new_run(const ScenarioSpec& scenario,
   run.result.sha256 = scenario.sha256;
   run.result.seed = settings.seed;
   run.result.round = round + 1;
-  for (size_t index : members) run.result.agents.push_back(agents_[index].id);
+  std::vector<transports::Target> targets;
+  for (size_t index : members) {
+    const AgentRecord& member = agents_[index];
+    run.result.agents.push_back(member.id);
+    run.result.targets.push_back(member.target.text());
+    targets.push_back(member.target);
+  }
+  run.exclude_reason = scenario.exclude_reason(targets);
   run.result.initiator = run.result.agents.at(0);
   run.result.responder = run.result.agents.at(1);
   run.result.expected = "every side passes";
@@ -385,11 +432,12 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scena
   std::vector<ScenarioRun> results;
   suite_ = settings.suite;
   runs_started_ = true;
+  const PairRounds pairs = pair_rounds(settings.seed);
   for (const ScenarioSpec& scenario : scenarios) {
     // One round at a time: all pairs of thousands of agents are tens of millions of runs.
-    for (size_t round = 0; round < round_count(scenario); ++round) {
+    for (size_t round = 0; round < round_count(scenario, pairs); ++round) {
       active_.clear();
-      for (const auto& members : round_members(scenario, round))
+      for (const auto& members : round_members(scenario, pairs, round))
         active_.push_back(new_run(scenario, settings, round, members));
       for (auto& run : active_) launch(run, settings, observer);
       auto unfinished = [&] {

@@ -39,8 +39,11 @@ Result<nlohmann::json> side_from_result(const nlohmann::json& message) {
 
 nlohmann::json agent_record_of(const nlohmann::json& hello, const std::string& id,
                                const std::string& remote) {
+  const nlohmann::json host = hello.value("host", nlohmann::json(""));
   return {{"id", id},
-          {"host", hello.value("host", nlohmann::json(""))},
+          {"name", hello.value("name", host)},
+          {"rail", hello.value("rail", nlohmann::json(""))},
+          {"host", host},
           {"pid", hello.value("pid", nlohmann::json(0))},
           {"remote", remote},
           {"target", hello.value("target", nlohmann::json::object())},

@@ -72,7 +72,7 @@ std::vector<ProbeResult> probe_scenarios(const DiagnoseOptions& options,
   auto chosen = catalog.resolve("", scenario_ids, excludes, problems);
   const auto known = load_exclude_file(catalog.directory() + kKnownBehaviour, problems);
   if (!problems.empty()) return {catalog_problem(problems)};
-  apply_excludes(chosen, known, options.target);
+  apply_excludes(chosen, known);
   for (auto& spec : chosen) inject_into(spec, inject_faults);
 
   auto pair = agents();

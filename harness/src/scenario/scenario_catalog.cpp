@@ -1,6 +1,7 @@
 #include "faultline/harness/scenario/scenario_catalog.hpp"
 
 #include "faultline/core/closest_names.hpp"
+#include "faultline/harness/install_paths.hpp"
 
 #include <fnmatch.h>
 
@@ -44,6 +45,7 @@ std::optional<json> read_json(const std::string& path, std::vector<LoadProblem>&
 std::string default_scenario_dir() {
   if (const char* dir = std::getenv("FAULTLINE_SCENARIO_DIR"); dir != nullptr && *dir != '\0')
     return dir;
+  if (const std::string installed = installed_scenario_dir(); !installed.empty()) return installed;
   return FAULTLINE_SOURCE_SCENARIO_DIR;
 }
 
@@ -197,14 +199,12 @@ std::vector<ExcludeEntry> load_exclude_file(const std::string& path,
   return entries;
 }
 
-void apply_excludes(std::vector<ScenarioSpec>& scenarios, const std::vector<ExcludeEntry>& excludes,
-                    const transports::Target& target) {
+void apply_excludes(std::vector<ScenarioSpec>& scenarios,
+                    const std::vector<ExcludeEntry>& excludes) {
   for (auto& spec : scenarios) {
     for (const auto& entry : excludes) {
-      if (!matches(entry.scenario, spec.id)) continue;
-      if (!entry.transport.empty() && entry.transport != target.transport) continue;
-      if (!entry.provider.empty() && entry.provider != target.provider) continue;
-      spec.exclude_reason = entry.reason;
+      if (matches(entry.scenario, spec.id))
+        spec.known_failures.push_back({entry.transport, entry.provider, entry.reason});
     }
   }
 }

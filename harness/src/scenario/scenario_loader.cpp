@@ -318,6 +318,22 @@ Topology topology_of(const nlohmann::json& document) {
   return document.value("topology", "pair") == "ring" ? Topology::kRing : Topology::kPair;
 }
 
+bool KnownFailure::applies_to(const transports::Target& target) const {
+  const transports::Target filled = target.with_defaults();
+  return (transport.empty() || transport == filled.transport) &&
+         (provider.empty() || provider == filled.provider);
+}
+
+std::string ScenarioSpec::exclude_reason(const std::vector<transports::Target>& targets) const {
+  std::string reason;
+  for (const auto& known : known_failures) {
+    if (std::all_of(targets.begin(), targets.end(),
+                    [&](const transports::Target& target) { return known.applies_to(target); }))
+      reason = known.reason;
+  }
+  return reason;
+}
+
 std::string LoadProblem::describe() const {
   return file + ": " + (pointer.empty() ? std::string("(document)") : pointer) + ": expected " +
          expected;

@@ -186,13 +186,17 @@ StepResult connect(StepState& state, const json& step) {
   if (auto missing = need_endpoint(state, "connect"); !missing.met) return missing;
   json buffers = json::object();
   for (const auto& [name, buffer] : state.buffers) buffers[name] = buffer.region->remote();
-  auto peer =
-      state.link->exchange({{"address", to_hex(state.endpoint->address())}, {"buffers", buffers}});
+  const auto own_address = state.endpoint->address();
+  json info = FirstContact::own_info(state.device->info().name);
+  info["address"] = to_hex(own_address);
+  info["buffers"] = buffers;
+  auto peer = state.link->exchange(info);
   if (!peer.ok()) return broken(peer.error());
   try {
     for (const auto& [name, remote] : peer->at("buffers").items())
       state.peer_buffers[name] = remote.get<transports::RemoteBuffer>();
     const auto address = from_hex(peer->at("address").get<std::string>());
+    state.first_contact.joined(own_address, address, state.device->info().name, *peer);
     return judge(step, state.endpoint->connect(address), "connect", "connected to the peer");
   } catch (const json::exception& e) {
     return broken(Error{ErrorCode::kProtocolViolation, std::string("peer info: ") + e.what()});
@@ -350,14 +354,23 @@ StepResult poll(StepState& state, const json& step) {
       return failed("no completion within " + std::to_string(timeout.count()) + " ms",
                     completion.describe());
     }
+    // Until a completion succeeds, a silence or an error may be the path itself.
+    const FirstContact& first = state.first_contact;
     if (polled.value() == 0) {
-      return failed(expected,
-                    "no completion within " + std::to_string(timeout.count()) + " ms" + so_far, "",
-                    "a completion that never comes: a lost or dropped completion, or a peer that "
-                    "never sent");
+      const std::string hint = first.hint();
+      return failed(
+          expected,
+          "no completion within " + std::to_string(timeout.count()) + " ms" + so_far + first.note(),
+          "",
+          !hint.empty() ? hint
+                        : "a completion that never comes: a lost or dropped "
+                          "completion, or a peer that never sent");
     }
-    if (!matches(completion, expect, statuses, index))
-      return failed(expected, completion.describe() + so_far);
+    if (!matches(completion, expect, statuses, index)) {
+      if (completion.ok()) return failed(expected, completion.describe() + so_far);
+      return failed(expected, completion.describe() + so_far + first.note(), "", first.hint());
+    }
+    if (completion.ok()) state.first_contact.reached();
     last = completion.describe();
   }
   return met(count > 1 ? std::to_string(count) + " completions as expected; the last: " + last

@@ -20,6 +20,16 @@ Result<HostPort> parse_host_port(const std::string& text);
 /// This machine's host name, as gethostname(2) gives it.
 std::string host_name();
 
+/// The local address of a connected socket ("169.254.0.2"), or "" when it has none.
+std::string local_address(int fd);
+
+/// The network interface that holds `address` ("eth0" for "169.254.0.2"), or "" when none
+/// does.
+std::string interface_with_address(const std::string& address);
+
+/// Whether `address` is a loopback address (127.0.0.0/8, ::1).
+bool is_loopback_address(const std::string& address);
+
 /// A connected TCP socket descriptor to `address`, or the error of the last attempt.
 Result<int> connect_tcp(const HostPort& address);
 

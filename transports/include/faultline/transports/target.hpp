@@ -22,6 +22,8 @@ struct Target {
   Target with_defaults() const;
   /// "ofi/tcp", "verbs/rxe0".
   std::string label() const;
+  /// The label with the device where it lacks one: "ofi/tcp eth0", "ofi/shm", "verbs/rxe0".
+  std::string text() const;
 };
 
 /// Opens the target's device through the transport registry (an unknown transport, provider

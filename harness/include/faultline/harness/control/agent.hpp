@@ -10,7 +10,13 @@ namespace faultline::harness {
 struct AgentOptions {
   std::string coordinator;  ///< HOST:PORT
   std::string token;
+  /// Its device, when empty, is the one that reaches the coordinator (agent_device.hpp).
   transports::Target target;
+  /// How the agent is named in reports: its --name, or the host name; the coordinator makes
+  /// names unique ("node7", "node7-2").
+  std::string name;
+  /// Its --rail label: with --pairs rail, agents pair only with agents of the same rail.
+  std::string rail;
   /// How long to keep trying to reach the coordinator (exponential backoff from 100 ms).
   std::chrono::milliseconds connect_budget = std::chrono::seconds(10);
   /// How long each message of the handshake may take to arrive.

@@ -17,10 +17,12 @@
 
 #include "faultline/core/status.hpp"
 #include "faultline/harness/control/channel.hpp"
+#include "faultline/harness/control/pair_schedule.hpp"
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
 #include "faultline/harness/verdict.hpp"
+#include "faultline/transports/target.hpp"
 
 namespace faultline::harness {
 
@@ -34,11 +36,16 @@ struct CoordinatorOptions {
   /// Longest one step of a scenario side may take (a hung poll, a barrier the peer never
   /// reaches); the run's own deadline (`timeout_ms`) bounds the whole run.
   std::chrono::milliseconds step_deadline{30000};
+  /// Which pairs a pair scenario runs on (--pairs).
+  PairPlan pairs;
 };
 
 /// An authenticated agent, as its hello described it.
 struct AgentRecord {
-  std::string id;  ///< "agent-1", in the order agents joined
+  std::string id;    ///< "agent-1", in the order agents joined
+  std::string name;  ///< its --name or host name, unique among the agents ("node7", "node7-2")
+  std::string rail;  ///< its --rail label
+  transports::Target target;  ///< what it runs scenarios on
   std::string host;
   uint64_t pid = 0;
   std::string remote;  ///< the peer address of its connection
@@ -57,9 +64,10 @@ struct ScenarioRun {
   std::string sha256;  ///< of the scenario file
   uint64_t seed = 0;
   size_t round = 0;
-  std::vector<std::string> agents;  ///< every participant in rank order
-  std::string initiator;            ///< agents[0]
-  std::string responder;            ///< agents[1]
+  std::vector<std::string> agents;   ///< every participant in rank order
+  std::vector<std::string> targets;  ///< each participant's target ("ofi/tcp eth0"), rank order
+  std::string initiator;             ///< agents[0]
+  std::string responder;             ///< agents[1]
   Verdict verdict = Verdict::kPass;
   std::string expected;
   std::string observed;
@@ -104,7 +112,14 @@ class Coordinator {
   /// Until `options.agents` agents are in; kTimeout says how many came.
   Status wait_for_agents(std::chrono::milliseconds timeout);
   const std::vector<AgentRecord>& agents() const { return agents_; }
-  /// Runs each scenario over every pair of agents, round by round.
+  /// What the agents run on, as the report's run states it: each field the agents' common
+  /// value, "mixed" where they differ (each run then names its ranks' targets), all empty
+  /// before any agent joined.
+  transports::Target agents_target() const;
+  /// How many runs `run` makes of `scenarios` with the agents here (the report's total).
+  size_t planned_runs(const std::vector<ScenarioSpec>& scenarios, uint64_t seed) const;
+  /// Runs each scenario over the pairs of `options.pairs` (or once over the ring of all
+  /// agents), round by round.
   std::vector<ScenarioRun> run(const std::vector<ScenarioSpec>& scenarios,
                                const RunSettings& settings, RunObserver& observer);
   /// Runs a SUT scenario's roles on the agents (role i on live agent i mod n), each under
@@ -131,6 +146,7 @@ class Coordinator {
     ScenarioRun result;
     const ScenarioSpec* spec = nullptr;
     bool strict = false;
+    std::string exclude_reason;  ///< of the known failure that applies to every member's target
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point deadline;
     std::optional<std::chrono::steady_clock::time_point> grace_until;
@@ -144,11 +160,13 @@ class Coordinator {
     }
   };
 
-  /// How many rounds `scenario` takes: all pairs in rounds of disjoint pairs, or one ring
-  /// over every agent.
-  size_t round_count(const ScenarioSpec& scenario) const;
+  /// The pairs of `options.pairs` over the agents, in rounds of disjoint pairs.
+  PairRounds pair_rounds(uint64_t seed) const;
+  /// How many rounds `scenario` takes: the pair plan's rounds, or one ring over every agent.
+  size_t round_count(const ScenarioSpec& scenario, const PairRounds& pairs) const;
   /// The runs of round `round`, each the agents' indices in rank order.
-  std::vector<std::vector<size_t>> round_members(const ScenarioSpec& scenario, size_t round) const;
+  std::vector<std::vector<size_t>> round_members(const ScenarioSpec& scenario,
+                                                 const PairRounds& pairs, size_t round) const;
   ActiveRun new_run(const ScenarioSpec& scenario, const RunSettings& settings, size_t round,
                     const std::vector<size_t>& members);
   /// Tells each agent of `run` its part, or finishes the run when one was lost earlier.
@@ -158,6 +176,8 @@ class Coordinator {
   Result<std::string> handshake(Connection& connection);
   void handle(const Event& event, RunObserver& observer);
   void joined(const Event& event);
+  /// `asked`, or `asked`-2, -3, ... when another agent has that name already.
+  std::string unique_name(const std::string& asked) const;
   /// A pair gets the other side's endpoint info, a ring every rank's, once all have sent.
   void relay_endpoint_info(ActiveRun& run, const std::string& agent_id, const nlohmann::json& info);
   /// Releases the barrier `name` once every agent of the run reached it.

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "faultline/transports/target.hpp"
+
 namespace faultline::harness {
 
 /// How a scenario's roles map onto agents. kPair: every pair of agents in turn, roles[0] and
@@ -14,6 +16,15 @@ enum class Topology { kPair, kRing };
 /// The topology a scenario document names (`"topology"`, default "pair"): the one place the
 /// text is read. Anything but "ring" is a pair (the schema allows only the two).
 Topology topology_of(const nlohmann::json& document);
+
+/// An exclude entry that names a scenario: its failures on the targets the entry scopes
+/// (a transport, a provider; empty: any) are known, so they are xfail with the reason.
+struct KnownFailure {
+  std::string transport;
+  std::string provider;
+  std::string reason;
+  bool applies_to(const transports::Target& target) const;
+};
 
 /// One runnable scenario: a scenario file, or a scenario built into faultline.
 struct ScenarioSpec {
@@ -27,7 +38,11 @@ struct ScenarioSpec {
   std::vector<std::string> roles = {"initiator", "responder"};  ///< [0] runs on the initiator
   std::chrono::milliseconds deadline{60000};
   Topology topology = Topology::kPair;
-  std::string exclude_reason;  ///< set when an exclude entry matches this run's target
+  std::vector<KnownFailure> known_failures;  ///< the exclude entries that name it, in order
+
+  /// The reason of the last known failure that applies to every one of `targets` (the
+  /// participants of one run, each on its own target), or "" when none does.
+  std::string exclude_reason(const std::vector<transports::Target>& targets) const;
 };
 
 }  // namespace faultline::harness

@@ -9,7 +9,8 @@
 
 namespace faultline::harness {
 
-/// The scenario directory: $FAULTLINE_SCENARIO_DIR, else the source tree's `scenarios/`.
+/// The scenario directory: $FAULTLINE_SCENARIO_DIR, else the installation's
+/// (PREFIX/share/faultline/scenarios), else the source tree's `scenarios/`.
 std::string default_scenario_dir();
 
 /// One entry of an exclude file: a known failure on some target, with its reason.
@@ -53,9 +54,10 @@ class ScenarioCatalog {
 std::vector<ExcludeEntry> load_exclude_file(const std::string& path,
                                             std::vector<LoadProblem>& problems);
 
-/// Marks each scenario matched by an entry for `target` with the entry's reason.
-void apply_excludes(std::vector<ScenarioSpec>& scenarios, const std::vector<ExcludeEntry>& excludes,
-                    const transports::Target& target);
+/// Gives each scenario the entries that name it (by id or glob) as its known failures; which
+/// apply is decided per run, from the targets of the agents that run it.
+void apply_excludes(std::vector<ScenarioSpec>& scenarios,
+                    const std::vector<ExcludeEntry>& excludes);
 
 /// A built-in scenario as a ScenarioSpec.
 ScenarioSpec spec_of(const BuiltinScenario& scenario);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "faultline/harness/control/scenario_link.hpp"
+#include "faultline/harness/first_contact.hpp"
 #include "faultline/harness/scenario/protocol_session.hpp"
 #include "faultline/harness/verdict.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
@@ -45,6 +46,8 @@ struct StepState {
   ProtocolSessions sessions;
   /// Set by a `die` step: the signal this side's process ends by, after its result is sent.
   int dies_by = 0;
+  /// The two endpoints `connect` joined, to explain a first message that never arrives.
+  FirstContact first_contact;
 };
 
 /// The session of the engine `name` on this side, made as `Session(state)` by its first step.

@@ -66,7 +66,8 @@ struct ExecResult {
   nlohmann::json to_json() const;
 };
 
-/// Where the interposers are: $FAULTLINE_INTERPOSE_DIR, or interpose/ beside this binary.
+/// Where the interposers are: $FAULTLINE_INTERPOSE_DIR, else the installation's
+/// (PREFIX/lib/faultline/interpose), else interpose/ beside this binary (a build tree).
 std::string default_interpose_dir();
 
 /// A fault in compact form, keys of the plan's schema: "status=REM_ACCESS_ERR,nth=5,side=recv".

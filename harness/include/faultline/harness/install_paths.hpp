@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+
+namespace faultline::harness {
+
+/// `relative` under the installation this binary belongs to (PREFIX/bin/faultline ->
+/// PREFIX/relative), or "" when the binary is not in an installation that has it (a build
+/// tree: its callers then use the source tree's copy).
+std::string installed_path(const std::string& relative);
+
+/// The scenario directory and the interposers' directory of an installation, or "".
+std::string installed_scenario_dir();
+std::string installed_interpose_dir();
+
+}  // namespace faultline::harness

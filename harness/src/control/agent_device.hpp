@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+
+#include "faultline/transports/target.hpp"
+
+namespace faultline::harness {
+
+/// The target an agent uses when its --device was left out: the device that reaches the
+/// coordinator, so a pair on two hosts exchanges addresses each can reach (a default of `lo`
+/// gives every pair across hosts "no completion"). `local_address` is this host's end of the
+/// control connection; its interface is the ofi device of the socket providers (tcp, sockets,
+/// udp) and, for verbs, names the RDMA device whose port sits on that interface. A target
+/// with a device, an address on no interface or a transport without such devices stays as it
+/// is. `why` says what was chosen and from what, for the agent's log.
+transports::Target target_toward(const transports::Target& asked, const std::string& local_address,
+                                 std::string& why, const std::string& sysfs_root = "/sys");
+
+/// The RDMA device (and port) whose GID table is tied to network interface `interface`
+/// (/sys/class/infiniband/DEV/ports/P/gid_attrs/ndevs/*), or "" when none is.
+std::string rdma_device_on(const std::string& interface, const std::string& sysfs_root = "/sys");
+
+}  // namespace faultline::harness
