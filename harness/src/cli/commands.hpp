@@ -22,8 +22,10 @@ void add_sut_command(CLI::App& app, CommandAction& run);
 /// `sut run`, under the `sut` command.
 void add_sut_run_command(CLI::App& sut, CommandAction& run);
 void add_port_check_command(CLI::App& app, CommandAction& run);
-/// `faultline sut exec ... -- COMMAND` and `faultline port-check ... -- COMMAND`: keeps COMMAND
-/// (program_command_line) and returns the argument count CLI11 is to parse (those before `--`).
+void add_slurm_command(CLI::App& app, CommandAction& run);
+/// `faultline sut exec ... -- COMMAND`, `faultline port-check ... -- COMMAND` and `faultline
+/// slurm ... -- COORDINATOR OPTIONS`: keeps what follows `--` (program_command_line) and
+/// returns the argument count CLI11 is to parse (those before `--`).
 int take_program_command(int argc, char** argv);
 const std::vector<std::string>& program_command_line();
 

@@ -120,13 +120,14 @@ std::vector<std::string>& command_line() {
 const std::vector<std::string>& program_command_line() { return command_line(); }
 
 int take_program_command(int argc, char** argv) {
-  // Only `faultline sut exec ... -- COMMAND` and `faultline port-check ... -- COMMAND`:
-  // everything after the first `--` is the command, its own options included, and never
-  // parsed as faultline's.
+  // Only `faultline sut exec ... -- COMMAND`, `faultline port-check ... -- COMMAND` and
+  // `faultline slurm ... -- OPTIONS`: everything after the first `--` is the command (or the
+  // coordinator's options), never parsed as faultline's.
   const bool sut_exec =
       argc >= 3 && std::string(argv[1]) == "sut" && std::string(argv[2]) == "exec";
   const bool port_check = argc >= 2 && std::string(argv[1]) == "port-check";
-  if (!sut_exec && !port_check) return argc;
+  const bool slurm = argc >= 2 && std::string(argv[1]) == "slurm";
+  if (!sut_exec && !port_check && !slurm) return argc;
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) != "--") continue;
     command_line().assign(argv + i + 1, argv + argc);

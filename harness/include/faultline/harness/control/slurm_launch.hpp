@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "faultline/core/status.hpp"
+
+namespace faultline::harness {
+
+/// One task of a Slurm job step, as srun describes it in the environment.
+struct SlurmTask {
+  uint64_t job_id = 0;
+  size_t rank = 0;       ///< SLURM_PROCID
+  size_t tasks = 0;      ///< SLURM_NTASKS
+  size_t nodes = 0;      ///< SLURM_NNODES (or SLURM_JOB_NUM_NODES)
+  size_t local_id = 0;   ///< SLURM_LOCALID: the task's index on its node
+  std::string nodelist;  ///< SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST ("node[01-16]")
+};
+
+/// The task from `lookup` (getenv by default); an error names the variable that is missing or
+/// not a number, and says to run under srun.
+Result<SlurmTask> slurm_task_from_environment(
+    const std::function<const char*(const char*)>& lookup = nullptr);
+
+/// What a `faultline slurm` run asks for: the coordinator's suite options, the agents' target.
+struct SlurmSettings {
+  std::string token_file;
+  uint16_t port = 0;                     ///< 0: 20000 + job id mod 20000 (jobs sharing a node)
+  std::vector<std::string> coordinator;  ///< options for `faultline coordinator`
+  std::string transport;                 ///< agents' --transport ("" = default)
+  std::string provider;
+  std::vector<std::string> devices;  ///< one agent per device on each node: LOCALID picks one
+  std::string host;                  ///< this node's host name, for the agent's name
+};
+
+/// The command lines (without the binary) of one task: rank 0 runs the coordinator and, like
+/// every other rank, an agent; the agents join the first node of the node list (`head`).
+struct SlurmCommands {
+  std::vector<std::string> coordinator;  ///< empty except on rank 0
+  std::vector<std::string> agent;
+};
+Result<SlurmCommands> slurm_commands(const SlurmTask& task, const SlurmSettings& settings,
+                                     const std::string& head);
+
+}  // namespace faultline::harness
