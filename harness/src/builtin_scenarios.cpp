@@ -143,6 +143,11 @@ class PingPong {
     return send(size, pong_seed, i, "send " + bytes + " pong");
   }
 
+  // The next completion: a success of `op` (of `byte_len` bytes for a receive), or the failure.
+  Outcome expect(Opcode op, uint32_t byte_len) {
+    return expect_completion(*endpoint_, first_contact_, op, byte_len, kTimeout);
+  }
+
   Status repost() {
     const Segment whole = recv_buffer_.segment(0, kLargest);
     return endpoint_->post_recv({1, {&whole, 1}});
@@ -158,15 +163,13 @@ class PingPong {
         !s.ok()) {
       return harness_error(s.error());
     }
-    return expect_completion(*endpoint_, first_contact_, Opcode::kSend, 0, kTimeout);
+    return expect(Opcode::kSend, 0);
   }
 
   // Receives `size` bytes that must hold pattern `seed`, then posts the receive again.
   Outcome receive(size_t size, unsigned seed, const std::string& what) {
     context_.link.step("receive " + std::to_string(size) + " B " + what);
-    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kRecv,
-                                     static_cast<uint32_t>(size), kTimeout))
-      return bad;
+    if (auto bad = expect(Opcode::kRecv, static_cast<uint32_t>(size))) return bad;
     if (size_t at = first_pattern_mismatch(recv_buffer_.data(), size, seed); at != size) {
       return failure(what + " of " + std::to_string(size) + " bytes as sent",
                      "byte " + std::to_string(at) + " differs", "send/recv data check");
@@ -188,12 +191,10 @@ class PingPong {
         !s.ok()) {
       return harness_error(s.error());
     }
-    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kRdmaWrite, 0, kTimeout))
-      return bad;
+    if (auto bad = expect(Opcode::kRdmaWrite, 0)) return bad;
     if (auto bad = send(1, 0, 101, "ask for the write check")) return bad;
     context_.link.step("receive the write check");
-    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kRecv, 1, kTimeout))
-      return bad;
+    if (auto bad = expect(Opcode::kRecv, 1)) return bad;
     if (recv_buffer_.data()[0] != std::byte{1}) {
       return failure("RDMA write of 1 MiB lands intact", "the responder found different bytes",
                      "RDMA write data check");
@@ -203,8 +204,7 @@ class PingPong {
 
   Outcome check_write_and_answer() {
     context_.link.step("wait for the RDMA write");
-    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kRecv, 1, kTimeout))
-      return bad;
+    if (auto bad = expect(Opcode::kRecv, 1)) return bad;
     const size_t at = first_pattern_mismatch(rdma_region_.data(), kLargest, kWriteSeed);
     context_.link.step("answer the write check");
     send_buffer_.data()[0] = at == kLargest ? std::byte{1} : std::byte{0};
@@ -214,8 +214,7 @@ class PingPong {
         !s.ok()) {
       return harness_error(s.error());
     }
-    if (auto bad = expect_completion(*endpoint_, first_contact_, Opcode::kSend, 0, kTimeout))
-      return bad;
+    if (auto bad = expect(Opcode::kSend, 0)) return bad;
     if (at != kLargest) {
       return failure("RDMA write of 1 MiB lands intact", "byte " + std::to_string(at) + " differs",
                      "RDMA write data check");

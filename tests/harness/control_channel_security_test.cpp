@@ -488,7 +488,10 @@ TEST_CASE("a hello the report cannot hold is refused at the handshake, naming th
   auto coordinator = start_coordinator(dir, "token", 2, "pingpong");
   for (const nlohmann::json& hello :
        {nlohmann::json{{"host", "h"}, {"pid", 1}, {"target", 5}},
-        nlohmann::json{{"host", "h"}, {"pid", 1}, {"devices", {{{"name", 3}}}}}}) {
+        nlohmann::json{{"host", "h"}, {"pid", 1}, {"devices", {{{"name", 3}}}}},
+        nlohmann::json{{"host", "h"}, {"pid", 1}, {"name", "a name\nwith lines"}},
+        nlohmann::json{{"host", "h"}, {"pid", 1}, {"name", 7}},
+        nlohmann::json{{"host", "h"}, {"pid", 1}, {"rail", std::string(65, 'r')}}}) {
     CAPTURE(hello.dump());
     RawAgent raw(coordinator.port, hello);
     const auto answer = raw.answer();

@@ -263,9 +263,11 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
       ->capture_default_str();
   agent->target.add_to(a);
   a->add_option("--name", agent->options.name,
-                "How reports name this agent (default: the host name; made unique)");
+                "How reports name this agent (default: the host name; made unique)")
+      ->check(agent_label());
   a->add_option("--rail", agent->options.rail,
-                "Rail label: with --pairs rail, agents pair only within their rail");
+                "Rail label: with --pairs rail, agents pair only within their rail")
+      ->check(agent_label());
   agent->metrics_options.add_to(a, false);
   a->footer(
       "Example:\n  FAULTLINE_TOKEN=secret srun -N 16 faultline agent --coordinator head:7300 "

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "faultline/harness/control/agent.hpp"
+
 namespace faultline::cli {
 
 CLI::Validator seconds_up_to(double most) {
@@ -49,6 +51,15 @@ CLI::Validator http_host_port() {
         return "";
       },
       "http://HOST:PORT");
+}
+
+CLI::Validator agent_label() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (harness::is_agent_label(text)) return "";
+        return "'" + text + "': expected 1 to 64 of A-Z a-z 0-9 . _ : @ + -";
+      },
+      "LABEL");
 }
 
 }  // namespace faultline::cli

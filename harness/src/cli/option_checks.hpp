@@ -11,6 +11,9 @@ CLI::Validator seconds_up_to(double most);
 /// A whole number from 0 to 2^64 - 1 in digits: CLI11 reads "-1" into an unsigned as 2^64 - 1.
 CLI::Validator whole_number();
 
+/// An agent's --name or --rail as reports hold it: 1 to 64 of A-Z a-z 0-9 . _ : @ + -.
+CLI::Validator agent_label();
+
 /// An http URL with a host and a port (http://HOST:PORT, a trailing slash allowed), checked
 /// when the command line is read rather than when the run is over (the Pushgateway).
 CLI::Validator http_host_port();

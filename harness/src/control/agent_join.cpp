@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <thread>
 
@@ -37,7 +39,7 @@ nlohmann::json hello(const AgentOptions& options) {
   auto listed = list_devices({options.target.transport, "", ""});
   if (listed.ok()) devices = listed.value();
   return {{"host", host_name()},
-          {"name", options.name.empty() ? host_name() : options.name},
+          {"name", options.name.empty() ? agent_name_from_host(host_name()) : options.name},
           {"rail", options.rail},
           {"pid", static_cast<uint64_t>(getpid())},
           {"target",
@@ -48,7 +50,23 @@ nlohmann::json hello(const AgentOptions& options) {
           {"programs", program_kinds()}};
 }
 
+bool allowed_in_label(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == ':' ||
+         c == '@' || c == '+' || c == '-';
+}
+
 }  // namespace
+
+bool is_agent_label(const std::string& text) {
+  return !text.empty() && text.size() <= 64 &&
+         std::all_of(text.begin(), text.end(), allowed_in_label);
+}
+
+std::string agent_name_from_host(const std::string& host) {
+  std::string name = host.substr(0, 64);
+  for (char& c : name) c = allowed_in_label(c) ? c : '-';
+  return name.empty() ? "agent" : name;
+}
 
 // Connects with exponential backoff until the budget is spent (the whole of it).
 Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOptions& options) {

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "faultline/harness/control/coordinator.hpp"
+
+#include "faultline/harness/control/agent.hpp"
 #include "faultline/harness/control/pair_schedule.hpp"
 #include "faultline/harness/control/peer_record_checks.hpp"
 
@@ -109,7 +111,11 @@ std::string Coordinator::unique_name(const std::string& asked) const {
                        [&](const AgentRecord& agent) { return agent.name == name; });
   };
   std::string name = asked;
-  for (size_t n = 2; taken(name); ++n) name = asked + "-" + std::to_string(n);
+  for (size_t n = 2; taken(name); ++n) {
+    // Names stay within the report's 64 characters: the suffix replaces the end if need be.
+    const std::string suffix = "-" + std::to_string(n);
+    name = asked.substr(0, 64 - suffix.size()) + suffix;
+  }
   return name;
 }
 
@@ -124,7 +130,7 @@ void Coordinator::joined(const Event& event) {
   record.target = transports::Target{target.value("transport", "ofi"), target.value("provider", ""),
                                      target.value("device", "")}
                       .with_defaults();
-  record.name = unique_name(event.message.value("name", record.host));
+  record.name = unique_name(event.message.value("name", agent_name_from_host(record.host)));
   record.hello = event.message;
   record.last_seen = Clock::now();
   log(record.id + " joined from " + record.remote + " (" + record.name + ", host " + record.host +

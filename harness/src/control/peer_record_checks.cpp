@@ -1,5 +1,7 @@
 #include "faultline/harness/control/peer_record_checks.hpp"
 
+#include "faultline/harness/control/agent.hpp"
+
 #include "../scenario/schema_checker.hpp"
 #include "../schema_texts.hpp"
 
@@ -41,7 +43,9 @@ nlohmann::json agent_record_of(const nlohmann::json& hello, const std::string& i
                                const std::string& remote) {
   const nlohmann::json host = hello.value("host", nlohmann::json(""));
   return {{"id", id},
-          {"name", hello.value("name", host)},
+          {"name", hello.contains("name") ? hello.at("name")
+                                          : nlohmann::json(agent_name_from_host(
+                                                host.is_string() ? host.get<std::string>() : ""))},
           {"rail", hello.value("rail", nlohmann::json(""))},
           {"host", host},
           {"pid", hello.value("pid", nlohmann::json(0))},

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "faultline/harness/control/agent.hpp"
+
 namespace faultline::harness {
 
 namespace {
@@ -96,7 +98,7 @@ Result<SlurmCommands> slurm_commands(const SlurmTask& task, const SlurmSettings&
   } else if (task.tasks > task.nodes) {
     name += "." + std::to_string(task.local_id);
   }
-  agent.insert(agent.end(), {"--name", name});
+  agent.insert(agent.end(), {"--name", agent_name_from_host(name)});
   return commands;
 }
 

@@ -29,6 +29,13 @@ struct AgentOptions {
   std::chrono::seconds metrics_linger{0};
 };
 
+/// Whether `text` can name an agent or a rail in reports: 1 to 64 of A-Z a-z 0-9 . _ : @ + -.
+bool is_agent_label(const std::string& text);
+
+/// An agent's default name: its host name with every other character made '-' and cut to 64
+/// ("(none)", a host without a name, becomes "-none-").
+std::string agent_name_from_host(const std::string& host);
+
 /// Runs an agent: connects (with bounded retries), authenticates, reports its host and
 /// devices, and runs each assigned scenario in a child process until the coordinator says
 /// shutdown. Returns the process exit code (0 after shutdown, 2 when the coordinator cannot
