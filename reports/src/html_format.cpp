@@ -1,8 +1,15 @@
-// report.json -> one self-contained HTML file: inline style, no scripts, nothing fetched.
+// report.json -> one self-contained HTML file: inline style and SVG, no scripts, nothing
+// fetched. What went wrong comes first: the failures, then the errors grouped by cause, then
+// skips and xfails, then the passes; every row links to its details; the pair grid and the
+// traffic charts follow the table.
+#include <algorithm>
+#include <map>
+#include <regex>
 #include <sstream>
 
 #include "faultline/reports/formats.hpp"
 #include "faultline/reports/report_view.hpp"
+#include "html_charts.hpp"
 #include "markup_escape.hpp"
 
 namespace faultline::reports {
@@ -11,38 +18,204 @@ namespace {
 
 using nlohmann::json;
 
+// One colour per verdict, xfail apart from pass; the grid's cells take the same.
 constexpr const char* kStyle =
-    "body{font-family:sans-serif;margin:2em;color:#222}"
-    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
-    "td.num{text-align:right}.pass,.xfail{color:#1a7f37}.skip{color:#777}"
-    ".fail,.error,.crashed,.timeout{color:#cf222e;font-weight:bold}"
-    "dt{font-weight:bold}dd{margin:0 0 .5em 1em;white-space:pre-wrap;font-family:monospace}";
+    "body{font-family:sans-serif;margin:1.5em 2em;color:#222;max-width:75em}"
+    "table{border-collapse:collapse;margin-bottom:1em}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+    "td.num{text-align:right}a{color:inherit}table.runs td:nth-child(-n+3){white-space:nowrap}"
+    ".pass{color:#1a7f37}.xfail{color:#8250df}.skip{color:#6e7781}.error{color:#bc4c00;"
+    "font-weight:bold}.fail,.crashed,.timeout{color:#cf222e;font-weight:bold}"
+    ".badge{padding:1px 8px;border-radius:8px;margin-right:4px;color:#fff}"
+    ".badge.pass{background:#1a7f37}.badge.xfail{background:#8250df}"
+    ".badge.skip{background:#6e7781}.badge.error{background:#bc4c00}"
+    ".badge.fail,.badge.crashed,.badge.timeout{background:#cf222e}"
+    "table.grid td.cell{color:#fff;text-align:center;min-width:3em}"
+    "table.grid td.pass{background:#1a7f37}table.grid td.xfail{background:#8250df}"
+    "table.grid td.skip{background:#6e7781}table.grid td.error{background:#bc4c00}"
+    "table.grid td.fail,table.grid td.crashed,table.grid td.timeout{background:#cf222e}"
+    "table.grid td.none{background:#f6f8fa}"
+    "tr.failure{background:#ffebe9}tr.group{background:#fff1e5}"
+    "dt{font-weight:bold}dd{margin:0 0 .5em 1em;white-space:pre-wrap;font-family:monospace}"
+    "section.run{border-top:1px solid #ccc;margin-top:1em}"
+    "figure{margin:0 0 1em 0}figcaption{font-weight:bold;margin-bottom:4px}";
 
 std::string field(const json& scenario, const char* name) {
   return escape_markup(scenario.value(name, std::string()));
 }
 
-// SUT scenarios: how each program ended, and a hung one's stacks (folded).
-void write_programs(std::ostringstream& html, const json& scenarios) {
-  bool heading = false;
-  for (const auto& scenario : scenarios) {
-    const auto lines = program_lines(scenario);
-    if (lines.empty()) continue;
-    if (!heading) html << "<h2>Programs under faults</h2>\n";
-    heading = true;
-    const json& sut = scenario.at("sut");
-    html << "<h3>" << field(scenario, "id") << ": <span class=\"" << field(scenario, "verdict")
-         << "\">" << escape_markup(verdict_label(scenario)) << "</span>, expected "
-         << escape_markup(sut.value("expect", std::string())) << "</h3>\n<dl>\n";
-    for (const auto& [role, text] : lines) {
-      html << "<dt>" << escape_markup(role) << "</dt><dd>" << escape_markup(text);
-      const json ended = sut.value("roles", json::object()).value(role, json::object());
-      if (const std::string stacks = ended.value("stacks", std::string()); !stacks.empty()) {
-        html << "<details><summary>stacks</summary>" << escape_markup(stacks) << "</details>";
-      }
-      html << "</dd>\n";
+std::string verdict_of(const json& scenario) {
+  return scenario.value("verdict", std::string("error"));
+}
+
+std::string anchor(const json& scenario) {
+  return "run-" + scenario.value("run_id", json(0)).dump();
+}
+
+std::string verdict_span(const json& scenario) {
+  return "<span class=\"" + escape_markup(verdict_of(scenario)) + "\">" +
+         escape_markup(verdict_label(scenario)) + "</span>";
+}
+
+// What makes errors the same cause: their observation with the agents' ids taken out
+// ("agent lost: agent-7 was lost earlier" and "... agent-9 ..." are one cause).
+std::string cause_of(const json& scenario) {
+  static const std::regex agent_id("agent-[0-9]+");
+  return std::regex_replace(scenario.value("observed", std::string()), agent_id, "agent-N");
+}
+
+// The run's agents by name where the report has names ("rack1-a <-> rack2-b"), the ids in the
+// title.
+std::string agents_cell(const json& scenario, const std::map<std::string, std::string>& labels) {
+  const std::string ids = agents_label(scenario);
+  const json ranks = scenario.value("agents", json::object()).value("ranks", json::array());
+  std::string text = ids;
+  if (!scenario.contains("sut") && ranks.size() == 2 && ranks[0].is_string() &&
+      ranks[1].is_string()) {
+    const auto name = [&labels](const std::string& id) {
+      auto found = labels.find(id);
+      return found == labels.end() ? id : found->second;
+    };
+    text = name(ranks[0]) + " <-> " + name(ranks[1]);
+  }
+  return "<span title=\"" + escape_markup(ids) + "\">" + escape_markup(text) + "</span>";
+}
+
+void write_row(std::ostringstream& html, const json& scenario, const char* row_class,
+               const std::map<std::string, std::string>& labels) {
+  html << "<tr" << (*row_class != '\0' ? std::string(" class=\"") + row_class + "\"" : "")
+       << "><td><a href=\"#" << anchor(scenario) << "\">" << field(scenario, "id")
+       << "</a></td><td>" << agents_cell(scenario, labels) << "</td><td>" << verdict_span(scenario)
+       << "</td><td>" << field(scenario, "observed") << "</td><td class=\"num\">"
+       << seconds(scenario) << "</td></tr>\n";
+}
+
+// The table of runs in reading order; errors of one cause share one row that opens to list
+// them (a <details> in the row: no script needed).
+void write_runs(std::ostringstream& html, const json& report) {
+  const json scenarios = report.value("scenarios", json::array());
+  const auto labels = agent_labels(report);
+  std::vector<const json*> ordered;
+  for (const auto& scenario : scenarios) ordered.push_back(&scenario);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const json* a, const json* b) {
+    return reading_order(verdict_of(*a)) < reading_order(verdict_of(*b));
+  });
+  std::map<std::string, std::vector<const json*>> errors;  // by cause
+  std::vector<std::string> causes;                         // in order of first appearance
+  for (const json* scenario : ordered) {
+    if (verdict_of(*scenario) != "error") continue;
+    auto& group = errors[cause_of(*scenario)];
+    if (group.empty()) causes.push_back(cause_of(*scenario));
+    group.push_back(scenario);
+  }
+  html << "<h2 id=\"runs\">Runs</h2>\n<table class=\"runs\">\n<tr><th>scenario</th><th>agents"
+          "</th><th>verdict</th><th>observed</th><th>seconds</th></tr>\n";
+  bool errors_written = false;
+  for (const json* scenario : ordered) {
+    const std::string verdict = verdict_of(*scenario);
+    if (verdict != "error") {
+      write_row(html, *scenario, reading_order(verdict) == 0 ? "failure" : "", labels);
+      continue;
     }
+    if (errors_written) continue;
+    errors_written = true;
+    for (const auto& cause : causes) {
+      const auto& group = errors.at(cause);
+      if (group.size() == 1) {
+        write_row(html, *group.front(), "", labels);
+        continue;
+      }
+      html << "<tr class=\"group\"><td colspan=\"5\"><details><summary><span class=\"error\">"
+           << group.size() << " errors</span>: " << escape_markup(cause) << "</summary><ul>";
+      for (const json* run : group) {
+        html << "<li><a href=\"#" << anchor(*run) << "\">" << field(*run, "id") << " ("
+             << escape_markup(agents_label(*run)) << ")</a></li>";
+      }
+      html << "</ul></details></td></tr>\n";
+    }
+  }
+  html << "</table>\n";
+}
+
+// One side of a run: its steps with what each expected and saw, its traffic, its faults.
+void write_side(std::ostringstream& html, const std::string& agent, const json& side,
+                const std::map<std::string, std::string>& labels) {
+  const json details = side.value("details", json::object());
+  const auto label = labels.find(agent);
+  html << "<h4>" << escape_markup(agent)
+       << (label != labels.end() && label->second != agent
+               ? " (" + escape_markup(label->second) + ")"
+               : "")
+       << ": " << escape_markup(details.value("role", std::string())) << ", " << verdict_span(side)
+       << "</h4>\n";
+  const json steps = details.value("steps", json::array());
+  if (!steps.empty()) {
+    html << "<table><tr><th>step</th><th>op</th><th>met</th><th>note</th></tr>\n";
+    for (const auto& step : steps) {
+      const bool met = step.value("met", false);
+      html << "<tr><td class=\"num\">" << step.value("step", json(0)).dump() << "</td><td>"
+           << escape_markup(step.value("op", std::string())) << "</td><td class=\""
+           << (met ? "pass\">yes" : "fail\">no") << "</td><td>"
+           << escape_markup(step.value("note", std::string())) << "</td></tr>\n";
+    }
+    html << "</table>\n";
+  }
+  const json traffic = details.value("traffic", json::object());
+  const json bytes = traffic.value("bytes", json::object());
+  std::string completions;
+  const json by_status = traffic.value("completions", json::object());
+  for (const auto& [status, count] : by_status.items())
+    completions += (completions.empty() ? "" : ", ") + status + " " + count.dump();
+  html << "<dl>";
+  for (const char* name : {"expected", "observed", "evidence", "hint"}) {
+    if (!side.value(name, std::string()).empty())
+      html << "<dt>" << name << "</dt><dd>" << field(side, name) << "</dd>\n";
+  }
+  html << "<dt>traffic</dt><dd>sent " << bytes.value("sent", json(0)).dump() << " B, received "
+       << bytes.value("received", json(0)).dump()
+       << " B; completions: " << escape_markup(completions.empty() ? "none" : completions)
+       << "</dd>\n";
+  const json faults = details.value("faults", json::object());
+  std::string applied;
+  for (const auto& fault : faults.value("applied", json::array()))
+    applied += (applied.empty() ? "" : "\n") + fault.value("kind", std::string()) + ": " +
+               fault.value("detail", std::string());
+  html << "<dt>faults applied</dt><dd>" << escape_markup(applied.empty() ? "none" : applied)
+       << "</dd></dl>\n";
+}
+
+void write_details(std::ostringstream& html, const json& report) {
+  const auto labels = agent_labels(report);
+  html << "<h2 id=\"details\">Details</h2>\n";
+  for (const auto& scenario : report.value("scenarios", json::array())) {
+    const bool passed = verdict_of(scenario) == "pass";
+    // Passes folded (a run's details open when its row's link is followed); the rest open.
+    html << "<section class=\"run\" id=\"" << anchor(scenario) << "\">"
+         << (passed ? "<details><summary>" : "<h3>") << field(scenario, "id") << " ("
+         << agents_cell(scenario, labels) << "): " << verdict_span(scenario)
+         << (passed ? "</summary>" : "</h3>") << "\n<dl>\n";
+    for (const char* name : {"expected", "observed", "evidence", "hint", "source"}) {
+      if (scenario.value(name, std::string()).empty()) continue;
+      html << "<dt>" << name << "</dt><dd>" << field(scenario, name) << "</dd>\n";
+    }
+    for (const auto& [label, text] : device_evidence(scenario))
+      html << "<dt>" << escape_markup(label) << "</dt><dd>" << escape_markup(text) << "</dd>\n";
     html << "</dl>\n";
+    const json sides = scenario.value("sides", json::object());
+    for (const auto& [agent, side] : sides.items()) write_side(html, agent, side, labels);
+    if (const auto lines = program_lines(scenario); !lines.empty()) {
+      const json roles = scenario.at("sut").value("roles", json::object());
+      html << "<dl>";
+      for (const auto& [role, text] : lines) {
+        html << "<dt>" << escape_markup(role) << "</dt><dd>" << escape_markup(text);
+        const std::string stacks = roles.value(role, json::object()).value("stacks", "");
+        if (!stacks.empty())
+          html << "<details><summary>stacks</summary>" << escape_markup(stacks) << "</details>";
+        html << "</dd>\n";
+      }
+      html << "</dl>\n";
+    }
+    html << (passed ? "</details>" : "") << "</section>\n";
   }
 }
 
@@ -55,44 +228,29 @@ std::string to_html(const json& report) {
   const std::string title = "faultline: " + escape_markup(suite_name(report));
   html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << title
        << "</title><style>" << kStyle << "</style></head><body>\n";
-  html << "<h1>" << title << "</h1>\n<ul>\n";
-  html << "<li>target: " << escape_markup(target_label(report)) << "</li>\n";
-  html << "<li>seed: " << run.value("seed", uint64_t{0}) << "</li>\n";
+  html << "<h1>" << title << "</h1>\n<p id=\"verdicts\">" << scenarios.size() << " runs: ";
+  const auto by_verdict = verdict_counts(report);
+  std::vector<std::pair<std::string, int>> counts(by_verdict.begin(), by_verdict.end());
+  std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+    return reading_order(a.first) < reading_order(b.first);
+  });
+  for (const auto& [verdict, count] : counts)
+    html << "<span class=\"badge " << escape_markup(verdict) << "\">" << count << " "
+         << escape_markup(verdict) << "</span>";
+  html << "</p>\n<ul>\n<li>target: " << escape_markup(target_label(report)) << "</li>\n";
+  html << "<li>seed: " << run.value("seed", json(0)).dump() << "</li>\n";
   html << "<li>faultline " << escape_markup(report.value("faultline_version", std::string()))
        << " on " << escape_markup(run.value("host", std::string())) << " ("
        << escape_markup(run.value("kernel", std::string())) << ")</li>\n";
   html << "<li>started " << escape_markup(run.value("started_at", std::string()))
        << (run.value("complete", false) ? ", complete" : ", <b>incomplete</b>") << "</li>\n";
-  html << "<li>" << scenarios.size() << " scenario runs:";
-  for (const auto& [verdict, count] : verdict_counts(report))
-    html << " <span class=\"" << escape_markup(verdict) << "\">" << count << " "
-         << escape_markup(verdict) << "</span>";
-  html << "</li>\n</ul>\n<h2>Scenarios</h2>\n<table>\n"
-       << "<tr><th>scenario</th><th>agents</th><th>verdict</th><th>seconds</th></tr>\n";
-  for (const auto& scenario : scenarios) {
-    html << "<tr><td>" << field(scenario, "id") << "</td><td>"
-         << escape_markup(agents_label(scenario)) << "</td><td class=\""
-         << field(scenario, "verdict") << "\">" << escape_markup(verdict_label(scenario))
-         << "</td><td class=\"num\">" << seconds(scenario) << "</td></tr>\n";
-  }
-  html << "</table>\n";
-  bool heading = false;
-  for (const auto& scenario : scenarios) {
-    if (scenario.value("verdict", std::string()) == "pass") continue;
-    if (!heading) html << "<h2>Not passed</h2>\n";
-    heading = true;
-    html << "<h3>" << field(scenario, "id") << " (" << escape_markup(agents_label(scenario))
-         << "): <span class=\"" << field(scenario, "verdict") << "\">" << field(scenario, "verdict")
-         << "</span></h3>\n<dl>\n";
-    for (const char* name : {"expected", "observed", "evidence", "hint", "source"}) {
-      if (scenario.value(name, std::string()).empty()) continue;
-      html << "<dt>" << name << "</dt><dd>" << field(scenario, name) << "</dd>\n";
-    }
-    for (const auto& [label, text] : device_evidence(scenario))
-      html << "<dt>" << escape_markup(label) << "</dt><dd>" << escape_markup(text) << "</dd>\n";
-    html << "</dl>\n";
-  }
-  write_programs(html, scenarios);
+  if (run.contains("not_run"))
+    html << "<li>nothing ran: " << escape_markup(run.value("not_run", std::string())) << "</li>\n";
+  html << "</ul>\n";
+  write_runs(html, report);
+  html::write_pair_grid(html, report);
+  html::write_charts(html, report);
+  write_details(html, report);
   html << "</body></html>\n";
   return html.str();
 }

@@ -35,57 +35,29 @@ std::string field(const json& scenario, const char* name) {
 
 // For each pair of agents, how its runs went: "pass" when all passed, else the count that
 // did not ("2 of 5 not pass").
-// How the matrix names an agent: its name, and its host where that differs ("rail0-a (node7)").
-std::map<std::string, std::string> agent_labels(const json& run) {
-  std::map<std::string, std::string> labels;
-  for (const auto& agent : run.value("agents", json::array())) {
-    const std::string name = agent.value("name", agent.value("id", std::string()));
-    const std::string host = agent.value("host", std::string());
-    labels[agent.value("id", std::string())] =
-        name == host || host.empty() ? name : name + " (" + host + ")";
-  }
-  return labels;
-}
-
-void write_pair_matrix(std::ostringstream& md, const json& run, const json& scenarios) {
-  const auto labels = agent_labels(run);
-  const auto label = [&labels](const std::string& id) {
-    auto found = labels.find(id);
-    return found == labels.end() ? id : found->second;
-  };
-  std::set<std::string> agents;
-  std::map<std::pair<std::string, std::string>, std::pair<int, int>> cells;  // (not pass, all)
-  for (const auto& scenario : scenarios) {
-    const json ranks = scenario.value("agents", json::object()).value("ranks", json::array());
-    if (ranks.size() != 2) continue;
-    // By name (unique among the agents), so the matrix reads the same from run to run.
-    const std::string a = label(ranks[0]);
-    const std::string b = label(ranks[1]);
-    agents.insert(a);
-    agents.insert(b);
-    const bool passed = field(scenario, "verdict") == "pass";
-    for (const auto& key : {std::pair{a, b}, std::pair{b, a}}) {
-      cells[key].second += 1;
-      cells[key].first += passed ? 0 : 1;
-    }
-  }
-  if (agents.size() < 3) return;
+// For each pair of agents, how its runs went: "pass" when all passed, else the count that
+// did not ("2 (5)": 2 of 5 runs did not pass).
+void write_pair_matrix(std::ostringstream& md, const json& report) {
+  const PairMatrix matrix = pair_matrix(report);
+  if (matrix.agents.empty()) return;
   md << "\n## Pairs\n\nRuns that did not pass, by pair of agents (of how many runs).\n\n|";
-  for (const auto& agent : agents) md << " | " << cell(agent);
+  for (const auto& agent : matrix.agents) md << " | " << cell(agent);
   md << " |\n|---";
-  for (size_t i = 0; i < agents.size(); ++i) md << "|---";
+  for (size_t i = 0; i < matrix.agents.size(); ++i) md << "|---";
   md << "|\n";
-  for (const auto& row : agents) {
+  for (const auto& row : matrix.agents) {
     md << "| " << cell(row);
-    for (const auto& column : agents) {
-      auto found = cells.find({row, column});
-      if (row == column || found == cells.end()) {
+    for (const auto& column : matrix.agents) {
+      auto found = matrix.cells.find({row, column});
+      if (row == column || found == matrix.cells.end()) {
         md << " | ";
-      } else {
-        const auto [not_passed, all] = found->second;
-        md << " | " << (not_passed == 0 ? "pass" : std::to_string(not_passed)) << " (" << all
-           << ")";
+        continue;
       }
+      const PairCell& pair = found->second;
+      const int passed = pair.verdicts.count("pass") != 0 ? pair.verdicts.at("pass") : 0;
+      const int not_passed = pair.runs - passed;
+      md << " | " << (not_passed == 0 ? "pass" : std::to_string(not_passed)) << " (" << pair.runs
+         << ")";
     }
     md << " |\n";
   }
@@ -160,7 +132,7 @@ std::string to_markdown(const json& report) {
     }
   }
   write_programs(md, scenarios);
-  write_pair_matrix(md, run, scenarios);
+  write_pair_matrix(md, report);
   return md.str();
 }
 

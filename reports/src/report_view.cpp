@@ -1,5 +1,7 @@
 #include "faultline/reports/report_view.hpp"
 
+#include <set>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -118,6 +120,55 @@ std::vector<std::pair<std::string, std::string>> device_evidence(const json& sce
     }
   }
   return lines;
+}
+
+std::map<std::string, std::string> agent_labels(const json& report) {
+  std::map<std::string, std::string> labels;
+  const json run = report.value("run", json::object());
+  for (const auto& agent : run.value("agents", json::array())) {
+    const std::string id = agent.value("id", std::string());
+    const std::string name = agent.value("name", id);
+    const std::string host = agent.value("host", std::string());
+    labels[id] = name == host || host.empty() ? name : name + " (" + host + ")";
+  }
+  return labels;
+}
+
+int reading_order(const std::string& verdict) {
+  if (verdict == "fail" || verdict == "crashed" || verdict == "timeout") return 0;
+  if (verdict == "error") return 1;
+  if (verdict == "skip" || verdict == "xfail") return 2;
+  return 3;
+}
+
+PairMatrix pair_matrix(const json& report) {
+  const auto labels = agent_labels(report);
+  const auto label = [&labels](const std::string& id) {
+    auto found = labels.find(id);
+    return found == labels.end() ? id : found->second;
+  };
+  std::set<std::string> agents;
+  PairMatrix matrix;
+  for (const auto& scenario : report.value("scenarios", json::array())) {
+    const json ranks = scenario.value("agents", json::object()).value("ranks", json::array());
+    if (ranks.size() != 2 || scenario.contains("sut")) continue;
+    // By name (unique among the agents), so the matrix reads the same from run to run.
+    const std::string a = label(ranks[0]);
+    const std::string b = label(ranks[1]);
+    agents.insert(a);
+    agents.insert(b);
+    const std::string verdict = scenario.value("verdict", std::string("error"));
+    for (const auto& key : {std::pair{a, b}, std::pair{b, a}}) {
+      PairCell& cell = matrix.cells[key];
+      ++cell.runs;
+      ++cell.verdicts[verdict];
+      if (cell.worst.empty() || reading_order(verdict) < reading_order(cell.worst))
+        cell.worst = verdict;
+    }
+  }
+  if (agents.size() < 3) return {};
+  matrix.agents.assign(agents.begin(), agents.end());
+  return matrix;
 }
 
 }  // namespace faultline::reports

@@ -112,9 +112,33 @@ TEST_CASE("the HTML report is one self-contained file", "[unit]") {
   CHECK_THAT(html, Catch::Contains("<style>"));
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("src=") == std::string::npos);
-  CHECK(html.find("href=") == std::string::npos);
+  // Links only within the page: each run's row to its details.
+  CHECK(count(html, "href=") == count(html, "href=\"#run-"));
+  CHECK(count(html, "href=\"#run-") > 0);
   CHECK_THAT(html, Catch::Contains("check the &lt;rkey&gt; &amp; retry"));
-  CHECK_THAT(html, Catch::Contains("<td class=\"crashed\">crashed</td>"));
+  CHECK_THAT(html, Catch::Contains("<span class=\"crashed\">crashed</span>"));
+}
+
+TEST_CASE("the HTML report puts failures first, errors of one cause in one row, then passes",
+          "[unit]") {
+  json report = sample_report();
+  json runs = json::array({scenario("a.pass", "pass", "agent-1", "agent-2")});
+  for (int i = 0; i < 3; ++i) {
+    json lost = scenario("b.lost", "error", "agent-1", "agent-" + std::to_string(3 + i));
+    lost["observed"] = "agent lost: agent-" + std::to_string(3 + i) + " was lost earlier";
+    runs.push_back(lost);
+  }
+  runs.push_back(scenario("c.fail", "fail", "agent-2", "agent-3"));
+  runs.push_back(scenario("d.xfail", "xfail", "agent-2", "agent-4"));
+  for (size_t i = 0; i < runs.size(); ++i) runs[i]["run_id"] = i + 1;
+  report["scenarios"] = runs;
+  const std::string html = to_html(report);
+  const auto at = [&html](const std::string& text) { return html.find(text); };
+  CHECK(at(">c.fail</a>") < at("3 errors</span>: agent lost: agent-N was lost earlier"));
+  CHECK(at("3 errors</span>") < at(">d.xfail</a>"));
+  CHECK(at(">d.xfail</a>") < at(">a.pass</a>"));
+  CHECK(count(html, "<tr class=\"group\">") == 1);
+  CHECK_THAT(html, Catch::Contains("<section class=\"run\" id=\"run-5\">"));
 }
 
 TEST_CASE("a ring run is labelled by its size and ends", "[unit]") {
@@ -197,5 +221,5 @@ TEST_CASE("a SUT scenario shows its program's verdict and how each program ended
   CHECK(count(xml, "<error ") == 0);
   const std::string html = to_html(report);
   CHECK_THAT(html, Catch::Contains("<details><summary>stacks</summary>Thread 1 &lt;main&gt;"));
-  CHECK_THAT(html, Catch::Contains("pass (detected)</td>"));
+  CHECK_THAT(html, Catch::Contains("pass (detected)</span>"));
 }

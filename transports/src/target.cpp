@@ -15,8 +15,8 @@ std::string Target::label() const {
 }
 
 std::string Target::text() const {
-  const bool device_in_label = provider.empty();
-  return label() + (device.empty() || device_in_label ? "" : " " + device);
+  const bool said = device.empty() || provider.empty() || device == provider;  // "verbs/rxe0"
+  return label() + (said ? "" : " " + device);
 }
 
 Result<std::unique_ptr<Device>> open_target_device(const Target& target) {

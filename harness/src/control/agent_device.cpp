@@ -5,6 +5,7 @@
 
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/net_address.hpp"
+#include "faultline/transports/target.hpp"
 
 namespace faultline::harness {
 
@@ -38,10 +39,12 @@ std::string rdma_device_on(const std::string& interface, const std::string& sysf
   return "";
 }
 
-transports::Target target_toward(const transports::Target& asked, const std::string& local_address,
-                                 std::string& why, const std::string& sysfs_root) {
+namespace {
+
+// The device the route to the coordinator leaves by, or `asked` unchanged.
+transports::Target on_route(const transports::Target& asked, const std::string& local_address,
+                            std::string& why, const std::string& sysfs_root) {
   transports::Target chosen = asked.with_defaults();
-  if (!asked.device.empty() || local_address.empty()) return asked;
   const std::string interface = interface_with_address(local_address);
   if (interface.empty()) return asked;
   const std::string from = "the interface of " + local_address +
@@ -61,6 +64,24 @@ transports::Target target_toward(const transports::Target& asked, const std::str
     return chosen;
   }
   return asked;
+}
+
+}  // namespace
+
+transports::Target target_toward(const transports::Target& asked, const std::string& local_address,
+                                 std::string& why, const std::string& sysfs_root) {
+  if (!asked.device.empty()) return asked;
+  transports::Target chosen =
+      local_address.empty() ? asked : on_route(asked, local_address, why, sysfs_root);
+  if (!chosen.device.empty()) return chosen;
+  // No device on the route: the one the transport opens by default, named, so that reports
+  // and metrics say which it was.
+  chosen = chosen.with_defaults();
+  if (auto opened = transports::open_target_device(chosen); opened.ok()) {
+    chosen.device = opened.value()->info().name;
+    why = "device " + chosen.device + " (the transport's default; --device chooses another)";
+  }
+  return chosen;
 }
 
 }  // namespace faultline::harness

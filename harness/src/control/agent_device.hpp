@@ -10,9 +10,10 @@ namespace faultline::harness {
 /// coordinator, so a pair on two hosts exchanges addresses each can reach (a default of `lo`
 /// gives every pair across hosts "no completion"). `local_address` is this host's end of the
 /// control connection; its interface is the ofi device of the socket providers (tcp, sockets,
-/// udp) and, for verbs, names the RDMA device whose port sits on that interface. A target
-/// with a device, an address on no interface or a transport without such devices stays as it
-/// is. `why` says what was chosen and from what, for the agent's log.
+/// udp) and, for verbs, names the RDMA device whose port sits on that interface. Where no
+/// device is on the route (shm, a verbs device on another interface), the one the transport
+/// opens by default, named. A target with a device stays as it is. `why` says what was
+/// chosen and from what, for the agent's log.
 transports::Target target_toward(const transports::Target& asked, const std::string& local_address,
                                  std::string& why, const std::string& sysfs_root = "/sys");
 

@@ -30,4 +30,26 @@ std::string seconds(const nlohmann::json& scenario);
 /// counters that grew ("port counters (agent-1: rxe0 port 1)", "hw_counters/rcvd_rnr_err +2").
 std::vector<std::pair<std::string, std::string>> device_evidence(const nlohmann::json& scenario);
 
+/// How people read an agent's id: its name, with its host where that differs ("rail0-a
+/// (node7)"); the id itself for reports without names.
+std::map<std::string, std::string> agent_labels(const nlohmann::json& report);
+
+/// One cell of the pair matrix: the runs of one pair of agents.
+struct PairCell {
+  int runs = 0;
+  std::map<std::string, int> verdicts;  ///< how many ended with each verdict
+  std::string worst;                    ///< the most severe of them ("fail" over "pass")
+};
+/// The pair scans of a report as a matrix: the agents (by `agent_labels`, sorted) and, for each
+/// two of them (both orders), their cell. Empty below 3 agents, where there is nothing to see.
+struct PairMatrix {
+  std::vector<std::string> agents;
+  std::map<std::pair<std::string, std::string>, PairCell> cells;
+};
+PairMatrix pair_matrix(const nlohmann::json& report);
+
+/// Where a verdict goes in a list for people: failures (fail, crashed, timeout) first, then
+/// errors, then skip and xfail, then pass.
+int reading_order(const std::string& verdict);
+
 }  // namespace faultline::reports
