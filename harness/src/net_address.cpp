@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <unistd.h>
@@ -34,6 +35,39 @@ Result<HostPort> parse_host_port(const std::string& text) {
                  "'" + port_text + "' in '" + text + "' is not a port (0-65535)"};
   }
   return HostPort{host, static_cast<uint16_t>(port)};
+}
+
+Result<int> accept_one_tcp(uint16_t port, std::chrono::milliseconds wait) {
+  const int listener = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0)
+    return errno_error("socket", errno, "to listen on port " + std::to_string(port));
+  const auto close_listener = [listener] { ::close(listener); };
+  const int yes = 1;
+  const int no = 0;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  ::setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof no);  // IPv4 too
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_any;
+  address.sin6_port = htons(port);
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listener, 1) != 0) {
+    Error error = errno_error("bind", errno, "port " + std::to_string(port));
+    close_listener();
+    return std::move(error).with_hint("is another process listening there? choose another -p");
+  }
+  pollfd ready{listener, POLLIN, 0};
+  const int polled = ::poll(&ready, 1, static_cast<int>(wait.count()));
+  if (polled <= 0) {
+    close_listener();
+    return Error{ErrorCode::kTimeout, "no client connected to port " + std::to_string(port) +
+                                          " within " + std::to_string(wait.count() / 1000) + " s"};
+  }
+  const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  Error failed = errno_error("accept", errno, "on port " + std::to_string(port));
+  close_listener();
+  if (fd < 0) return failed;
+  return fd;
 }
 
 Result<int> connect_tcp(const HostPort& address) {
@@ -68,8 +102,13 @@ std::string numeric_text(const sockaddr* address) {
   if (address->sa_family == AF_INET) {
     inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
   } else if (address->sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr, text,
-              sizeof text);
+    const in6_addr& in6 = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+    // An IPv4 peer of a dual-stack socket: its IPv4 address, as the interface holds it.
+    if (IN6_IS_ADDR_V4MAPPED(&in6)) {
+      inet_ntop(AF_INET, &in6.s6_addr[12], text, sizeof text);
+    } else {
+      inet_ntop(AF_INET6, &in6, text, sizeof text);
+    }
   }
   return text;
 }

@@ -31,6 +31,7 @@ transports::EndpointConfig endpoint_config(const BenchPairOptions& options,
   config.send_depth = options.send_depth;
   config.recv_depth = options.recv_depth;
   config.max_inline = info.limits.max_inline_data;
+  if (options.gid_index) config.gid = std::to_string(*options.gid_index);  // perftest -x
   return config;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "faultline/harness/builtin_scenarios.hpp"
@@ -44,6 +45,7 @@ struct BenchPairOptions {
   uint32_t recv_depth = 64;
   /// The fault decorator in the path with a fault that never fires, to measure its cost.
   bool idle_decorator = false;
+  std::optional<uint32_t> gid_index;  ///< verbs: the endpoint's GID (unset: automatic)
 };
 
 /// One side in this process alone (the other is in another process): its device, endpoint

@@ -38,10 +38,8 @@ Status wait_for_message(BenchSide& side, const Exchange& exchange) {
 Result<LatencyRow> measure_size(BenchPair& pair, const Exchange& exchange,
                                 const PingpongOptions& options) {
   Status server_status;
-  std::thread responder([&] {
-    server_status =
-        respond(*pair.server, *pair.client, exchange, options.warmup + options.iterations);
-  });
+  std::thread responder(
+      [&] { server_status = respond(*pair.server, *pair.client, exchange, options); });
   auto round_trips = initiate(*pair.client, *pair.server, exchange, options);
   responder.join();
   if (!round_trips.ok()) return round_trips.error();
@@ -60,14 +58,22 @@ LatencyRow summarize(size_t bytes, std::vector<double> round_trips) {
                 static_cast<double>(round_trips.size()) / 2;
   row.median_us = percentile(round_trips, 0.5) / 2;
   row.p99_us = percentile(round_trips, 0.99) / 2;
+  row.p999_us = percentile(round_trips, 0.999) / 2;
+  row.max_us = *std::max_element(round_trips.begin(), round_trips.end()) / 2;
+  row.stdev_us = standard_deviation(round_trips) / 2;
   return row;
 }
 
 Status respond(BenchSide& server, const BenchSide& client, const Exchange& exchange,
-               uint64_t total) {
-  for (uint64_t i = 0; i < total; ++i) {
+               const PingpongOptions& options) {
+  // With --duration the initiator alone knows when to stop: its last message says so.
+  const bool until_last = options.duration_seconds.has_value();
+  const uint64_t total = options.warmup + options.iterations;
+  for (uint64_t i = 0; until_last || i < total; ++i) {
     FAULTLINE_RETURN_IF_ERROR(wait_for_message(server, exchange));
+    const bool last = until_last && server.rx->data()[0] == kLastMessage;
     FAULTLINE_RETURN_IF_ERROR(send_one(server, client, exchange, i));
+    if (last) break;
   }
   return server.finish_sends();
 }
@@ -75,15 +81,24 @@ Status respond(BenchSide& server, const BenchSide& client, const Exchange& excha
 Result<std::vector<double>> initiate(BenchSide& client, const BenchSide& server,
                                      const Exchange& exchange, const PingpongOptions& options) {
   std::vector<double> round_trips;
-  round_trips.reserve(options.iterations);
-  for (uint64_t i = 0; i < options.warmup + options.iterations; ++i) {
+  round_trips.reserve(options.duration_seconds ? 1 << 16 : options.iterations);
+  const auto duration = std::chrono::duration<double>(options.duration_seconds.value_or(0));
+  Clock::time_point measuring_since;
+  for (uint64_t i = 0;; ++i) {
+    const bool measuring = i >= options.warmup;
     const auto started = Clock::now();
+    if (i == options.warmup) measuring_since = started;
+    const bool last = options.duration_seconds ? measuring && started - measuring_since >= duration
+                                               : i + 1 == options.warmup + options.iterations;
+    if (last && options.duration_seconds) client.tx->data()[0] = kLastMessage;
     FAULTLINE_RETURN_IF_ERROR(send_one(client, server, exchange, i));
     FAULTLINE_RETURN_IF_ERROR(wait_for_message(client, exchange));
     const auto finished = Clock::now();
-    if (i >= options.warmup)
+    if (measuring)
       round_trips.push_back(std::chrono::duration<double, std::micro>(finished - started).count());
+    if (last) break;
   }
+  client.tx->data()[0] = std::byte{0};
   FAULTLINE_RETURN_IF_ERROR(client.finish_sends());
   return round_trips;
 }
@@ -95,7 +110,8 @@ std::vector<Exchange> exchanges_of(const PingpongOptions& options,
   for (size_t size : options.sizes)
     exchanges.push_back({.op = write ? Opcode::kRdmaWriteWithImm : Opcode::kSend,
                          .bytes = size,
-                         .inline_data = size <= info.limits.max_inline_data,
+                         .inline_data = size <= std::min(info.limits.max_inline_data,
+                                                         options.max_inline.value_or(UINT32_MAX)),
                          .repost = !write || info.capabilities.write_imm_consumes_recv});
   return exchanges;
 }
@@ -106,7 +122,8 @@ BenchPairOptions pair_options(const PingpongOptions& options) {
           .buffer_bytes = std::max<size_t>(largest, 1),
           .send_depth = 64,
           .recv_depth = kReceivesAhead * 2,
-          .idle_decorator = options.idle_decorator};
+          .idle_decorator = options.idle_decorator,
+          .gid_index = options.gid_index};
 }
 
 Result<std::vector<LatencyRow>> run_pingpong(const PingpongOptions& options) {
@@ -114,6 +131,10 @@ Result<std::vector<LatencyRow>> run_pingpong(const PingpongOptions& options) {
     return Error{ErrorCode::kInvalidArgument, "op " + options.op + ": expected send or write"};
   if (options.sizes.empty() || options.iterations == 0)
     return Error{ErrorCode::kInvalidArgument, "nothing to measure: no sizes or iterations"};
+  if (options.duration_seconds &&
+      std::find(options.sizes.begin(), options.sizes.end(), 0) != options.sizes.end())
+    return Error{ErrorCode::kInvalidArgument,
+                 "--duration needs sizes of at least 1 byte (the last message is marked)"};
   if (options.two_processes) {
     if (options.op != "send")
       return Error{ErrorCode::kInvalidArgument,

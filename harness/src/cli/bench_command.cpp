@@ -1,9 +1,12 @@
 // faultline bench: faultline's own data path and control plane, measured the way the reference
 // tools measure theirs (ci/bench puts them side by side).
+#include <chrono>
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.hpp"
 #include "faultline/harness/bench/allreduce.hpp"
@@ -12,12 +15,50 @@
 #include "faultline/harness/bench/pingpong.hpp"
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "option_checks.hpp"
 
 namespace faultline::cli {
 
 namespace {
 
 using nlohmann::json;
+
+// How a subcommand's sizes were given: a list (-s), every power of two (-a, as perftest), or
+// a range (-b, -e, -f, as nccl-tests).
+struct SizeChoice {
+  bool all = false;
+  std::optional<size_t> min_bytes;
+  std::optional<size_t> max_bytes;
+  double factor = 2;
+
+  // The sizes to measure, or a usage error naming the conflict.
+  Status apply(std::vector<size_t>& sizes, bool sizes_given) const {
+    const bool range = min_bytes || max_bytes;
+    if (all + range + sizes_given > 1)
+      return Error{ErrorCode::kInvalidArgument,
+                   "give sizes one way: -s/--sizes, -a/--all or -b/-e/-f, not two"};
+    if (all) {
+      sizes.clear();
+      for (size_t size = 2; size <= (size_t{1} << 23); size *= 2) sizes.push_back(size);
+    } else if (range) {
+      const size_t low = min_bytes.value_or(8);
+      const size_t high = max_bytes.value_or(low);
+      if (low == 0 || high < low || !(factor > 1))
+        return Error{ErrorCode::kInvalidArgument,
+                     "-b " + std::to_string(low) + " -e " + std::to_string(high) + " -f " +
+                         std::to_string(factor) + ": expected 0 < b <= e and f > 1"};
+      sizes.clear();
+      for (double size = static_cast<double>(low); size <= static_cast<double>(high) + 0.5;
+           size *= factor) {
+        if (sizes.empty() || static_cast<size_t>(size) != sizes.back())
+          sizes.push_back(static_cast<size_t>(size));
+        if (sizes.size() > 256)
+          return Error{ErrorCode::kInvalidArgument, "-b/-e/-f give more than 256 sizes"};
+      }
+    }
+    return {};
+  }
+};
 
 struct BenchCommand {
   transports::Target target;
@@ -26,6 +67,12 @@ struct BenchCommand {
   harness::bench::BandwidthOptions bandwidth;
   harness::bench::AllreduceOptions allreduce;
   harness::bench::ControlPlaneOptions control;
+  std::map<std::string, SizeChoice> size_choices;  // by subcommand
+  std::map<std::string, CLI::Option*> size_options;
+  bool server = false;
+  std::string client;
+  uint16_t port = 18515;
+  int server_wait_seconds = 300;
 
   // The header every JSON result starts with.
   json header(const std::string& benchmark) const {
@@ -39,6 +86,10 @@ struct BenchCommand {
   template <typename Measure, typename Print>
   int run(const std::string& name, Measure measure, Print print) {
     target = target.with_defaults();
+    if (auto chosen = choose_sizes(name); !chosen.ok()) {
+      std::cerr << "faultline bench " << name << ": " << chosen.error().describe() << "\n";
+      return harness::kExitUsage;
+    }
     if (auto present = harness::list_devices({target.transport, target.provider, target.device});
         !present.ok()) {
       std::cerr << "faultline bench " << name << ": " << present.error().describe_with_hint()
@@ -56,49 +107,96 @@ struct BenchCommand {
     return harness::kExitPass;
   }
 
+  Status choose_sizes(const std::string& name) {
+    auto choice = size_choices.find(name);
+    if (choice == size_choices.end()) return {};
+    const bool given = size_options.at(name)->count() > 0;
+    if (name == "pingpong") return choice->second.apply(pingpong.sizes, given);
+    if (name == "bandwidth") return choice->second.apply(bandwidth.sizes, given);
+    return choice->second.apply(allreduce.sizes, given);
+  }
+
   std::string target_label() const {
     return target.transport + (target.provider.empty() ? "" : "/" + target.provider) +
            (target.device.empty() ? "" : " " + target.device);
   }
 
   int run_pingpong() {
+    if (server || !client.empty()) {
+      const char* conflict = server && !client.empty() ? "--server and --client"
+                             : pingpong.two_processes  ? "--two-processes with --server or --client"
+                             : pingpong.op != "send"   ? "--op write with --server or --client"
+                                                       : nullptr;
+      if (conflict != nullptr) {
+        std::cerr << "faultline bench pingpong: " << conflict
+                  << " cannot go together (two nodes measure send/recv)\n";
+        return harness::kExitUsage;
+      }
+    }
+    if (server) {
+      return run(
+          "pingpong",
+          [&] {
+            pingpong.target = target;
+            std::cout << "# faultline bench pingpong --server: waiting for one client on port "
+                      << port << std::endl;
+            return harness::bench::run_pingpong_server(pingpong, port,
+                                                       std::chrono::seconds(server_wait_seconds));
+          },
+          [&](const harness::bench::PingpongOptions& served) {
+            std::cout << "# served " << served.sizes.size() << " size(s) x "
+                      << served.warmup + served.iterations << " round trips on "
+                      << served.target.text() << "\n";
+          });
+    }
     return run(
         "pingpong",
         [&] {
           pingpong.target = target;
-          return harness::bench::run_pingpong(pingpong);
+          return client.empty() ? harness::bench::run_pingpong(pingpong)
+                                : harness::bench::run_pingpong_client(pingpong, client, port);
         },
-        [&](const std::vector<harness::bench::LatencyRow>& rows) {
-          if (json_output) {
-            json out = header("pingpong");
-            out["op"] = pingpong.op;
-            out["idle_decorator"] = pingpong.idle_decorator;
-            out["two_processes"] = pingpong.two_processes;
-            for (const auto& row : rows)
-              out["rows"].push_back({{"bytes", row.bytes},
-                                     {"iterations", row.iterations},
-                                     {"min_us", row.min_us},
-                                     {"median_us", row.median_us},
-                                     {"mean_us", row.mean_us},
-                                     {"p99_us", row.p99_us}});
-            std::cout << out.dump(2) << "\n";
-            return;
-          }
-          std::cout << "# faultline bench pingpong: " << target_label() << ", "
-                    << (pingpong.op == "write" ? "RDMA write with immediate" : "send/recv")
-                    << (pingpong.idle_decorator ? ", idle fault decorator in the path" : "")
-                    << (pingpong.two_processes ? ", responder in a process of its own" : "")
-                    << "\n# one-way latency = half the round trip\n"
-                    << std::setw(10) << "#bytes" << std::setw(13) << "#iterations" << std::setw(14)
-                    << "t_min[usec]" << std::setw(17) << "t_median[usec]" << std::setw(15)
-                    << "t_mean[usec]" << std::setw(14) << "t_p99[usec]"
-                    << "\n"
-                    << std::fixed << std::setprecision(2);
-          for (const auto& row : rows)
-            std::cout << std::setw(10) << row.bytes << std::setw(13) << row.iterations
-                      << std::setw(14) << row.min_us << std::setw(17) << row.median_us
-                      << std::setw(15) << row.mean_us << std::setw(14) << row.p99_us << "\n";
-        });
+        [&](const std::vector<harness::bench::LatencyRow>& rows) { print_latency(rows); });
+  }
+
+  void print_latency(const std::vector<harness::bench::LatencyRow>& rows) const {
+    if (json_output) {
+      json out = header("pingpong");
+      out["op"] = pingpong.op;
+      out["idle_decorator"] = pingpong.idle_decorator;
+      out["two_processes"] = pingpong.two_processes;
+      if (!client.empty()) out["server"] = client;
+      for (const auto& row : rows)
+        out["rows"].push_back({{"bytes", row.bytes},
+                               {"iterations", row.iterations},
+                               {"min_us", row.min_us},
+                               {"median_us", row.median_us},
+                               {"mean_us", row.mean_us},
+                               {"p99_us", row.p99_us},
+                               {"p99_9_us", row.p999_us},
+                               {"max_us", row.max_us},
+                               {"stdev_us", row.stdev_us}});
+      std::cout << out.dump(2) << "\n";
+      return;
+    }
+    std::cout << "# faultline bench pingpong: " << target_label() << ", "
+              << (pingpong.op == "write" ? "RDMA write with immediate" : "send/recv")
+              << (pingpong.idle_decorator ? ", idle fault decorator in the path" : "")
+              << (pingpong.two_processes ? ", responder in a process of its own" : "")
+              << (client.empty() ? "" : ", responder on " + client)
+              << "\n# one-way latency = half the round trip\n";
+    const char* columns[] = {"t_min[usec]",   "t_median[usec]", "t_mean[usec]", "t_p99[usec]",
+                             "t_p99.9[usec]", "t_max[usec]",    "t_stdev[usec]"};
+    std::cout << std::setw(10) << "#bytes" << std::setw(13) << "#iterations";
+    for (const char* column : columns) std::cout << std::setw(16) << column;
+    std::cout << "\n" << std::fixed << std::setprecision(2);
+    for (const auto& row : rows) {
+      std::cout << std::setw(10) << row.bytes << std::setw(13) << row.iterations;
+      for (double value : {row.min_us, row.median_us, row.mean_us, row.p99_us, row.p999_us,
+                           row.max_us, row.stdev_us})
+        std::cout << std::setw(16) << value;
+      std::cout << "\n";
+    }
   }
 
   int run_bandwidth() {
@@ -218,16 +316,28 @@ void add_target_options(CLI::App* command, transports::Target& target, bool& jso
   command->add_option("--transport", target.transport, "Transport (ofi, verbs)")
       ->capture_default_str();
   command->add_option("--provider", target.provider, "ofi provider (tcp, shm, ...)");
-  command->add_option("--device", target.device, "Device (lo, shm, rxe0, ...)");
+  command->add_option("-d,--device", target.device, "Device (lo, eth0, shm, rxe0, ...)");
   command->add_flag("--json", json_output, "Print JSON instead of the table");
 }
 
+// Sizes and counts, with perftest's and nccl-tests' short flags beside the long ones.
 template <typename Options>
-void add_measure_options(CLI::App* command, Options& options) {
-  command->add_option("--sizes", options.sizes, "Message sizes in bytes")
-      ->delimiter(',')
+void add_measure_options(CLI::App* command, Options& options, BenchCommand& bench) {
+  const std::string name = command->get_name();
+  SizeChoice& choice = bench.size_choices[name];
+  bench.size_options[name] =
+      command->add_option("-s,--sizes", options.sizes, "Message sizes in bytes (128K, 1M work)")
+          ->delimiter(',')
+          ->transform(CLI::AsSizeValue(false))
+          ->capture_default_str();
+  command->add_flag("-a,--all", choice.all, "Every power of two from 2 B to 8 MiB (perftest -a)");
+  command->add_option("-b,--min-bytes", choice.min_bytes, "Smallest size of a range (nccl-tests)")
+      ->transform(CLI::AsSizeValue(false));
+  command->add_option("-e,--max-bytes", choice.max_bytes, "Largest size of a range")
+      ->transform(CLI::AsSizeValue(false));
+  command->add_option("-f,--step-factor", choice.factor, "Each size of a range times this")
       ->capture_default_str();
-  command->add_option("--iterations", options.iterations, "Measured operations per size")
+  command->add_option("-n,--iterations", options.iterations, "Measured operations per size")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_option("--warmup", options.warmup, "Operations before measuring, per size")
@@ -239,7 +349,7 @@ CLI::App* add_pingpong(CLI::App* bench, BenchCommand& command) {
   CLI::App* p = bench->add_subcommand(
       "pingpong", "One-way latency (half the round trip): min, median, mean, p99 per size");
   auto& pingpong = command.pingpong;
-  add_measure_options(p, pingpong);
+  add_measure_options(p, pingpong, command);
   p->add_option("--op", pingpong.op, "send (send/recv) or write (RDMA write with immediate)")
       ->check(CLI::IsMember({"send", "write"}))
       ->capture_default_str();
@@ -247,10 +357,31 @@ CLI::App* add_pingpong(CLI::App* bench, BenchCommand& command) {
               "The responder in a process of its own, as fi_pingpong's server (send only)");
   p->add_flag("--idle-decorator", pingpong.idle_decorator,
               "Put the fault decorator in the path with a fault that never fires");
+  p->add_option("-I,--inline-size", pingpong.max_inline,
+                "Send inline only up to this many bytes (0: never; default: the device's limit)");
+  p->add_option("-x,--gid-index", pingpong.gid_index, "verbs: the GID index to use");
+  p->add_option("-D,--duration", pingpong.duration_seconds,
+                "Measure each size for this many seconds instead of -n iterations")
+      ->check(seconds_up_to(3600));
+  p->add_flag("--server", command.server,
+              "Answer one client on another node (bench pingpong --client HOST), then exit");
+  p->add_option("--client", command.client,
+                "Measure against `bench pingpong --server` on HOST (its device: --device, else "
+                "the one toward HOST)");
+  p->add_option("-p,--port", command.port, "TCP port of --server and --client")
+      ->capture_default_str();
+  p->add_option("--server-wait", command.server_wait_seconds,
+                "Seconds --server waits for its client")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   p->footer(
       "Examples:\n  faultline bench pingpong\n"
-      "  faultline bench pingpong --provider shm --sizes 8,64,4096 --iterations 10000\n"
-      "  faultline bench pingpong --transport verbs --device rxe0 --op write --json\n"
+      "  faultline bench pingpong --provider shm -s 64 -n 1000\n"
+      "  faultline bench pingpong --provider shm -a\n"
+      "  faultline bench pingpong -b 8 -e 64K -f 4\n"
+      "  faultline bench pingpong --transport verbs -d rxe0 --op write --json\n"
+      "  node A: faultline bench pingpong --server     node B: faultline bench pingpong --client "
+      "A\n"
       "Exit codes: 0 measured, 2 a usage error, 3 the transfer failed.");
   return p;
 }
@@ -260,7 +391,7 @@ CLI::App* add_bandwidth(CLI::App* bench, BenchCommand& command) {
   CLI::App* b = bench->add_subcommand(
       "bandwidth", "Streaming bandwidth with a window of outstanding operations");
   auto& bandwidth = command.bandwidth;
-  add_measure_options(b, bandwidth);
+  add_measure_options(b, bandwidth, command);
   b->add_option("--op", bandwidth.op, "write (RDMA write) or send (send/recv)")
       ->check(CLI::IsMember({"send", "write"}))
       ->capture_default_str();
@@ -281,7 +412,7 @@ CLI::App* add_allreduce(CLI::App* bench, BenchCommand& command) {
   CLI::App* a = bench->add_subcommand(
       "allreduce", "Ring allreduce bus bandwidth over 2 to 4 ranks (nccl-tests' busbw)");
   auto& allreduce = command.allreduce;
-  add_measure_options(a, allreduce);
+  add_measure_options(a, allreduce, command);
   a->add_option("--ranks", allreduce.ranks, "Ring sizes")->delimiter(',')->capture_default_str();
   a->add_option("--chunk-bytes", allreduce.chunk_bytes, "Ring chunk size")
       ->check(CLI::PositiveNumber)

@@ -1,11 +1,30 @@
 #include "schema_checker.hpp"
 
+#include <locale>
+#include <mutex>
+
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
 #include <valijson/validator.hpp>
 
 namespace faultline::harness {
+
+namespace {
+
+// The schemas' "pattern"s compile a std::regex on every validation, whose scanner reads the
+// global locale's ctype<char>::narrow table, which libstdc++ fills lazily, one character at a
+// time, without a lock: two threads validating at once (the coordinator's connections) race
+// on it (ThreadSanitizer). Filled once here, before any validation, it is only read after.
+void fill_narrow_table_once() {
+  static std::once_flag filled;
+  std::call_once(filled, [] {
+    const auto& ctype = std::use_facet<std::ctype<char>>(std::locale());
+    for (int c = 0; c < 256; ++c) (void)ctype.narrow(static_cast<char>(c), '\0');
+  });
+}
+
+}  // namespace
 
 SchemaChecker::SchemaChecker(const char* schema_text)
     : document_(nlohmann::json::parse(schema_text)), schema_(std::make_unique<valijson::Schema>()) {
@@ -17,6 +36,7 @@ SchemaChecker::SchemaChecker(const char* schema_text)
 SchemaChecker::~SchemaChecker() = default;
 
 std::vector<ExplainedProblem> SchemaChecker::check(const nlohmann::json& document) const {
+  fill_narrow_table_once();
   valijson::Validator validator;
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter adapter(document);

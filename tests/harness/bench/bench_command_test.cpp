@@ -28,7 +28,10 @@ void check_latency_rows(const json& result, std::vector<size_t> sizes) {
     CHECK(row.at("min_us").get<double>() > 0);
     CHECK(row.at("min_us").get<double>() <= row.at("median_us").get<double>());
     CHECK(row.at("median_us").get<double>() <= row.at("p99_us").get<double>());
+    CHECK(row.at("p99_us").get<double>() <= row.at("p99_9_us").get<double>());
+    CHECK(row.at("p99_9_us").get<double>() <= row.at("max_us").get<double>());
     CHECK(row.at("min_us").get<double>() <= row.at("mean_us").get<double>());
+    CHECK(row.at("stdev_us").get<double>() >= 0);
   }
 }
 
@@ -128,6 +131,34 @@ TEST_CASE("bench on rxe: ping-pong and bandwidth over verbs", "[integration][ver
   check_bandwidth_rows(bench("bandwidth --transport verbs --device rxe0 --sizes 65536 "
                              "--iterations 20 --warmup 4 --window 8"),
                        {65536});
+}
+
+TEST_CASE("bench takes perftest's and nccl-tests' flags: -s -n -a -b -e -f -d -I",
+          "[integration][ofi]") {
+  check_latency_rows(bench("pingpong --provider shm -s 64 -n 20 -I 0"), {64});
+  const json all = bench("pingpong --provider shm -a -n 20 --warmup 1");
+  REQUIRE(all.at("rows").size() == 23);  // 2 B to 8 MiB, every power of two
+  CHECK(all["rows"][0].at("bytes") == 2);
+  CHECK(all["rows"][22].at("bytes") == 8388608);
+  check_latency_rows(bench("pingpong -d lo -b 8 -e 8K -f 32 -n 20"), {8, 256, 8192});
+  const json range = bench("allreduce --provider shm --ranks 2 -b 1K -e 4K -n 5");
+  REQUIRE(range.at("rows").size() == 3);
+  CHECK(range["rows"][2].at("bytes") == 4096);
+  // -D: as many round trips as fit the time, in one process and in two.
+  for (const std::string form : {"", " --two-processes"}) {
+    const json timed = bench("pingpong --provider shm -s 64 -D 0.2" + form);
+    CAPTURE(form);
+    CHECK(timed["rows"][0].at("iterations").get<uint64_t>() > 100);
+  }
+  auto twice = run_command(kFaultline + " bench pingpong -a -s 64");
+  CHECK(twice.exit_code == 2);
+  CHECK_THAT(twice.err, Catch::Contains("give sizes one way"));
+  auto backwards = run_command(kFaultline + " bench pingpong -b 64 -e 8");
+  CHECK(backwards.exit_code == 2);
+  CHECK_THAT(backwards.err, Catch::Contains("expected 0 < b <= e"));
+  auto both = run_command(kFaultline + " bench pingpong --server --client 127.0.0.1");
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Catch::Contains("--server and --client"));
 }
 
 TEST_CASE("bench refuses what it cannot measure, naming it", "[integration]") {

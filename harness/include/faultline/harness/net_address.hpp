@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -29,6 +30,10 @@ std::string interface_with_address(const std::string& address);
 
 /// Whether `address` is a loopback address (127.0.0.0/8, ::1).
 bool is_loopback_address(const std::string& address);
+
+/// Listens on every address at `port` and returns the first connection accepted within
+/// `wait` (close-on-exec); the listening socket is closed again.
+Result<int> accept_one_tcp(uint16_t port, std::chrono::milliseconds wait);
 
 /// A connected TCP socket descriptor to `address`, or the error of the last attempt.
 Result<int> connect_tcp(const HostPort& address);
