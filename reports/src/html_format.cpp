@@ -184,6 +184,30 @@ void write_side(std::ostringstream& html, const std::string& agent, const json& 
        << "</dd></dl>\n";
 }
 
+// SUT scenarios: how each program ended, and a hung one's stacks (folded).
+void write_programs(std::ostringstream& html, const json& scenarios) {
+  bool heading = false;
+  for (const auto& scenario : scenarios) {
+    const auto lines = program_lines(scenario);
+    if (lines.empty()) continue;
+    if (!heading) html << "<h2 id=\"programs\">Programs under faults</h2>\n";
+    heading = true;
+    const json& sut = scenario.at("sut");
+    html << "<h3><a href=\"#" << anchor(scenario) << "\">" << field(scenario, "id")
+         << "</a>: " << verdict_span(scenario) << ", expected "
+         << escape_markup(sut.value("expect", std::string())) << "</h3>\n<dl>\n";
+    const json roles = sut.value("roles", json::object());
+    for (const auto& [role, text] : lines) {
+      html << "<dt>" << escape_markup(role) << "</dt><dd>" << escape_markup(text);
+      const std::string stacks = roles.value(role, json::object()).value("stacks", "");
+      if (!stacks.empty())
+        html << "<details><summary>stacks</summary>" << escape_markup(stacks) << "</details>";
+      html << "</dd>\n";
+    }
+    html << "</dl>\n";
+  }
+}
+
 void write_details(std::ostringstream& html, const json& report) {
   const auto labels = agent_labels(report);
   html << "<h2 id=\"details\">Details</h2>\n";
@@ -203,18 +227,6 @@ void write_details(std::ostringstream& html, const json& report) {
     html << "</dl>\n";
     const json sides = scenario.value("sides", json::object());
     for (const auto& [agent, side] : sides.items()) write_side(html, agent, side, labels);
-    if (const auto lines = program_lines(scenario); !lines.empty()) {
-      const json roles = scenario.at("sut").value("roles", json::object());
-      html << "<dl>";
-      for (const auto& [role, text] : lines) {
-        html << "<dt>" << escape_markup(role) << "</dt><dd>" << escape_markup(text);
-        const std::string stacks = roles.value(role, json::object()).value("stacks", "");
-        if (!stacks.empty())
-          html << "<details><summary>stacks</summary>" << escape_markup(stacks) << "</details>";
-        html << "</dd>\n";
-      }
-      html << "</dl>\n";
-    }
     html << (passed ? "</details>" : "") << "</section>\n";
   }
 }
@@ -248,6 +260,7 @@ std::string to_html(const json& report) {
     html << "<li>nothing ran: " << escape_markup(run.value("not_run", std::string())) << "</li>\n";
   html << "</ul>\n";
   write_runs(html, report);
+  write_programs(html, scenarios);
   html::write_pair_grid(html, report);
   html::write_charts(html, report);
   write_details(html, report);
