@@ -27,6 +27,12 @@ int usage(const std::string& text) {
 
 // The first host of a Slurm node list ("node[01-16]" -> "node01"), as Slurm expands it.
 Result<std::string> first_host(const std::string& nodelist) {
+  // Host names, brackets, ranges and commas only: the list goes to a shell below.
+  if (nodelist.empty() ||
+      nodelist.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                 "0123456789.-_[],") != std::string::npos)
+    return Error{ErrorCode::kInvalidArgument,
+                 "the node list '" + nodelist + "' is not a Slurm host list"};
   if (nodelist.find_first_of("[,") == std::string::npos) return nodelist;
   const std::string command = "scontrol show hostnames '" + nodelist + "' 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
@@ -89,7 +95,8 @@ void add_slurm_command(CLI::App& app, CommandAction& run) {
         return usage("--token-file " + settings->token_file + ": " + std::strerror(errno));
       if ((token.st_mode & 077) != 0)
         return usage("--token-file " + settings->token_file +
-                     " can be read by others; chmod 600 it (or make it under umask 077)");
+                     " can be read by its group or others; chmod 600 it (or make it under "
+                     "umask 077)");
       auto task = harness::slurm_task_from_environment();
       if (!task.ok()) return usage(task.error().describe_with_hint());
       auto head = first_host(task->nodelist);
