@@ -3,6 +3,7 @@
 #include "html_charts.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <vector>
@@ -36,7 +37,7 @@ void write_bars(std::ostringstream& html, const std::string& title, const std::v
        << "\">";
   int y = 4;
   for (const auto& bar : bars) {
-    const int width = static_cast<int>(bar.value / largest * kBarWidth + 0.5);
+    const auto width = std::lround(bar.value / largest * kBarWidth);
     html << "<text x=\"" << kLabelWidth - 6 << "\" y=\"" << y + 13
          << "\" text-anchor=\"end\" font-size=\"12\">" << escape_markup(bar.label) << "</text>"
          << "<rect x=\"" << kLabelWidth << "\" y=\"" << y + 2 << "\" width=\"" << width
@@ -102,6 +103,7 @@ void write_latency(std::ostringstream& html, const json& report) {
   });
   for (const auto& [opcode, sums] : by_opcode) {
     std::vector<Bar> bars;
+    bars.reserve(sums.size());
     for (size_t i = 0; i < sums.size(); ++i) {
       const std::string label = i < bounds.size() ? "<= " + duration_text(bounds[i])
                                                   : "> " + duration_text(bounds.back());
@@ -132,6 +134,7 @@ void write_pair_bytes(std::ostringstream& html, const json& report) {
     if (sent.is_number()) by_pair[pair] += sent.get<double>();
   });
   std::vector<Bar> bars;
+  bars.reserve(by_pair.size());
   for (const auto& [pair, bytes] : by_pair) bars.push_back({pair, bytes, bytes_text(bytes)});
   write_bars(html, "Bytes sent, by pair of agents (both directions)", bars);
 }

@@ -45,7 +45,7 @@ std::optional<json> read_json(const std::string& path, std::vector<LoadProblem>&
 std::string default_scenario_dir() {
   if (const char* dir = std::getenv("FAULTLINE_SCENARIO_DIR"); dir != nullptr && *dir != '\0')
     return dir;
-  if (const std::string installed = installed_scenario_dir(); !installed.empty()) return installed;
+  if (std::string installed = installed_scenario_dir(); !installed.empty()) return installed;
   return FAULTLINE_SOURCE_SCENARIO_DIR;
 }
 

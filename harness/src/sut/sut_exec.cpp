@@ -146,7 +146,7 @@ int exit_code_of(SutVerdict verdict) {
 std::string default_interpose_dir() {
   if (const char* dir = std::getenv("FAULTLINE_INTERPOSE_DIR"); dir != nullptr && *dir != '\0')
     return dir;
-  if (const std::string installed = installed_interpose_dir(); !installed.empty()) return installed;
+  if (std::string installed = installed_interpose_dir(); !installed.empty()) return installed;
   return std::filesystem::path(own_executable()).parent_path().string() + "/interpose";
 }
 
