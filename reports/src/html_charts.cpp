@@ -121,15 +121,11 @@ void write_latency(std::ostringstream& html, const json& report) {
 
 void write_pair_bytes(std::ostringstream& html, const json& report) {
   const auto labels = agent_labels(report);
-  const auto label = [&labels](const std::string& id) {
-    auto found = labels.find(id);
-    return found == labels.end() ? id : found->second;
-  };
   std::map<std::string, double> by_pair;
   for_each_traffic(report, [&](const json& scenario, const std::string&, const json& traffic) {
     const json ranks = scenario.value("agents", json::object()).value("ranks", json::array());
     if (ranks.size() != 2 || !ranks[0].is_string() || !ranks[1].is_string()) return;
-    const std::string pair = label(ranks[0]) + " - " + label(ranks[1]);
+    const std::string pair = agent_label(labels, ranks[0]) + " - " + agent_label(labels, ranks[1]);
     const json sent = traffic.value("bytes", json::object()).value("sent", json(0));
     if (sent.is_number()) by_pair[pair] += sent.get<double>();
   });

@@ -72,11 +72,7 @@ std::string agents_cell(const json& scenario, const std::map<std::string, std::s
   std::string text = ids;
   if (!scenario.contains("sut") && ranks.size() == 2 && ranks[0].is_string() &&
       ranks[1].is_string()) {
-    const auto name = [&labels](const std::string& id) {
-      auto found = labels.find(id);
-      return found == labels.end() ? id : found->second;
-    };
-    text = name(ranks[0]) + " <-> " + name(ranks[1]);
+    text = agent_label(labels, ranks[0]) + " <-> " + agent_label(labels, ranks[1]);
   }
   return "<span title=\"" + escape_markup(ids) + "\">" + escape_markup(text) + "</span>";
 }
@@ -141,12 +137,10 @@ void write_runs(std::ostringstream& html, const json& report) {
 void write_side(std::ostringstream& html, const std::string& agent, const json& side,
                 const std::map<std::string, std::string>& labels) {
   const json details = side.value("details", json::object());
-  const auto label = labels.find(agent);
+  const std::string label = agent_label(labels, agent);
   html << "<h4>" << escape_markup(agent)
-       << (label != labels.end() && label->second != agent
-               ? " (" + escape_markup(label->second) + ")"
-               : "")
-       << ": " << escape_markup(details.value("role", std::string())) << ", " << verdict_span(side)
+       << (label != agent ? " (" + escape_markup(label) + ")" : "") << ": "
+       << escape_markup(details.value("role", std::string())) << ", " << verdict_span(side)
        << "</h4>\n";
   const json steps = details.value("steps", json::array());
   if (!steps.empty()) {

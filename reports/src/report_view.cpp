@@ -134,6 +134,11 @@ std::map<std::string, std::string> agent_labels(const json& report) {
   return labels;
 }
 
+std::string agent_label(const std::map<std::string, std::string>& labels, const std::string& id) {
+  const auto found = labels.find(id);
+  return found == labels.end() ? id : found->second;
+}
+
 int reading_order(const std::string& verdict) {
   if (verdict == "fail" || verdict == "crashed" || verdict == "timeout") return 0;
   if (verdict == "error") return 1;
@@ -143,18 +148,14 @@ int reading_order(const std::string& verdict) {
 
 PairMatrix pair_matrix(const json& report) {
   const auto labels = agent_labels(report);
-  const auto label = [&labels](const std::string& id) {
-    auto found = labels.find(id);
-    return found == labels.end() ? id : found->second;
-  };
   std::set<std::string> agents;
   PairMatrix matrix;
   for (const auto& scenario : report.value("scenarios", json::array())) {
     const json ranks = scenario.value("agents", json::object()).value("ranks", json::array());
     if (ranks.size() != 2 || scenario.contains("sut")) continue;
     // By name (unique among the agents), so the matrix reads the same from run to run.
-    const std::string a = label(ranks[0]);
-    const std::string b = label(ranks[1]);
+    const std::string a = agent_label(labels, ranks[0]);
+    const std::string b = agent_label(labels, ranks[1]);
     agents.insert(a);
     agents.insert(b);
     const std::string verdict = scenario.value("verdict", std::string("error"));

@@ -33,6 +33,8 @@ std::vector<std::pair<std::string, std::string>> device_evidence(const nlohmann:
 /// How people read an agent's id: its name, with its host where that differs ("rail0-a
 /// (node7)"); the id itself for reports without names.
 std::map<std::string, std::string> agent_labels(const nlohmann::json& report);
+/// `id`'s label from `agent_labels`, or the id itself where the report has none.
+std::string agent_label(const std::map<std::string, std::string>& labels, const std::string& id);
 
 /// One cell of the pair matrix: the runs of one pair of agents.
 struct PairCell {
