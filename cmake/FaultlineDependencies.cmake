@@ -29,6 +29,9 @@ faultline_resolve_option(FAULTLINE_WITH_VERBS "${IBVERBS_FOUND}" libibverbs-dev)
 
 find_package(prometheus-cpp QUIET CONFIG)
 faultline_require_package("${prometheus-cpp_FOUND}" prometheus-cpp-dev "prometheus-cpp (metrics)")
+# libcurl reads back what a Pushgateway holds (prometheus-cpp pushes with it too).
+pkg_check_modules(CURL QUIET IMPORTED_TARGET libcurl)
+faultline_require_package("${CURL_FOUND}" libcurl4-openssl-dev "libcurl (Pushgateway reads)")
 
 if(FAULTLINE_BUILD_TESTS)
   find_package(Catch2 2.13 QUIET)

@@ -1,4 +1,6 @@
 #include "faultline/harness/builtin_scenarios.hpp"
+#include "builtin_steps.hpp"
+#include "probe_scenario.hpp"
 
 #include <csignal>
 #include <cstdlib>
@@ -18,52 +20,6 @@ namespace {
 
 using namespace transports;
 using namespace std::chrono_literals;
-
-ScenarioOutcome harness_error(const Error& error) {
-  return {Verdict::kError, "", "", error.describe(), error.hint};
-}
-
-ScenarioOutcome failure(std::string expected, std::string observed, std::string evidence,
-                        std::string hint = {}) {
-  return {Verdict::kFail, std::move(expected), std::move(observed), std::move(evidence),
-          std::move(hint)};
-}
-
-Result<transports::RegisteredBuffer> make_buffer(Device& device, size_t length) {
-  return transports::RegisteredBuffer::allocate(device, length, kAccessAll);
-}
-
-// The next completion, which must be a success of `op`; anything else is the scenario's
-// failure, described (with both addresses, while nothing got through yet).
-std::optional<ScenarioOutcome> expect_completion(Endpoint& endpoint, FirstContact& first, Opcode op,
-                                                 uint32_t byte_len,
-                                                 std::chrono::milliseconds timeout) {
-  Completion completion;
-  auto polled = endpoint.poll({&completion, 1}, timeout);
-  if (!polled.ok()) return harness_error(polled.error());
-  const std::string expected =
-      std::string(to_string(op)) + " SUCCESS" +
-      (op == Opcode::kRecv ? " of " + std::to_string(byte_len) + " bytes" : "");
-  if (polled.value() == 0) {
-    return failure(expected,
-                   "no completion within " + std::to_string(timeout.count()) + " ms" + first.note(),
-                   "", first.hint());
-  }
-  if (!completion.ok()) {
-    return failure(expected,
-                   std::string(to_string(completion.op)) + " " +
-                       std::string(to_string(completion.status)) + first.note(),
-                   completion.describe(), first.hint());
-  }
-  first.reached();
-  if (completion.op != op || (op == Opcode::kRecv && completion.byte_len != byte_len)) {
-    return failure(
-        expected,
-        std::string(to_string(completion.op)) + " " + std::string(to_string(completion.status)),
-        completion.describe());
-  }
-  return std::nullopt;
-}
 
 constexpr size_t kLargest = 1 << 20;
 constexpr std::array<size_t, 5> kSizes{1, 64, 4096, 65536, kLargest};
@@ -268,6 +224,9 @@ std::vector<BuiltinScenario> builtin_scenarios() {
   std::vector<BuiltinScenario> scenarios = {
       {"pingpong", "send/recv ping-pong 1 B to 1 MiB and a 1 MiB RDMA write, data checked",
        pingpong, 60s, false},
+      {"probe",
+       "the monitor's probe: 64 B round trips timed, an RDMA write burst timed, data checked",
+       run_probe, 30s, false},
   };
   if (test_scenarios_enabled()) {
     scenarios.push_back(

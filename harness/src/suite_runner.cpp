@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/metrics_plan.hpp"
 #include "faultline/harness/report_document.hpp"
 #include "faultline/reports/directory_lock.hpp"
+#include "faultline/reports/metrics.hpp"
 #include "faultline/reports/report_sink.hpp"
 #include "faultline/reports/report_view.hpp"
 
@@ -26,14 +28,19 @@ std::string who(const ScenarioRun& run) { return reports::agents_label(scenario_
 class Reporter final : public RunObserver {
  public:
   Reporter(Coordinator& coordinator, const std::string& report_dir, const RunMetadata& metadata,
-           size_t total, std::ostream& out, reports::Metrics* metrics)
+           const std::vector<ScenarioSpec>& scenarios, size_t total, std::ostream& out,
+           reports::Metrics* metrics)
       : document_(coordinator, metadata, total),
         sinks_(reports::report_directory_sinks(report_dir)),
         report_path_(report_dir + "/report.json"),
         total_(total),
         out_(out),
-        live_(&out == &std::cout && isatty(STDOUT_FILENO) != 0) {
-    if (metrics != nullptr) sinks_.push_back(std::make_unique<reports::MetricsSink>(*metrics));
+        live_(&out == &std::cout && isatty(STDOUT_FILENO) != 0),
+        metrics_(metrics) {
+    if (metrics == nullptr) return;
+    std::vector<std::string> ids;
+    for (const auto& scenario : scenarios) ids.push_back(scenario.id);
+    sinks_.push_back(std::make_unique<reports::MetricsSink>(*metrics, metrics_plan(ids)));
   }
 
   // Writes the empty report; a failure here (an unwritable directory) stops the run.
@@ -49,6 +56,11 @@ class Reporter final : public RunObserver {
   void step(const ScenarioRun& run, const std::string& agent, const std::string& step) override {
     if (live_) show_live(run, agent + ": " + step);
     for (auto& sink : sinks_) sink->on_step_finished(scenario_to_json(run), agent, step);
+  }
+  void agent_lost(const AgentRecord& agent) override {
+    if (metrics_ == nullptr) return;
+    metrics_->set_agent_up(agent.name, false);
+    metrics_->count_agent_lost();
   }
   void run_finished(const ScenarioRun& run) override {
     finished_.push_back(run);
@@ -102,6 +114,7 @@ class Reporter final : public RunObserver {
   size_t total_;
   std::ostream& out_;
   bool live_;
+  reports::Metrics* metrics_;
   std::vector<ScenarioRun> finished_;
   size_t write_failures_ = 0;
   bool last_write_failed_ = false;
@@ -162,7 +175,7 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   if (!lock) return kExitUsage;
   RunMetadata as_run = metadata;
   as_run.target = coordinator.agents_target();  // what the agents run on, not what was asked
-  Reporter reporter(coordinator, report_dir, as_run, total, out, metrics);
+  Reporter reporter(coordinator, report_dir, as_run, scenarios, total, out, metrics);
   if (auto written = reporter.start(); !written.ok()) {
     std::cerr << "faultline: cannot write the report: " << written.error().describe() << "\n";
     return kExitUsage;

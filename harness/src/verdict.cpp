@@ -16,8 +16,7 @@ std::string_view to_string(Verdict verdict) {
 }
 
 std::optional<Verdict> verdict_from_string(std::string_view name) {
-  for (Verdict verdict : {Verdict::kPass, Verdict::kFail, Verdict::kSkip, Verdict::kXfail,
-                          Verdict::kTimeout, Verdict::kCrashed, Verdict::kError}) {
+  for (Verdict verdict : kAllVerdicts) {
     if (to_string(verdict) == name) return verdict;
   }
   return std::nullopt;

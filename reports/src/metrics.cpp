@@ -1,12 +1,5 @@
 #include "faultline/reports/metrics.hpp"
 
-#include <prometheus/counter.h>
-#include <prometheus/exposer.h>
-#include <prometheus/gateway.h>
-#include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
-
 #include <map>
 #include <optional>
 #include <tuple>
@@ -14,15 +7,11 @@
 #include "faultline/core/latency_buckets.hpp"
 #include "faultline/reports/infiniband_names.hpp"
 #include "faultline/reports/report_view.hpp"
+#include "metrics_impl.hpp"
 
 namespace faultline::reports {
 
 namespace {
-
-// Scenario runs take from a tenth of a second to minutes.
-prometheus::Histogram::BucketBoundaries duration_buckets() {
-  return {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
-}
 
 constexpr size_t kMaxInfinibandFamilies = 256;
 
@@ -43,6 +32,11 @@ std::string text_at(const nlohmann::json& object, const std::string& key) {
   if (!object.is_object()) return "";
   const auto found = object.find(key);
   return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+// A label's value: never empty (an empty label is no label to Prometheus).
+std::string label(const std::string& text, const char* otherwise = "none") {
+  return text.empty() ? otherwise : text;
 }
 
 // A report's latency buckets as prometheus-cpp increments, or empty where they do not fit the
@@ -82,56 +76,85 @@ std::map<PortKey, std::map<std::string, uint64_t>> port_growth(const nlohmann::j
   return growth;
 }
 
+const std::vector<std::string>& values_of(const MetricsPlan& plan, const std::string& name) {
+  static const std::vector<std::string> none;
+  const auto found = plan.label_values.find(name);
+  return found != plan.label_values.end() ? found->second : none;
+}
+
 }  // namespace
 
-struct Metrics::Impl {
-  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
-  prometheus::Family<prometheus::Counter>& scenarios =
-      prometheus::BuildCounter()
-          .Name("faultline_scenarios_total")
-          .Help("Scenario runs finished, by verdict")
-          .Register(*registry);
-  prometheus::Family<prometheus::Counter>& programs =
-      prometheus::BuildCounter()
-          .Name("faultline_sut_verdicts_total")
-          .Help("SUT scenarios finished, by how the judged program reacted to its faults")
-          .Register(*registry);
-  prometheus::Family<prometheus::Histogram>& durations =
-      prometheus::BuildHistogram()
-          .Name("faultline_scenario_duration_seconds")
-          .Help("How long scenario runs took")
-          .Register(*registry);
-  prometheus::Family<prometheus::Counter>& faults =
-      prometheus::BuildCounter()
-          .Name("faultline_faults_injected_total")
-          .Help("Faults the decorator applied, by kind")
-          .Register(*registry);
-  prometheus::Family<prometheus::Counter>& completions =
-      prometheus::BuildCounter()
-          .Name("faultline_completions_total")
-          .Help("Work completions the scenarios' endpoints returned, by status")
-          .Register(*registry);
-  prometheus::Family<prometheus::Counter>& bytes =
-      prometheus::BuildCounter()
-          .Name("faultline_bytes_total")
-          .Help("Bytes of successful completions: sent (sends, writes), received (receives, reads)")
-          .Register(*registry);
-  prometheus::Family<prometheus::Histogram>& latency =
-      prometheus::BuildHistogram()
-          .Name("faultline_operation_latency_seconds")
-          .Help("Time from a signaled post to its successful completion, by opcode")
-          .Register(*registry);
-  // faultline_infiniband_<node_exporter name>, made as counters show up.
-  std::map<std::string, prometheus::Family<prometheus::Counter>*> infiniband;
-  prometheus::Family<prometheus::Gauge>& agents =
-      prometheus::BuildGauge()
-          .Name("faultline_agent_up")
-          .Help("1 while an agent is connected and healthy, 0 once lost")
-          .Register(*registry);
-  std::unique_ptr<prometheus::Exposer> exposer;
-};
+const prometheus::Histogram::BucketBoundaries& duration_bounds() {
+  static const prometheus::Histogram::BucketBoundaries bounds = {0.1, 0.25, 0.5, 1,  2.5,
+                                                                 5,   10,   30,  60, 300};
+  return bounds;
+}
 
-Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
+Metrics::Impl::Impl()
+    : scenarios(prometheus::BuildCounter()
+                    .Name("faultline_scenarios_total")
+                    .Help("Scenario runs finished, by verdict")
+                    .Register(*registry)),
+      programs(prometheus::BuildCounter()
+                   .Name("faultline_sut_verdicts_total")
+                   .Help("SUT scenarios finished, by how the judged program reacted to its faults")
+                   .Register(*registry)),
+      durations(prometheus::BuildHistogram()
+                    .Name("faultline_scenario_duration_seconds")
+                    .Help("How long scenario runs took (each run's own is in report.json)")
+                    .Register(*registry)),
+      faults(prometheus::BuildCounter()
+                 .Name("faultline_faults_injected_total")
+                 .Help("Faults the decorator applied, by kind")
+                 .Register(*registry)),
+      completions(prometheus::BuildCounter()
+                      .Name("faultline_completions_total")
+                      .Help("Work completions the scenarios' endpoints returned, by status")
+                      .Register(*registry)),
+      bytes(prometheus::BuildCounter()
+                .Name("faultline_bytes_total")
+                .Help("Bytes of successful completions: sent (sends, writes), received "
+                      "(receives, reads)")
+                .Register(*registry)),
+      latency(prometheus::BuildHistogram()
+                  .Name("faultline_operation_latency_seconds")
+                  .Help("Time from a signaled post to its successful completion, by opcode")
+                  .Register(*registry)),
+      agents(prometheus::BuildGauge()
+                 .Name("faultline_agent_up")
+                 .Help("1 while a run's agent is connected, 0 once lost or the run ended")
+                 .Register(*registry)),
+      agents_lost(prometheus::BuildCounter()
+                      .Name("faultline_agents_lost_total")
+                      .Help("Agents lost during runs (connection dropped or silent)")
+                      .Register(*registry)),
+      last_success(prometheus::BuildGauge()
+                       .Name("faultline_last_success_timestamp_seconds")
+                       .Help("When a run of the suite last passed (Unix time)")
+                       .Register(*registry)),
+      build_info(prometheus::BuildGauge()
+                     .Name("faultline_build_info")
+                     .Help("The faultline build: 1, with its version and transports")
+                     .Register(*registry)) {}
+
+prometheus::Family<prometheus::Counter>* Metrics::Impl::infiniband_family(const std::string& name) {
+  if (auto found = infiniband.find(name); found != infiniband.end()) return found->second;
+  // A peer cannot make families without end.
+  if (infiniband.size() >= kMaxInfinibandFamilies) return nullptr;
+  auto& family = prometheus::BuildCounter()
+                     .Name("faultline_infiniband_" + name)
+                     .Help("Growth of the port counter during scenarios (node_exporter's name)")
+                     .Register(*registry);
+  infiniband.emplace(name, &family);
+  return &family;
+}
+
+Metrics::Metrics(const BuildInfo& build) : impl_(std::make_unique<Impl>()) {
+  impl_->build_info
+      .Add({{"version", label(build.version, "unknown")}, {"transports", label(build.transports)}})
+      .Set(1);
+  impl_->agents_lost.Add({});
+}
 Metrics::~Metrics() = default;
 
 prometheus::Registry& Metrics::registry() { return *impl_->registry; }
@@ -159,29 +182,28 @@ int Metrics::port() const {
   return ports.empty() ? 0 : ports.front();
 }
 
-Status Metrics::push(const std::string& url, const std::string& job) const {
-  // "http://host:port" -> host part (with its scheme) and port.
-  const size_t colon = url.rfind(':');
-  const size_t scheme = url.find("://");
-  if (colon == std::string::npos || (scheme != std::string::npos && colon <= scheme + 2)) {
-    return Error{ErrorCode::kInvalidArgument,
-                 "--pushgateway " + url + ": expected http://HOST:PORT"};
-  }
-  std::string port = url.substr(colon + 1);
-  while (!port.empty() && port.back() == '/') port.pop_back();
-  try {
-    prometheus::Gateway gateway(url.substr(0, colon), port, job);
-    gateway.RegisterCollectable(impl_->registry);
-    const int status = gateway.Push();
-    if (status < 200 || status >= 300) {
-      return Error{ErrorCode::kIoError, "the Pushgateway at " + url + " answered HTTP " +
-                                            std::to_string(status) + " to the push"}
-          .with_hint(status < 0 ? "nothing answered: is the Pushgateway running there?" : "");
+void Metrics::prepare(const MetricsPlan& plan) {
+  Impl& m = *impl_;
+  const std::string transport = label(plan.transport);
+  const std::string device = label(plan.device, "default");
+  for (const auto& scenario : plan.scenarios) {
+    for (const auto& verdict : values_of(plan, "verdict")) {
+      m.scenarios.Add({{"suite", plan.suite},
+                       {"scenario", scenario},
+                       {"verdict", verdict},
+                       {"transport", transport},
+                       {"device", device}});
     }
-  } catch (const std::exception& e) {
-    return Error{ErrorCode::kIoError, "pushing to " + url + ": " + std::string(e.what())};
+    if (!plan.sut) continue;
+    for (const auto& verdict : values_of(plan, "sut_verdict"))
+      m.programs.Add({{"suite", plan.suite}, {"scenario", scenario}, {"verdict", verdict}});
   }
-  return {};
+  if (!plan.suite.empty()) m.durations.Add({{"suite", plan.suite}}, duration_bounds());
+  for (const auto& kind : values_of(plan, "kind")) m.faults.Add({{"kind", kind}});
+  for (const auto& status : values_of(plan, "status")) m.completions.Add({{"status", status}});
+  for (const char* direction : {"sent", "received"}) m.bytes.Add({{"direction", direction}});
+  for (const auto& op : values_of(plan, "op"))
+    m.latency.Add({{"op", op}}, latency_bounds_seconds());
 }
 
 void Metrics::count_scenario(const nlohmann::json& scenario, const std::string& suite,
@@ -191,25 +213,28 @@ void Metrics::count_scenario(const nlohmann::json& scenario, const std::string& 
       .Add({{"suite", suite},
             {"scenario", id},
             {"verdict", scenario.value("verdict", std::string("error"))},
-            {"transport", transport},
-            {"device", device}})
+            {"transport", label(transport)},
+            {"device", label(device, "default")}})
       .Increment();
-  impl_->durations.Add({{"suite", suite}, {"scenario", id}}, duration_buckets())
+  impl_->durations.Add({{"suite", suite}}, duration_bounds())
       .Observe(scenario.value("duration_ms", 0.0) / 1000);
   if (const auto sut = scenario.find("sut"); sut != scenario.end() && sut->is_object()) {
-    impl_->programs.Add({{"suite", suite}, {"scenario", id}, {"verdict", text_at(*sut, "verdict")}})
+    impl_->programs
+        .Add({{"suite", suite}, {"scenario", id}, {"verdict", label(text_at(*sut, "verdict"))}})
         .Increment();
   }
   const nlohmann::json sides = scenario.value("sides", nlohmann::json::object());
-  if (!sides.is_object()) return;
-  // What each side reported, where it did (a lost or crashed side has no details).
-  for (const auto& [agent, side] : sides.items()) {
-    if (!side.is_object()) continue;
-    const nlohmann::json details = side.value("details", nlohmann::json::object());
-    count_faults(details);
-    count_traffic(details);
+  if (sides.is_object()) {
+    // What each side reported, where it did (a lost or crashed side has no details).
+    for (const auto& [agent, side] : sides.items()) {
+      if (!side.is_object()) continue;
+      const nlohmann::json details = side.value("details", nlohmann::json::object());
+      count_faults(details);
+      count_traffic(details);
+    }
+    count_port_counters(id, sides);
   }
-  count_port_counters(id, sides);
+  push_if_due();
 }
 
 void Metrics::count_faults(const nlohmann::json& details) {
@@ -218,7 +243,7 @@ void Metrics::count_faults(const nlohmann::json& details) {
     return;
   for (const auto& fault : details.at(applied_at)) {
     const std::string kind = fault.is_object() ? fault.value("kind", "unknown") : "unknown";
-    impl_->faults.Add({{"kind", kind}}).Increment();
+    impl_->faults.Add({{"kind", label(kind, "unknown")}}).Increment();
   }
 }
 
@@ -229,7 +254,7 @@ void Metrics::count_traffic(const nlohmann::json& details) {
   const nlohmann::json completions = traffic.value("completions", nlohmann::json());
   if (completions.is_object()) {
     for (const auto& [status, count] : completions.items())
-      impl_->completions.Add({{"status", status}})
+      impl_->completions.Add({{"status", label(status, "unknown")}})
           .Increment(static_cast<double>(count_at(completions, status)));
   }
   const nlohmann::json bytes = traffic.value("bytes", nlohmann::json());
@@ -240,7 +265,8 @@ void Metrics::count_traffic(const nlohmann::json& details) {
   if (!latency.is_object()) return;
   for (const auto& [op, histogram] : latency.items()) {
     const std::vector<double> increments = bucket_increments(histogram);
-    if (increments.empty() || !histogram.value("sum_seconds", nlohmann::json()).is_number())
+    if (op.empty() || increments.empty() ||
+        !histogram.value("sum_seconds", nlohmann::json()).is_number())
       continue;
     impl_->latency.Add({{"op", op}}, latency_bounds_seconds())
         .ObserveMultiple(increments, histogram.at("sum_seconds").get<double>());
@@ -253,24 +279,14 @@ void Metrics::count_port_counters(const std::string& scenario, const nlohmann::j
     for (const auto& [counter, amount] : grown) {
       const InfinibandMetric metric = infiniband_metric(counter);
       if (metric.name.empty() || amount == 0) continue;
-      auto family = impl_->infiniband.find(metric.name);
-      if (family == impl_->infiniband.end()) {
-        // A peer cannot make families without end: only counter files, and so many.
-        if (impl_->infiniband.size() >= kMaxInfinibandFamilies ||
-            (counter.rfind("hw_counters/", 0) != 0 && counter.rfind("counters/", 0) != 0))
-          continue;
-        family = impl_->infiniband
-                     .emplace(metric.name, &prometheus::BuildCounter()
-                                                .Name("faultline_infiniband_" + metric.name)
-                                                .Help("Growth of the port counter during "
-                                                      "scenarios (node_exporter's name)")
-                                                .Register(*impl_->registry))
-                     .first;
-      }
-      family->second
-          ->Add({{"device", device},
+      // Only counter files.
+      if (counter.rfind("hw_counters/", 0) != 0 && counter.rfind("counters/", 0) != 0) continue;
+      auto* family = impl_->infiniband_family(metric.name);
+      if (family == nullptr) continue;
+      family
+          ->Add({{"device", label(device, "unknown")},
                  {"port", std::to_string(number)},
-                 {"scenario", scenario},
+                 {"scenario", label(scenario, "unknown")},
                  {"counter", counter}})
           .Increment(static_cast<double>(amount * metric.multiplier));
     }
@@ -278,33 +294,49 @@ void Metrics::count_port_counters(const std::string& scenario, const nlohmann::j
 }
 
 void Metrics::set_agent_up(const std::string& agent, bool up) {
-  impl_->agents.Add({{"agent", agent}}).Set(up ? 1 : 0);
+  impl_->agent_names.insert(label(agent, "unknown"));
+  impl_->agents.Add({{"agent", label(agent, "unknown")}}).Set(up ? 1 : 0);
 }
 
-void MetricsSink::mark_agents(const nlohmann::json& report) {
-  for (const auto& agent :
-       report.value("run", nlohmann::json::object()).value("agents", nlohmann::json::array())) {
-    metrics_.set_agent_up(agent.value("id", std::string()), !agent.value("lost", false));
-  }
+void Metrics::count_agent_lost() { impl_->agents_lost.Add({}).Increment(); }
+
+std::string metrics_transport(const nlohmann::json& report) {
+  const nlohmann::json run = report.value("run", nlohmann::json::object());
+  std::string transport = run.value("transport", std::string());
+  if (!run.value("provider", std::string()).empty()) transport += "/" + run.value("provider", "");
+  return label(transport);
+}
+
+std::string metrics_device(const nlohmann::json& report) {
+  return label(report.value("run", nlohmann::json::object()).value("device", std::string()),
+               "default");
 }
 
 Status MetricsSink::on_run_started(const nlohmann::json& report) {
-  mark_agents(report);
+  MetricsPlan plan = plan_;
+  plan.suite = suite_name(report);
+  plan.transport = metrics_transport(report);
+  plan.device = metrics_device(report);
+  // Up before the run's first push, so the Pushgateway shows them up while the run goes.
+  for (const auto& agent :
+       report.value("run", nlohmann::json::object()).value("agents", nlohmann::json::array())) {
+    if (!agent.is_object()) continue;
+    metrics_.set_agent_up(agent.value("name", agent.value("id", std::string())),
+                          !agent.value("lost", false));
+  }
+  metrics_.start_run(plan);
   return {};
 }
 
 Status MetricsSink::on_scenario_finished(const nlohmann::json& scenario,
                                          const nlohmann::json& report) {
-  const nlohmann::json run = report.value("run", nlohmann::json::object());
-  std::string transport = run.value("transport", std::string());
-  if (!run.value("provider", std::string()).empty()) transport += "/" + run.value("provider", "");
-  metrics_.count_scenario(scenario, suite_name(report), transport,
-                          run.value("device", std::string()));
+  metrics_.count_scenario(scenario, suite_name(report), metrics_transport(report),
+                          metrics_device(report));
   return {};
 }
 
-Status MetricsSink::on_run_finished(const nlohmann::json& report) {
-  mark_agents(report);
+Status MetricsSink::on_run_finished(const nlohmann::json& /*report*/) {
+  metrics_.end_run();
   return {};
 }
 

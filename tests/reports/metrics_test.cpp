@@ -7,6 +7,7 @@
 #include <prometheus/registry.h>
 
 #include <catch2/catch.hpp>
+#include <ctime>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -57,6 +58,7 @@ std::set<std::string> exported_names() {
                           {"sides", {{"agent-1", {{"details", side_details("h")}}}}}},
                          "faults", "ofi/tcp", "lo");
   metrics.set_agent_up("agent-1", true);
+  REQUIRE(metrics.finish(true).ok());  // the last success
   std::set<std::string> names;
   for (const auto& family : metrics.registry().Collect()) names.insert(family.name);
   return names;
@@ -93,6 +95,116 @@ TEST_CASE("counters end in _total and durations are in seconds", "[unit]") {
   CHECK(names.count("faultline_operation_latency_seconds") == 1);
   CHECK(names.count("faultline_infiniband_rnr_nak_retry_packets_received_total") == 1);
   CHECK(names.count("faultline_infiniband_port_data_transmitted_bytes_total") == 1);
+  CHECK(names.count("faultline_agents_lost_total") == 1);
+  CHECK(names.count("faultline_last_success_timestamp_seconds") == 1);
+  CHECK(names.count("faultline_build_info") == 1);
+}
+
+// Every sample of `family`, as its labels and value (a histogram's count).
+std::vector<std::pair<std::map<std::string, std::string>, double>> samples(
+    const std::vector<prometheus::MetricFamily>& families, const std::string& family) {
+  std::vector<std::pair<std::map<std::string, std::string>, double>> found;
+  for (const auto& f : families) {
+    if (f.name != family) continue;
+    for (const auto& metric : f.metric) {
+      std::map<std::string, std::string> labels;
+      for (const auto& pair : metric.label) labels[pair.name] = pair.value;
+      const double value = f.type == prometheus::MetricType::Histogram
+                               ? static_cast<double>(metric.histogram.sample_count)
+                           : f.type == prometheus::MetricType::Gauge ? metric.gauge.value
+                                                                     : metric.counter.value;
+      found.emplace_back(labels, value);
+    }
+  }
+  return found;
+}
+
+TEST_CASE("a run's label sets exist at 0 before its first scenario ends", "[unit]") {
+  Metrics metrics;
+  MetricsPlan plan;
+  plan.suite = "faults";
+  plan.scenarios = {"a", "b"};
+  plan.transport = "ofi/tcp";
+  plan.device = "";
+  plan.label_values = {{"verdict", {"pass", "fail", "error"}},
+                       {"status", {"SUCCESS", "REM_ACCESS_ERR"}},
+                       {"kind", {"rewrite_status"}},
+                       {"op", {"SEND", "RECV"}}};
+  metrics.start_run(plan);
+  const auto families = metrics.registry().Collect();
+  const auto scenarios = samples(families, "faultline_scenarios_total");
+  CHECK(scenarios.size() == 6);  // 2 scenarios x 3 verdicts
+  for (const auto& [labels, value] : scenarios) {
+    CHECK(value == 0);
+    CHECK(labels.at("device") == "default");  // never an empty label
+    CHECK(labels.at("suite") == "faults");
+  }
+  CHECK(samples(families, "faultline_completions_total").size() == 2);
+  CHECK(samples(families, "faultline_faults_injected_total").size() == 1);
+  CHECK(samples(families, "faultline_bytes_total").size() == 2);
+  CHECK(samples(families, "faultline_operation_latency_seconds").size() == 2);
+  const auto durations = samples(families, "faultline_scenario_duration_seconds");
+  REQUIRE(durations.size() == 1);  // by suite only: no series per scenario
+  CHECK(durations[0].first == std::map<std::string, std::string>{{"suite", "faults"}});
+  REQUIRE(samples(families, "faultline_agents_lost_total").size() == 1);
+}
+
+TEST_CASE("no exported label is empty", "[unit]") {
+  Metrics metrics;
+  metrics.count_scenario({{"id", "x"}, {"verdict", "pass"}}, "smoke", "", "");
+  metrics.set_agent_up("", true);
+  for (const auto& family : metrics.registry().Collect())
+    for (const auto& metric : family.metric)
+      for (const auto& pair : metric.label) {
+        CAPTURE(family.name, pair.name);
+        CHECK_FALSE(pair.value.empty());
+      }
+}
+
+TEST_CASE("agents are up during a run and cleared at its end, a lost one counted", "[unit]") {
+  Metrics metrics;
+  metrics.set_agent_up("node1", true);
+  metrics.set_agent_up("node2", true);
+  metrics.set_agent_up("node2", false);
+  metrics.count_agent_lost();
+  auto up = samples(metrics.registry().Collect(), "faultline_agent_up");
+  REQUIRE(up.size() == 2);
+  CHECK(up[0].second + up[1].second == 1);
+  metrics.end_run();
+  for (const auto& [labels, value] : samples(metrics.registry().Collect(), "faultline_agent_up"))
+    CHECK(value == 0);
+  CHECK(samples(metrics.registry().Collect(), "faultline_agents_lost_total").at(0).second == 1);
+}
+
+TEST_CASE("the build is exported, and the last success only by a run that passed", "[unit]") {
+  Metrics metrics({"1.2.3", "ofi,verbs"});
+  const auto build = samples(metrics.registry().Collect(), "faultline_build_info");
+  REQUIRE(build.size() == 1);
+  CHECK(build[0].first.at("version") == "1.2.3");
+  CHECK(build[0].first.at("transports") == "ofi,verbs");
+  CHECK(build[0].second == 1);
+  MetricsPlan plan;
+  plan.suite = "links";
+  metrics.start_run(plan);
+  REQUIRE(metrics.finish(false).ok());
+  CHECK(samples(metrics.registry().Collect(), "faultline_last_success_timestamp_seconds").empty());
+  const double before = static_cast<double>(std::time(nullptr));
+  REQUIRE(metrics.finish(true).ok());
+  const auto success =
+      samples(metrics.registry().Collect(), "faultline_last_success_timestamp_seconds");
+  REQUIRE(success.size() == 1);
+  CHECK(success[0].first.at("suite") == "links");
+  CHECK(success[0].second >= before);
+}
+
+TEST_CASE("latency buckets start at 500 ns, so 1-3 us land in buckets of their own", "[unit]") {
+  const auto& bounds = faultline::latency_bounds_seconds();
+  CHECK(bounds.front() == Approx(5e-7));
+  const auto below = [&](double seconds) {
+    return std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin();
+  };
+  CHECK(below(1.2e-6) != below(2.5e-6));
+  CHECK(below(0.7e-6) != below(1.2e-6));
 }
 
 TEST_CASE("sides' traffic adds up by status, direction and opcode", "[unit]") {
@@ -206,7 +318,7 @@ TEST_CASE("every Grafana panel expression names only metrics faultline exports",
   for (const auto& panel : dashboard.at("panels"))
     for (const auto& target : panel.at("targets")) queries.push_back(target.at("expr"));
   for (const auto& variable : dashboard.at("templating").at("list"))
-    if (variable.value("type", "") == "query") queries.push_back(variable.at("query"));
+    if (variable.value("type", "") == "query") queries.push_back(variable.at("definition"));
   for (const auto& query : queries) {
     const std::string expr = query.get<std::string>();
     ++expressions;

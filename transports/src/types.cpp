@@ -4,12 +4,6 @@
 
 namespace faultline::transports {
 
-namespace {
-constexpr Opcode kAllOpcodes[] = {
-    Opcode::kSend,     Opcode::kSendWithImm, Opcode::kRdmaWrite,      Opcode::kRdmaWriteWithImm,
-    Opcode::kRdmaRead, Opcode::kRecv,        Opcode::kRecvRdmaWithImm};
-}  // namespace
-
 std::string_view to_string(Opcode op) {
   switch (op) {
     case Opcode::kSend: return "SEND";

@@ -23,6 +23,7 @@ void add_sut_command(CLI::App& app, CommandAction& run);
 void add_sut_run_command(CLI::App& sut, CommandAction& run);
 void add_port_check_command(CLI::App& app, CommandAction& run);
 void add_slurm_command(CLI::App& app, CommandAction& run);
+void add_monitor_command(CLI::App& app, CommandAction& run);
 /// `faultline sut exec ... -- COMMAND`, `faultline port-check ... -- COMMAND` and `faultline
 /// slurm ... -- COORDINATOR OPTIONS`: keeps what follows `--` (program_command_line) and
 /// returns the argument count CLI11 is to parse (those before `--`).

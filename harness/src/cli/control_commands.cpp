@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "coordinator_options.hpp"
 #include "faultline/harness/control/agent.hpp"
+#include "faultline/harness/control/agent_faults.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/coordinator.hpp"
 #include "faultline/harness/control/local_run.hpp"
@@ -56,33 +58,6 @@ struct TargetOptions {
     return {};
   }
 };
-
-// --step-timeout SECONDS: the longest one step of a scenario side may take.
-void add_step_timeout(CLI::App* command, harness::CoordinatorOptions& options) {
-  command
-      ->add_option_function<double>(
-          "--step-timeout",
-          [&options](double seconds) {
-            options.step_deadline = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-          },
-          "Seconds one scenario step may take before the run is a timeout (default 30)")
-      ->check(seconds_up_to(86400));
-}
-
-// --pairs all|ring|rail|sample:N: which pairs a pair scenario runs on.
-void add_pairs(CLI::App* command, harness::CoordinatorOptions& options) {
-  command
-      ->add_option_function<std::string>(
-          "--pairs",
-          [&options](const std::string& text) {
-            auto plan = harness::parse_pair_plan(text);
-            if (!plan.ok()) throw CLI::ValidationError(plan.error().message);
-            options.pairs = plan.value();
-          },
-          "Pairs a pair scenario runs on: all (default), ring (each agent with the next), rail "
-          "(within each --rail label), sample:N (N rounds of random partners, seeded)")
-      ->type_name("MODE");
-}
 
 // ---- coordinator -------------------------------------------------------------------------
 
@@ -165,6 +140,10 @@ struct AgentCommand {
     if (!warning.empty()) std::cerr << "faultline agent: warning: " << warning << "\n";
     if (auto present = target.check(); !present.ok()) {
       return usage_error("agent", present.error().describe_with_hint());
+    }
+    if (!options.fault_file.empty()) {
+      if (auto faults = harness::read_agent_faults(options.fault_file); !faults.ok())
+        return usage_error("agent", faults.error().describe_with_hint());
     }
     options.token = token.value();
     options.target = target.target;
@@ -268,10 +247,19 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   a->add_option("--rail", agent->options.rail,
                 "Rail label: with --pairs rail, agents pair only within their rail")
       ->check(agent_label());
+  a->add_option("--switch", agent->options.switch_label,
+                "Switch label: the monitor names a switch whose agents fail together")
+      ->check(agent_label());
+  a->add_flag("--reconnect", agent->options.reconnect,
+              "Stay: when the coordinator goes away (a monitor restarting), join it again");
+  a->add_option("--fault-file", agent->options.fault_file,
+                "Faults this agent applies to its side of every scenario, read before each one "
+                "(a JSON array of scenario fault entries without role; absent file: none)");
   agent->metrics_options.add_to(a, false);
   a->footer(
-      "Example:\n  FAULTLINE_TOKEN=secret srun -N 16 faultline agent --coordinator head:7300 "
-      "--transport verbs");
+      "Examples:\n  FAULTLINE_TOKEN=secret srun -N 16 faultline agent --coordinator head:7300 "
+      "--transport verbs\n  faultline agent --coordinator head:7400 --reconnect --rail rail0   "
+      "(for faultline monitor)");
   a->callback([&run, agent] { run = [agent] { return agent->run(); }; });
 
   auto runner = std::make_shared<RunCommand>();

@@ -48,6 +48,7 @@ int run_cli(int argc, char** argv) {
   cli::add_sut_command(app, run);
   cli::add_port_check_command(app, run);
   cli::add_slurm_command(app, run);
+  cli::add_monitor_command(app, run);
 
   if (auto refused = refuse_unknown_command(app, argc, argv)) return *refused;
   try {

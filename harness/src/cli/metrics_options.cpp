@@ -4,6 +4,8 @@
 #include <thread>
 
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/metrics_plan.hpp"
+#include "faultline/harness/net_address.hpp"
 #include "option_checks.hpp"
 
 namespace faultline::cli {
@@ -15,26 +17,27 @@ void MetricsOptions::add_to(CLI::App* app, bool with_push) {
                   "Keep serving metrics this many seconds after the work is done")
       ->check(CLI::NonNegativeNumber);
   if (with_push) {
-    app->add_option("--pushgateway", pushgateway,
-                    "Push the metrics to this Pushgateway (http://HOST:PORT) at the end")
+    app->add_option(
+           "--pushgateway", pushgateway,
+           "Push the metrics to this Pushgateway (http://HOST:PORT) as the run goes, grouped by "
+           "job, instance (this host) and suite")
         ->check(http_host_port());
   }
 }
 
 Result<std::unique_ptr<reports::Metrics>> MetricsOptions::start() const {
   if (listen.empty() && pushgateway.empty()) return std::unique_ptr<reports::Metrics>();
-  auto metrics = std::make_unique<reports::Metrics>();
+  auto metrics = std::make_unique<reports::Metrics>(harness::build_info());
   if (!listen.empty()) FAULTLINE_RETURN_IF_ERROR(metrics->serve(listen));
+  if (!pushgateway.empty()) metrics->push_to(pushgateway, harness::host_name());
   return metrics;
 }
 
 int MetricsOptions::finish(const char* command, reports::Metrics* metrics, int code) const {
   if (metrics == nullptr) return code;
-  if (!pushgateway.empty()) {
-    if (auto pushed = metrics->push(pushgateway, "faultline"); !pushed.ok()) {
-      std::cerr << "faultline " << command << ": " << pushed.error().describe_with_hint() << "\n";
-      if (code == harness::kExitPass) code = harness::kExitHarnessError;
-    }
+  if (auto pushed = metrics->finish(code == harness::kExitPass); !pushed.ok()) {
+    std::cerr << "faultline " << command << ": " << pushed.error().describe_with_hint() << "\n";
+    if (code == harness::kExitPass) code = harness::kExitHarnessError;
   }
   std::this_thread::sleep_for(std::chrono::seconds(linger_seconds));
   return code;

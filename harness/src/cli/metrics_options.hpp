@@ -19,7 +19,8 @@ struct MetricsOptions {
   void add_to(CLI::App* app, bool with_push);
   /// The metrics of this process, serving if asked; nullptr when neither flag was given.
   Result<std::unique_ptr<reports::Metrics>> start() const;
-  /// Pushes (if asked) and lingers; a failed push turns a passing run into a harness error.
+  /// Sets the last success (a passing `code`), pushes (if asked) and lingers; a failed push
+  /// turns a passing run into a harness error.
   int finish(const char* command, reports::Metrics* metrics, int code) const;
 };
 

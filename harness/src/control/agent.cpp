@@ -17,10 +17,12 @@
 
 #include "agent_join.hpp"
 #include "agent_programs.hpp"
+#include "faultline/harness/control/agent_faults.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/messages.hpp"
 #include "faultline/harness/event_queue.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/metrics_plan.hpp"
 #include "faultline/harness/net_address.hpp"
 #include "oom_kills.hpp"
 
@@ -284,6 +286,19 @@ class AgentSession {
       kill(child_->pid, SIGKILL);
       reap_child(*child_, coordinator_);
     }
+    if (!options_.fault_file.empty()) {
+      // Read now, so a fault put in or taken out shows from the next scenario on.
+      auto faults = read_agent_faults(options_.fault_file);
+      if (!faults.ok()) {
+        log(faults.error().describe());
+        (void)coordinator_.send_message("scenario_result", {{"run_id", message.at("run_id")},
+                                                            {"verdict", "error"},
+                                                            {"observed", faults.error().describe()},
+                                                            {"hint", faults.error().hint}});
+        return;
+      }
+      if (!faults->empty()) message["params"]["agent_faults"] = std::move(faults).value();
+    }
     auto spawned = spawn_child(options_, message.at("run_id"), events_);
     if (!spawned.ok()) {
       (void)coordinator_.send_message("scenario_result",
@@ -340,30 +355,44 @@ int run_agent(const AgentOptions& options) {
   unsetenv("FAULTLINE_TOKEN");
   std::unique_ptr<reports::Metrics> metrics;
   if (!options.metrics_listen.empty()) {
-    metrics = std::make_unique<reports::Metrics>();
+    metrics = std::make_unique<reports::Metrics>(build_info());
+    // Every status, fault kind and opcode at 0 from the start; scenarios as their runs end.
+    metrics->start_run(metrics_plan({}));
     if (auto served = metrics->serve(options.metrics_listen); !served.ok()) {
       log(served.error().describe_with_hint());
       return kExitUsage;
     }
   }
-  auto joined = join_coordinator(options);
-  if (!joined.ok()) {
-    log(joined.error().describe_with_hint());
-    const ErrorCode code = joined.error().code;
-    return code == ErrorCode::kInvalidArgument || code == ErrorCode::kIoError ? kExitUsage
-                                                                              : kExitHarnessError;
+  const std::string name = options.name.empty() ? agent_name_from_host(host_name()) : options.name;
+  int exit_code = kExitPass;
+  for (auto backoff = 500ms;; backoff = std::min<std::chrono::milliseconds>(2 * backoff, 5s)) {
+    auto joined = join_coordinator(options);
+    if (!joined.ok()) {
+      log(joined.error().describe_with_hint());
+      const ErrorCode code = joined.error().code;
+      const bool wrong_token = joined.error().message.find("token") != std::string::npos;
+      if (options.reconnect && !wrong_token) {
+        log("trying to join again in " + std::to_string(backoff.count()) + " ms (--reconnect)");
+        std::this_thread::sleep_for(backoff);
+        continue;
+      }
+      return code == ErrorCode::kInvalidArgument || code == ErrorCode::kIoError ? kExitUsage
+                                                                                : kExitHarnessError;
+    }
+    backoff = 500ms;
+    control::Channel& coordinator = *joined->channel;
+    AgentOptions session_options = options;
+    session_options.target = joined->target;
+    if (metrics) metrics->set_agent_up(name, true);
+    exit_code =
+        AgentSession(session_options, coordinator, std::move(joined->welcome), metrics.get())
+            .serve();
+    if (metrics) metrics->set_agent_up(name, false);
+    // A shutdown ends it; a lost coordinator (a monitor restarting) is joined again.
+    if (!options.reconnect || exit_code == kExitPass) break;
+    log("rejoining the coordinator (--reconnect)");
   }
-  control::Channel& coordinator = *joined->channel;
-  const std::string agent_id = joined->welcome.agent_id;
-  AgentOptions session_options = options;
-  session_options.target = joined->target;
-  if (metrics) metrics->set_agent_up(agent_id, true);
-  const int exit_code =
-      AgentSession(session_options, coordinator, std::move(joined->welcome), metrics.get()).serve();
-  if (metrics) {
-    metrics->set_agent_up(agent_id, false);
-    std::this_thread::sleep_for(options.metrics_linger);
-  }
+  if (metrics) std::this_thread::sleep_for(options.metrics_linger);
   return exit_code;
 }
 

@@ -41,6 +41,7 @@ nlohmann::json hello(const AgentOptions& options) {
   return {{"host", host_name()},
           {"name", options.name.empty() ? agent_name_from_host(host_name()) : options.name},
           {"rail", options.rail},
+          {"switch", options.switch_label},
           {"pid", static_cast<uint64_t>(getpid())},
           {"target",
            {{"transport", options.target.transport},

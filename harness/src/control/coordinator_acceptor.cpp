@@ -140,7 +140,7 @@ void Coordinator::accept_loop() {
     ++handshakes_under_way_;  // until serve_connection's handshake ends
     auto& connection = connections_.emplace_back();
     connection.remote = peer_address(fd);
-    connection.channel = std::make_unique<control::Channel>(fd, connection.remote);
+    connection.channel = std::make_shared<control::Channel>(fd, connection.remote);
     connection.thread = std::thread([this, &connection] { serve_connection(connection); });
   }
 }
@@ -184,7 +184,7 @@ Result<std::string> Coordinator::handshake(Connection& connection) {
       return Error{ErrorCode::kInvalidArgument, "one agent too many"};
     }
     agent_id = "agent-" + std::to_string(++registered_);
-    channels_[agent_id] = &channel;
+    channels_[agent_id] = connection.channel;
   }
   const std::string session = control::make_nonce().substr(0, 16);
   channel.set_session(session);
@@ -203,7 +203,8 @@ Result<std::string> Coordinator::handshake(Connection& connection) {
 }
 
 void Coordinator::serve_connection(Connection& connection) {
-  control::Channel& channel = *connection.channel;
+  const std::shared_ptr<control::Channel> owned = connection.channel;
+  control::Channel& channel = *owned;
   auto agent_id = handshake(connection);
   --handshakes_under_way_;
   if (!agent_id.ok()) {
@@ -245,11 +246,15 @@ void Coordinator::serve_connection(Connection& connection) {
           "): " + problem);
     channel.shutdown();
     events_.push({EventKind::kLost, agent_id.value(), nullptr, problem});
+    // The acceptor collects this thread; a send still under way keeps the channel alive.
+    std::lock_guard lock(connections_mutex_);
+    channels_.erase(agent_id.value());
+    connection.channel.reset();
     return;
   }
 }
 
-control::Channel* Coordinator::channel_of(const std::string& agent_id) {
+std::shared_ptr<control::Channel> Coordinator::channel_of(const std::string& agent_id) {
   std::lock_guard lock(connections_mutex_);
   auto it = channels_.find(agent_id);
   return it == channels_.end() ? nullptr : it->second;
@@ -258,7 +263,7 @@ control::Channel* Coordinator::channel_of(const std::string& agent_id) {
 void Coordinator::send_to(const std::string& agent_id, std::string_view type, nlohmann::json body) {
   const AgentRecord* record = agent(agent_id);
   if (record == nullptr || record->lost) return;
-  control::Channel* channel = channel_of(agent_id);
+  const auto channel = channel_of(agent_id);
   if (channel == nullptr) return;
   if (auto sent = channel->send_message(type, std::move(body)); !sent.ok()) {
     // Part of a frame may have gone: the stream is unusable. The next deadline check loses

@@ -106,9 +106,11 @@ transports::Target Coordinator::agents_target() const {
 }
 
 std::string Coordinator::unique_name(const std::string& asked) const {
+  // In open membership an agent that comes back after its loss takes its name back.
   const auto taken = [this](const std::string& name) {
-    return std::any_of(agents_.begin(), agents_.end(),
-                       [&](const AgentRecord& agent) { return agent.name == name; });
+    return std::any_of(agents_.begin(), agents_.end(), [&](const AgentRecord& agent) {
+      return agent.name == name && !(options_.open_membership && agent.lost);
+    });
   };
   std::string name = asked;
   for (size_t n = 2; taken(name); ++n) {
@@ -282,8 +284,9 @@ void Coordinator::mark_lost(const std::string& agent_id, const std::string& reas
   record->lost_reason = reason;
   log(agent_id + " lost: " + reason +
       (runs_started_ ? "" : "; its place is free for another agent until the first run starts"));
-  if (!runs_started_) ++freed_places_;
-  if (control::Channel* channel = channel_of(agent_id)) channel->shutdown();
+  if (!runs_started_ || options_.open_membership) ++freed_places_;
+  observer.agent_lost(*record);
+  if (const auto channel = channel_of(agent_id)) channel->shutdown();
   for (auto& run : active_) {
     if (run.finished || !run.involves(agent_id)) continue;
     finish_with(run, Verdict::kError,
@@ -442,23 +445,42 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scena
   for (const ScenarioSpec& scenario : scenarios) {
     // One round at a time: all pairs of thousands of agents are tens of millions of runs.
     for (size_t round = 0; round < round_count(scenario, pairs); ++round) {
-      active_.clear();
-      for (const auto& members : round_members(scenario, pairs, round))
-        active_.push_back(new_run(scenario, settings, round, members));
-      for (auto& run : active_) launch(run, settings, observer);
-      auto unfinished = [&] {
-        return std::any_of(active_.begin(), active_.end(),
-                           [](const ActiveRun& r) { return !r.finished; });
-      };
-      while (unfinished()) {
-        if (auto event = events_.pop(100ms)) handle(*event, observer);
-        check_deadlines(observer);
+      const auto members = round_members(scenario, pairs, round);
+      const size_t at_once =
+          options_.max_concurrent_runs == 0 ? members.size() : options_.max_concurrent_runs;
+      for (size_t first = 0; first < members.size(); first += at_once) {
+        active_.clear();
+        for (size_t i = first; i < std::min(members.size(), first + at_once); ++i)
+          active_.push_back(new_run(scenario, settings, round, members[i]));
+        for (auto& run : active_) launch(run, settings, observer);
+        auto unfinished = [&] {
+          return std::any_of(active_.begin(), active_.end(),
+                             [](const ActiveRun& r) { return !r.finished; });
+        };
+        while (unfinished()) {
+          if (auto event = events_.pop(100ms)) handle(*event, observer);
+          check_deadlines(observer);
+        }
+        for (auto& run : active_) results.push_back(run.result);
       }
-      for (auto& run : active_) results.push_back(run.result);
     }
   }
   active_.clear();
   return results;
+}
+
+void Coordinator::idle(std::chrono::milliseconds duration, RunObserver& observer) {
+  const auto until = Clock::now() + duration;
+  for (auto now = Clock::now(); now < until; now = Clock::now()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+    if (auto event = events_.pop(std::min<std::chrono::milliseconds>(left, 100ms)))
+      handle(*event, observer);
+    check_deadlines(observer);
+  }
+}
+
+void Coordinator::forget_lost_agents() {
+  std::erase_if(agents_, [](const AgentRecord& a) { return a.lost; });
 }
 
 void Coordinator::shutdown_agents() {

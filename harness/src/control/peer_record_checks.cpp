@@ -47,6 +47,7 @@ nlohmann::json agent_record_of(const nlohmann::json& hello, const std::string& i
                                           : nlohmann::json(agent_name_from_host(
                                                 host.is_string() ? host.get<std::string>() : ""))},
           {"rail", hello.value("rail", nlohmann::json(""))},
+          {"switch", hello.value("switch", nlohmann::json(""))},
           {"host", host},
           {"pid", hello.value("pid", nlohmann::json(0))},
           {"remote", remote},

@@ -31,12 +31,21 @@ int run_scenario_child(int fd) {
   const transports::Target where{target.value("transport", "ofi"), target.value("provider", ""),
                                  target.value("device", "")};
   const nlohmann::json& params = message.at("params");
+  // The agent's own faults (its --fault-file) join the scenario's, for this side's role.
+  nlohmann::json document = params.value("document", nlohmann::json());
+  if (document.is_object() && params.contains("agent_faults")) {
+    if (!document.contains("faults")) document["faults"] = nlohmann::json::array();
+    for (nlohmann::json fault : params.at("agent_faults")) {
+      fault["role"] = params.at("role_name");
+      document["faults"].push_back(std::move(fault));
+    }
+  }
   ScenarioLink link(channel, run_id,
                     std::chrono::milliseconds(message.at("deadline_ms").get<uint64_t>()));
   ScenarioOutcome outcome;
   try {
     if (params.contains("document")) {
-      const auto problems = scenario_schema_problems(params.at("document"));
+      const auto problems = scenario_schema_problems(document);
       if (!problems.empty()) {
         std::string lines;
         for (size_t i = 0; i < std::min<size_t>(problems.size(), 5); ++i)
@@ -48,8 +57,8 @@ int run_scenario_child(int fd) {
                    "", "the coordinator runs another faultline version, or is not faultline"};
       } else {
         outcome = run_scenario_document(
-            link, params.at("document"), params.at("role_name"), params.value("seed", uint64_t{0}),
-            where, params.value("rank", size_t{0}), params.value("size", size_t{2}));
+            link, document, params.at("role_name"), params.value("seed", uint64_t{0}), where,
+            params.value("rank", size_t{0}), params.value("size", size_t{2}));
       }
     } else if (const BuiltinScenario* scenario = find_builtin_scenario(message.at("scenario"))) {
       ScenarioContext context{link, message.at("role"), params, where};

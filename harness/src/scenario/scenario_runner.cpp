@@ -2,13 +2,10 @@
 
 #include <algorithm>
 
-#include "faultline/harness/net_address.hpp"
 #include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
-#include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/json.hpp"
-#include "faultline/transports/meter/traffic_meter.hpp"
-#include "faultline/transports/port_counters.hpp"
+#include "side_evidence.hpp"
 
 namespace faultline::harness {
 
@@ -56,41 +53,6 @@ bool expects_failure(const json& step) {
                       [](const json& each) { return each == "SUCCESS"; });
 }
 
-json applied_faults(const StepState& state, uint64_t seed) {
-  json applied = json::array();
-  if (state.faults_applied) {
-    for (const auto& fault : *state.faults_applied)
-      applied.push_back({{"kind", fault.kind}, {"detail", fault.detail}});
-  }
-  return {{"seed", seed}, {"applied", applied}};
-}
-
-// What the device's port counters grew by during the scenario. Both sides of a pair on one
-// device see each other's traffic in it, so `host` lets a reader count a port once.
-json port_counter_growth(const std::optional<transports::PortCounters>& before) {
-  if (!before) return nullptr;
-  const auto after = transports::read_port_counters(before->device, before->port);
-  if (!after) return nullptr;
-  return {{"host", host_name()},
-          {"device", before->device},
-          {"port", before->port},
-          {"grown", transports::grown_counters(*before, *after)}};
-}
-
-// The side's device as its steps see it: the scenario's faults for this side, then the traffic
-// meter outermost, so it counts what the steps see, injected faults included.
-std::unique_ptr<transports::Device> decorated_device(
-    std::unique_ptr<transports::Device> device, StepState& state,
-    const std::shared_ptr<transports::meter::TrafficCounts>& traffic) {
-  auto plan = fault_plan_for(*state.document, state.role, state.seed, state.rank);
-  if (!plan.empty()) {
-    state.faults_applied = std::make_shared<transports::fault::FaultLog>();
-    device =
-        transports::fault::wrap_device(std::move(device), std::move(plan), state.faults_applied);
-  }
-  return transports::meter::meter_device(std::move(device), traffic);
-}
-
 }  // namespace
 
 ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
@@ -117,10 +79,8 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
   state.rank = rank;
   state.size = size;
   state.seed = seed;
-  const auto traffic = std::make_shared<transports::meter::TrafficCounts>();
-  state.device = decorated_device(std::move(device).value(), state, traffic);
-  const transports::DeviceInfo& device_info = state.device->info();
-  const auto counters_before = transports::read_port_counters(device_info.name, device_info.port);
+  MeteredSide side(std::move(device).value(), fault_plan_for(document, role, seed, rank));
+  state.device = side.take_device();
 
   link.set_progress([&state] { progress(state); });
   json steps = json::array();
@@ -162,12 +122,10 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
     }
   }
   link.set_progress(nullptr);
-  outcome.details = {{"role", role},
-                     {"rank", rank},
-                     {"steps", steps},
-                     {"faults", applied_faults(state, seed)},
-                     {"traffic", traffic->to_json()},
-                     {"port_counters", port_counter_growth(counters_before)}};
+  outcome.details = side.evidence();
+  outcome.details["role"] = role;
+  outcome.details["rank"] = rank;
+  outcome.details["steps"] = steps;
   outcome.dies_by = state.dies_by;
   return outcome;
 }

@@ -16,6 +16,15 @@ constexpr std::array<std::string_view, 9> kRoleVerdicts = {
     "pass",   "fail",        "detected", "silent-corruption", "hang", "crashed",
     "masked", "not-reached", "error"};
 
+}  // namespace
+
+const std::vector<std::string>& role_verdict_names() {
+  static const std::vector<std::string> names(kRoleVerdicts.begin(), kRoleVerdicts.end());
+  return names;
+}
+
+namespace {
+
 // Only values of the schema's types reach the report, whatever the file held.
 std::string text_at(const json& object, const char* key) {
   auto found = object.find(key);

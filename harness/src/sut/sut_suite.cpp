@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/metrics_plan.hpp"
 #include "faultline/harness/report_document.hpp"
 #include "faultline/reports/directory_lock.hpp"
 #include "faultline/reports/metrics.hpp"
@@ -61,8 +62,12 @@ int run_sut_suite(const std::vector<SutScenario>& scenarios, const SutSuiteSetti
       settings.agents.is_null() ? this_machine_as_agent(target) : settings.agents,
       {settings.suite, target, 0, false}, scenarios.size());
   auto sinks = reports::report_directory_sinks(settings.report_dir);
-  if (settings.metrics != nullptr)
-    sinks.push_back(std::make_unique<reports::MetricsSink>(*settings.metrics));
+  if (settings.metrics != nullptr) {
+    std::vector<std::string> ids;
+    for (const auto& scenario : scenarios) ids.push_back(scenario.name);
+    sinks.push_back(
+        std::make_unique<reports::MetricsSink>(*settings.metrics, metrics_plan(ids, true)));
+  }
   // A report that cannot be written ends the run: nothing it measures would be kept.
   auto failed_write = [&](const Status& status) {
     if (status.ok()) return false;

@@ -13,6 +13,14 @@ const std::vector<std::string>& overridable_limit_names() {
   return names;
 }
 
+const std::vector<std::string>& applied_fault_kinds() {
+  static const std::vector<std::string> kinds = {
+      "rewrite_status",       "drop_completion",   "delay_completion",
+      "duplicate_completion", "replay_completion", "fail_post",
+      "inline_off",           "inline_forced",     "limits"};
+  return kinds;
+}
+
 namespace {
 
 // Calls `visit` with the field of `limits` named `name` (a count, an optional count, or a

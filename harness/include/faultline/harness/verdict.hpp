@@ -17,6 +17,11 @@ enum class Verdict {
   kError,    ///< the harness itself broke (an agent lost, a bad message)
 };
 
+/// Every value of Verdict, in declaration order.
+inline constexpr Verdict kAllVerdicts[] = {Verdict::kPass,  Verdict::kFail,    Verdict::kSkip,
+                                           Verdict::kXfail, Verdict::kTimeout, Verdict::kCrashed,
+                                           Verdict::kError};
+
 std::string_view to_string(Verdict verdict);
 std::optional<Verdict> verdict_from_string(std::string_view name);
 

@@ -83,6 +83,11 @@ enum class Opcode {
   kRecvRdmaWithImm,  ///< an incoming write-with-immediate
 };
 
+/// Every value of Opcode, in declaration order.
+inline constexpr Opcode kAllOpcodes[] = {
+    Opcode::kSend,     Opcode::kSendWithImm, Opcode::kRdmaWrite,      Opcode::kRdmaWriteWithImm,
+    Opcode::kRdmaRead, Opcode::kRecv,        Opcode::kRecvRdmaWithImm};
+
 std::string_view to_string(Opcode op);
 std::optional<Opcode> opcode_from_string(std::string_view name);
 /// True for the opcodes posted with post_send (send, write, read, with or without immediate).

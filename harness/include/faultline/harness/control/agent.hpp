@@ -17,6 +17,15 @@ struct AgentOptions {
   std::string name;
   /// Its --rail label: with --pairs rail, agents pair only with agents of the same rail.
   std::string rail;
+  /// Its --switch label: the switch its NIC hangs off, for the monitor to name when the
+  /// agents under one switch fail together.
+  std::string switch_label;
+  /// --reconnect: when the coordinator goes away (a monitor restarting) or refuses for lack of
+  /// a place, keep trying to join it, with backoff up to 5 s; a wrong token still ends it.
+  bool reconnect = false;
+  /// --fault-file: faults this agent applies to its side of every scenario, read before each
+  /// one (agent_faults.hpp); empty: none.
+  std::string fault_file;
   /// How long to keep trying to reach the coordinator (exponential backoff from 100 ms).
   std::chrono::milliseconds connect_budget = std::chrono::seconds(10);
   /// How long each message of the handshake may take to arrive.
@@ -39,7 +48,8 @@ std::string agent_name_from_host(const std::string& host);
 /// Runs an agent: connects (with bounded retries), authenticates, reports its host and
 /// devices, and runs each assigned scenario in a child process until the coordinator says
 /// shutdown. Returns the process exit code (0 after shutdown, 2 when the coordinator cannot
-/// be reached or refuses the token, 3 when the coordinator is lost). Messages go to stderr.
+/// be reached or refuses the token, 3 when the coordinator is lost; with `reconnect` only a
+/// shutdown or a wrong token ends it). Messages go to stderr.
 int run_agent(const AgentOptions& options);
 
 }  // namespace faultline::harness

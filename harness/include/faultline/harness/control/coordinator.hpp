@@ -38,6 +38,12 @@ struct CoordinatorOptions {
   std::chrono::milliseconds step_deadline{30000};
   /// Which pairs a pair scenario runs on (--pairs).
   PairPlan pairs;
+  /// Agents join and leave at any time (`faultline monitor`): up to `agents` live at once, a
+  /// lost agent's place is free again, and an agent that comes back takes its name back.
+  bool open_membership = false;
+  /// The most runs under way at once (0: every run of a round of disjoint pairs): agents that
+  /// share a host's cores measure each other's latency less when fewer run together.
+  size_t max_concurrent_runs = 0;
 };
 
 /// An authenticated agent, as its hello described it.
@@ -92,6 +98,8 @@ class RunObserver {
   virtual void step(const ScenarioRun& /*run*/, const std::string& /*agent*/,
                     const std::string& /*step*/) {}
   virtual void run_finished(const ScenarioRun& /*run*/) {}
+  /// An agent's connection dropped or went silent.
+  virtual void agent_lost(const AgentRecord& /*agent*/) {}
 };
 
 /// The coordinator: accepts and authenticates agents, schedules each scenario over every
@@ -128,6 +136,11 @@ class Coordinator {
   sut::ScenarioOutcome run_programs(const sut::SutScenario& scenario);
   /// Tells every live agent to exit.
   void shutdown_agents();
+  /// Handles joins, messages and losses for `duration`, no run under way (a monitor between
+  /// its rounds).
+  void idle(std::chrono::milliseconds duration, RunObserver& observer);
+  /// Drops the records of lost agents (a monitor, before a round): what comes back is new.
+  void forget_lost_agents();
 
  private:
   enum class EventKind { kJoined, kMessage, kLost };
@@ -138,7 +151,9 @@ class Coordinator {
     std::string reason;
   };
   struct Connection {
-    std::unique_ptr<control::Channel> channel;
+    /// Shared with channels_ and the decision thread's sends; reset when the connection ends,
+    /// so the acceptor can collect its thread.
+    std::shared_ptr<control::Channel> channel;
     std::string remote;
     std::thread thread;
   };
@@ -205,7 +220,7 @@ class Coordinator {
   void take_program_message(ProgramRun& run, const std::string& agent_id,
                             const nlohmann::json& message);
   AgentRecord* agent(const std::string& id);
-  control::Channel* channel_of(const std::string& agent_id);
+  std::shared_ptr<control::Channel> channel_of(const std::string& agent_id);
   void send_to(const std::string& agent_id, std::string_view type, nlohmann::json body);
   ActiveRun* active_run(uint64_t run_id, const std::string& agent_id);
 
@@ -222,8 +237,9 @@ class Coordinator {
   std::thread acceptor_;
   std::mutex connections_mutex_;
   std::list<Connection> connections_;
-  std::map<std::string, control::Channel*> channels_;  // agent id -> channel; connections_mutex_
-  size_t registered_ = 0;                              // connections_mutex_
+  std::map<std::string, std::shared_ptr<control::Channel>>
+      channels_;           // agent id -> channel of a live connection; connections_mutex_
+  size_t registered_ = 0;  // connections_mutex_
   EventQueue<Event> events_;
   std::vector<AgentRecord> agents_;                   // decision thread only
   std::vector<ActiveRun> active_;                     // decision thread only

@@ -39,7 +39,6 @@ struct StepState {
   std::unique_ptr<transports::Endpoint> endpoint;
   std::map<std::string, transports::RegisteredBuffer> buffers;  ///< by the scenario's names
   std::map<std::string, transports::RemoteBuffer> peer_buffers;
-  std::shared_ptr<transports::fault::FaultLog> faults_applied;
   /// Completions reaped while waiting for the peer (see `progress`), handed to the next polls.
   std::deque<transports::Completion> reaped;
   /// The protocol engines of this side, made by their first steps (see session_of).

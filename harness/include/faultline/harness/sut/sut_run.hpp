@@ -9,6 +9,10 @@
 
 namespace faultline::harness::sut {
 
+/// Every verdict a program of a SUT scenario can end with in a report: SutVerdict's names and
+/// "error" (the harness could not judge it).
+const std::vector<std::string>& role_verdict_names();
+
 /// How one SUT scenario went: the judged role's verdict against the expected one, and how
 /// every role ended.
 struct ScenarioOutcome {

@@ -74,6 +74,9 @@ struct FaultPlan {
   }
 };
 
+/// Every `kind` an AppliedFault can have.
+const std::vector<std::string>& applied_fault_kinds();
+
 /// One fault the decorator applied, in the order applied.
 struct AppliedFault {
   std::string kind;    ///< "rewrite_status", "drop", "fail_post", "inline_off", "limits", ...

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "faultline/harness/control/coordinator.hpp"
+#include "faultline/harness/monitor/localization.hpp"
+#include "faultline/harness/scenario/scenario.hpp"
+
+namespace faultline::reports {
+class Metrics;
+class MonitorMetrics;
+}  // namespace faultline::reports
+
+namespace faultline::harness::monitor {
+
+/// What `faultline monitor` does (docs/monitoring.md).
+struct MonitorOptions {
+  std::vector<ScenarioSpec> scenarios;  ///< each round's probes (default: the built-in probe)
+  std::string suite = "pingmesh";
+  uint64_t seed = 0;
+  std::chrono::milliseconds every{60000};  ///< from the start of one round to the next
+  std::string report_dir = "faultline-monitor";
+  size_t keep_rounds = 1440;  ///< round reports kept in report_dir/rounds/
+  LocalizationSettings localization;
+  size_t rounds = 0;  ///< stop after this many rounds; 0: until `stop`
+};
+
+/// Runs rounds on `coordinator` (listening, open membership) every `options.every` until `stop`
+/// or `options.rounds`: each round runs the probes over the pairs of the coordinator's
+/// --pairs (rounds of disjoint pairs, so no NIC probes two peers at once), localizes the
+/// suspects, writes the round's report (report.json's form with a `monitor` section) into
+/// report_dir/rounds/ and latest.json, and counts it into `metrics` (may be null). A round
+/// with fewer than two agents is still a round, with nothing probed. Round numbers continue
+/// from the reports a previous monitor left in report_dir. Returns the exit code: 0, or 3
+/// when a round's report cannot be written, 2 when report_dir is another monitor's.
+int run_monitor(Coordinator& coordinator, const MonitorOptions& options,
+                reports::MonitorMetrics* metrics, const std::atomic<bool>& stop);
+
+}  // namespace faultline::harness::monitor

@@ -1,0 +1,32 @@
+#include "faultline/harness/metrics_plan.hpp"
+
+#include "faultline/harness/sut/sut_run.hpp"
+#include "faultline/harness/verdict.hpp"
+#include "faultline/transports/completion_status.hpp"
+#include "faultline/transports/fault/fault_plan.hpp"
+#include "faultline/transports/registry.hpp"
+
+namespace faultline::harness {
+
+reports::BuildInfo build_info() {
+  std::string transports;
+  for (const auto& transport : transports::registered_transports())
+    transports += (transports.empty() ? "" : ",") + std::string(transport->name());
+  return {FAULTLINE_VERSION, transports};
+}
+
+reports::MetricsPlan metrics_plan(const std::vector<std::string>& scenarios, bool sut) {
+  reports::MetricsPlan plan;
+  plan.scenarios = scenarios;
+  plan.sut = sut;
+  auto& values = plan.label_values;
+  for (Verdict verdict : kAllVerdicts) values["verdict"].emplace_back(to_string(verdict));
+  values["sut_verdict"] = sut::role_verdict_names();
+  for (auto status : transports::kAllCompletionStatuses)
+    values["status"].emplace_back(transports::to_string(status));
+  values["kind"] = transports::fault::applied_fault_kinds();
+  for (auto op : transports::kAllOpcodes) values["op"].emplace_back(transports::to_string(op));
+  return plan;
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,141 @@
+#include "round_section.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace faultline::harness::monitor {
+
+namespace {
+
+using nlohmann::json;
+
+std::optional<double> seconds_at(const json& side, const char* quantile) {
+  const json::json_pointer at(std::string("/details/probe/rtt_seconds/") + quantile);
+  if (!side.is_object() || !side.contains(at) || !side.at(at).is_number()) return std::nullopt;
+  const double value = side.at(at).get<double>();
+  return value >= 0 ? std::optional(value) : std::nullopt;
+}
+
+// Adds what one side's device showed to `agent`: error completions and counters that grew.
+void add_device_evidence(MonitoredAgent& agent, const json& side) {
+  const json::json_pointer completions("/details/traffic/completions");
+  if (side.contains(completions) && side.at(completions).is_object()) {
+    for (const auto& [status, count] : side.at(completions).items())
+      if (status != "SUCCESS" && count.is_number_unsigned() && count.get<uint64_t>() > 0)
+        agent.completion_errors[status] += count.get<uint64_t>();
+  }
+  const json::json_pointer grown("/details/port_counters/grown");
+  if (side.contains(grown) && side.at(grown).is_object()) {
+    for (const auto& [counter, count] : side.at(grown).items())
+      if (count.is_number_unsigned() && count.get<uint64_t>() > 0)
+        agent.counters_grown[counter] += count.get<uint64_t>();
+  }
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+}  // namespace
+
+RoundInput round_input(const std::vector<AgentRecord>& agents,
+                       const std::vector<ScenarioRun>& runs) {
+  RoundInput input;
+  std::map<std::string, size_t> index;  // agent id -> its place in input.agents
+  for (const auto& record : agents) {
+    if (record.lost) continue;
+    index[record.id] = input.agents.size();
+    input.agents.push_back(
+        {record.name, record.rail, record.hello.value("switch", ""), record.host, {}, {}});
+  }
+  for (const auto& run : runs) {
+    if (run.agents.size() != 2 || !index.contains(run.initiator) || !index.contains(run.responder))
+      continue;  // a ring, or an agent gone since
+    PairResult pair;
+    pair.a = input.agents[index.at(run.initiator)].name;
+    pair.b = input.agents[index.at(run.responder)].name;
+    pair.verdict = std::string(to_string(run.verdict));
+    pair.observed = run.observed;
+    const json initiator = run.sides.value(run.initiator, json());
+    pair.rtt_p50 = seconds_at(initiator, "p50");
+    pair.rtt_p99 = seconds_at(initiator, "p99");
+    for (const auto& id : run.agents)
+      add_device_evidence(input.agents[index.at(id)], run.sides.value(id, json()));
+    input.pairs.push_back(std::move(pair));
+  }
+  return input;
+}
+
+json round_section(uint64_t round, const std::string& started_at, double seconds,
+                   const RoundInput& input, const Localization& found,
+                   const LocalizationSettings& settings, double interval_seconds) {
+  json pairs = json::array();
+  for (size_t i = 0; i < input.pairs.size(); ++i) {
+    const PairResult& pair = input.pairs[i];
+    json entry = {{"a", pair.a},
+                  {"b", pair.b},
+                  {"verdict", pair.verdict},
+                  {"state", to_string(found.states[i])}};
+    if (pair.rtt_p50) entry["rtt_p50_seconds"] = *pair.rtt_p50;
+    if (pair.rtt_p99) entry["rtt_p99_seconds"] = *pair.rtt_p99;
+    pairs.push_back(std::move(entry));
+  }
+  std::map<std::string, bool> suspected;
+  for (const auto& suspect : found.suspects)
+    if (suspect.kind == "agent") suspected[suspect.name] = true;
+  json agents = json::array();
+  for (const auto& agent : input.agents) {
+    size_t tested = 0;
+    size_t failed = 0;
+    size_t slow = 0;
+    std::vector<double> p50s;
+    double p99 = 0;
+    for (size_t i = 0; i < input.pairs.size(); ++i) {
+      const PairResult& pair = input.pairs[i];
+      if (pair.a != agent.name && pair.b != agent.name) continue;
+      ++tested;
+      failed += found.states[i] == PairState::kFailed ? 1 : 0;
+      slow += found.states[i] == PairState::kSlow ? 1 : 0;
+      if (pair.rtt_p50) p50s.push_back(*pair.rtt_p50);
+      if (pair.rtt_p99) p99 = std::max(p99, *pair.rtt_p99);
+    }
+    json entry = {{"name", agent.name},
+                  {"rail", agent.rail},
+                  {"switch", agent.switch_label},
+                  {"host", agent.host},
+                  {"pairs", tested},
+                  {"failed", failed},
+                  {"slow", slow},
+                  {"suspect", suspected.contains(agent.name)},
+                  {"completion_errors", agent.completion_errors},
+                  {"counters_grown", agent.counters_grown}};
+    if (!p50s.empty()) {
+      entry["rtt_p50_seconds"] = median(p50s);
+      entry["rtt_p99_seconds"] = p99;
+    }
+    agents.push_back(std::move(entry));
+  }
+  json suspects = json::array();
+  for (const auto& suspect : found.suspects) {
+    suspects.push_back({{"kind", suspect.kind},
+                        {"name", suspect.name},
+                        {"reason", suspect.reason},
+                        {"evidence", suspect.evidence},
+                        {"agents", suspect.agents}});
+  }
+  json section = {{"round", round},
+                  {"started_at", started_at},
+                  {"duration_seconds", seconds},
+                  {"interval_seconds", interval_seconds},
+                  {"slow_factor", settings.slow_factor},
+                  {"median_rtt_seconds", found.median_rtt},
+                  {"agents", agents},
+                  {"pairs", pairs},
+                  {"suspects", suspects}};
+  if (input.agents.size() < 2) section["note"] = "fewer than 2 agents connected: nothing probed";
+  return section;
+}
+
+}  // namespace faultline::harness::monitor
