@@ -4,11 +4,14 @@
 #   share/faultline/scenarios/             scenarios, suites, excludes, schemas, device profiles
 #   share/faultline/schema/                the report and diagnose schemas
 #   share/faultline/grafana/               the dashboard
+#   share/faultline/prometheus/            the monitor's alerting rules
 #   share/doc/faultline/                   README, docs/, examples/
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios/ DESTINATION ${FAULTLINE_INSTALL_DATADIR}/scenarios
         PATTERN README.md EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/reports/schema/ DESTINATION ${FAULTLINE_INSTALL_DATADIR}/schema)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/reports/grafana/ DESTINATION ${FAULTLINE_INSTALL_DATADIR}/grafana)
+install(FILES ${PROJECT_SOURCE_DIR}/reports/prometheus/alerts.yml
+        DESTINATION ${FAULTLINE_INSTALL_DATADIR}/prometheus)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/SECURITY.md
               ${PROJECT_SOURCE_DIR}/BENCHMARKS.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})

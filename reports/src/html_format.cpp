@@ -227,6 +227,34 @@ void write_details(std::ostringstream& html, const json& report) {
 
 }  // namespace
 
+namespace {
+
+// A monitor round: its suspects first, then its agents' health.
+void write_monitor(std::ostringstream& html, const json& report) {
+  const MonitorView view = monitor_view(report);
+  if (view.summary.empty()) return;
+  html << "<h2 id=\"monitor\">Monitor " << escape_markup(view.summary) << "</h2>\n";
+  if (view.suspects.empty()) html << "<p>No suspect.</p>\n";
+  if (!view.suspects.empty()) html << "<ul class=\"suspects\">\n";
+  for (const auto& suspect : view.suspects) {
+    html << "<li class=\"suspect\"><b class=\"fail\">" << escape_markup(suspect[0]) << " "
+         << escape_markup(suspect[1]) << "</b> (" << escape_markup(suspect[2])
+         << "): " << escape_markup(suspect[3]) << "</li>\n";
+  }
+  if (!view.suspects.empty()) html << "</ul>\n";
+  html << "<table class=\"agents\"><tr><th>agent</th><th>rail</th><th>pairs ok/slow/failed</th>"
+          "<th>round trip p50</th><th>p99</th></tr>\n";
+  for (const auto& agent : view.agents) {
+    html << "<tr>";
+    for (size_t i = 0; i < agent.size(); ++i)
+      html << (i >= 3 ? "<td class=\"num\">" : "<td>") << escape_markup(agent[i]) << "</td>";
+    html << "</tr>\n";
+  }
+  html << "</table>\n";
+}
+
+}  // namespace
+
 std::string to_html(const json& report) {
   const json run = report.value("run", json::object());
   const json scenarios = report.value("scenarios", json::array());
@@ -253,6 +281,7 @@ std::string to_html(const json& report) {
   if (run.contains("not_run"))
     html << "<li>nothing ran: " << escape_markup(run.value("not_run", std::string())) << "</li>\n";
   html << "</ul>\n";
+  write_monitor(html, report);
   write_runs(html, report);
   write_programs(html, scenarios);
   html::write_pair_grid(html, report);

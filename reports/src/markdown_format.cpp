@@ -79,6 +79,29 @@ void write_programs(std::ostringstream& md, const json& scenarios) {
 
 }  // namespace
 
+namespace {
+
+// A monitor round: its suspects first, then its agents' health.
+void write_monitor(std::ostringstream& md, const json& report) {
+  const MonitorView view = monitor_view(report);
+  if (view.summary.empty()) return;
+  md << "\n## Monitor " << cell(view.summary) << "\n\n";
+  if (view.suspects.empty()) md << "No suspect.\n";
+  for (const auto& suspect : view.suspects) {
+    md << "- suspect " << cell(suspect[0]) << " **" << cell(suspect[1]) << "** ("
+       << cell(suspect[2]) << "): " << cell(suspect[3]) << "\n";
+  }
+  md << "\n| agent | rail | pairs ok/slow/failed | round trip p50 | p99 "
+        "|\n|---|---|---|---:|---:|\n";
+  for (const auto& agent : view.agents) {
+    md << "|";
+    for (const auto& column : agent) md << " " << cell(column) << " |";
+    md << "\n";
+  }
+}
+
+}  // namespace
+
 std::string to_markdown(const json& report) {
   const json run = report.value("run", json::object());
   const json scenarios = report.value("scenarios", json::array());
@@ -98,7 +121,9 @@ std::string to_markdown(const json& report) {
   md << "- " << scenarios.size() << " of " << summary.value("total", scenarios.size())
      << " scenario runs:";
   for (const auto& [verdict, count] : verdict_counts(report)) md << " " << count << " " << verdict;
-  md << "\n\n## Scenarios\n\n| scenario | agents | verdict | seconds |\n|---|---|---|---:|\n";
+  md << "\n";
+  write_monitor(md, report);
+  md << "\n## Scenarios\n\n| scenario | agents | verdict | seconds |\n|---|---|---|---:|\n";
   for (const auto& scenario : scenarios) {
     md << "| " << cell(field(scenario, "id")) << " | " << cell(agents_label(scenario)) << " | "
        << verdict_label(scenario) << " | " << seconds(scenario) << " |\n";

@@ -172,4 +172,66 @@ PairMatrix pair_matrix(const json& report) {
   return matrix;
 }
 
+std::string duration_words(double seconds) {
+  char text[32];
+  if (seconds >= 1)
+    std::snprintf(text, sizeof text, "%.2f s", seconds);
+  else if (seconds >= 1e-3)
+    std::snprintf(text, sizeof text, "%.2f ms", seconds * 1e3);
+  else
+    std::snprintf(text, sizeof text, "%.1f us", seconds * 1e6);
+  return text;
+}
+
+MonitorView monitor_view(const nlohmann::json& report) {
+  MonitorView view;
+  const nlohmann::json monitor = report.value("monitor", nlohmann::json());
+  if (!monitor.is_object()) return view;
+  const auto text = [](const nlohmann::json& object, const char* key) {
+    const auto found = object.find(key);
+    return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+  };
+  const auto seconds_at = [](const nlohmann::json& object, const char* key) {
+    const auto found = object.find(key);
+    return found != object.end() && found->is_number() ? duration_words(found->get<double>())
+                                                       : std::string("-");
+  };
+  std::map<std::string, int> states;
+  for (const auto& pair : monitor.value("pairs", nlohmann::json::array()))
+    if (pair.is_object()) ++states[text(pair, "state")];
+  const nlohmann::json agents = monitor.value("agents", nlohmann::json::array());
+  view.summary = "round " + monitor.value("round", nlohmann::json(0)).dump() + " at " +
+                 text(monitor, "started_at") + ": " + std::to_string(agents.size()) + " agents, " +
+                 std::to_string(monitor.value("pairs", nlohmann::json::array()).size()) + " pairs";
+  std::string counts;
+  for (const auto& [state, count] : states)
+    counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + state;
+  if (!counts.empty()) view.summary += " (" + counts + ")";
+  view.summary += "; median round trip " + seconds_at(monitor, "median_rtt_seconds");
+  if (!text(monitor, "note").empty()) view.summary += "; " + text(monitor, "note");
+  for (const auto& suspect : monitor.value("suspects", nlohmann::json::array())) {
+    if (!suspect.is_object()) continue;
+    view.suspects.push_back({text(suspect, "kind"), text(suspect, "name"), text(suspect, "reason"),
+                             text(suspect, "evidence")});
+  }
+  for (const auto& agent : agents) {
+    if (!agent.is_object()) continue;
+    const auto count = [&agent](const char* key) {
+      return agent.value(key, nlohmann::json(0)).is_number_unsigned()
+                 ? agent.at(key).get<uint64_t>()
+                 : uint64_t{0};
+    };
+    const uint64_t pairs = count("pairs");
+    const uint64_t failed = count("failed");
+    const uint64_t slow = count("slow");
+    view.agents.push_back(
+        {text(agent, "name") + (agent.value("suspect", false) ? " (suspect)" : ""),
+         text(agent, "rail"),
+         std::to_string(pairs >= failed + slow ? pairs - failed - slow : 0) + "/" +
+             std::to_string(slow) + "/" + std::to_string(failed),
+         seconds_at(agent, "rtt_p50_seconds"), seconds_at(agent, "rtt_p99_seconds")});
+  }
+  return view;
+}
+
 }  // namespace faultline::reports

@@ -1,6 +1,7 @@
 // The metric set: names with units and _total, what a scenario adds; and the Grafana
 // dashboard, whose every expression must name only metrics faultline exports.
 #include "faultline/reports/metrics.hpp"
+#include "faultline/reports/monitor_metrics.hpp"
 
 #include "faultline/core/latency_buckets.hpp"
 
@@ -59,6 +60,22 @@ std::set<std::string> exported_names() {
                          "faults", "ofi/tcp", "lo");
   metrics.set_agent_up("agent-1", true);
   REQUIRE(metrics.finish(true).ok());  // the last success
+  // The monitor's, in the same registry, after a round with a suspect of each kind.
+  MonitorMetrics monitor(metrics.registry(), true);
+  monitor.count_round(
+      {{"round", 1},
+       {"agents",
+        {{{"name", "a"},
+          {"pairs", 1},
+          {"failed", 1},
+          {"slow", 0},
+          {"suspect", true},
+          {"rtt_p50_seconds", 1e-5},
+          {"rtt_p99_seconds", 2e-5}}}},
+       {"pairs", {{{"a", "a"}, {"b", "b"}, {"state", "failed"}, {"rtt_p50_seconds", 1e-5}}}},
+       {"suspects",
+        {{{"kind", "agent"}, {"name", "a"}, {"reason", "failed"}},
+         {{"kind", "rail"}, {"name", "r"}, {"reason", "failed"}}}}});
   std::set<std::string> names;
   for (const auto& family : metrics.registry().Collect()) names.insert(family.name);
   return names;
@@ -354,4 +371,47 @@ TEST_CASE("a SUT scenario counts how its judged program reacted", "[unit]") {
   CHECK(detected->counter.value == 1);
   for (const auto& family : families)
     if (family.name == "faultline_sut_verdicts_total") CHECK(family.metric.size() == 1);
+}
+
+TEST_CASE("the monitor's series follow the rounds: a cleared suspect and a gone agent vanish",
+          "[unit]") {
+  prometheus::Registry registry;
+  MonitorMetrics monitor(registry, true);
+  const auto agent = [](const std::string& name, bool suspect) {
+    return json{{"name", name},
+                {"pairs", 2},
+                {"failed", suspect ? 2 : 0},
+                {"slow", 0},
+                {"suspect", suspect},
+                {"rtt_p50_seconds", 4e-5},
+                {"rtt_p99_seconds", 9e-5}};
+  };
+  monitor.count_round({{"round", 1},
+                       {"interval_seconds", 60},
+                       {"agents", {agent("a", true), agent("b", false), agent("c", false)}},
+                       {"pairs", {{{"a", "a"}, {"b", "b"}, {"state", "failed"}}}},
+                       {"suspects", {{{"kind", "agent"}, {"name", "a"}, {"reason", "failed"}}}}});
+  auto families = registry.Collect();
+  CHECK(samples(families, "faultline_suspect").size() == 1);
+  CHECK(samples(families, "faultline_monitor_agent_healthy").size() == 3);
+  CHECK(samples(families, "faultline_monitor_pair_ok").size() == 1);
+  CHECK(samples(families, "faultline_monitor_interval_seconds").at(0).second == 60);
+  // The fault gone, and c gone with it.
+  monitor.count_round({{"round", 2},
+                       {"agents", {agent("a", false), agent("b", false)}},
+                       {"pairs", json::array()},
+                       {"suspects", json::array()}});
+  families = registry.Collect();
+  CHECK(samples(families, "faultline_suspect").empty());
+  CHECK(samples(families, "faultline_monitor_agent_healthy").size() == 2);
+  CHECK(samples(families, "faultline_monitor_pair_ok").empty());
+  CHECK(samples(families, "faultline_monitor_rounds_total").at(0).second == 2);
+  // Pair series only up to 64 agents, whatever the flag.
+  json many = json::array();
+  for (int i = 0; i < 65; ++i) many.push_back(agent("n" + std::to_string(i), false));
+  monitor.count_round({{"round", 3},
+                       {"agents", many},
+                       {"pairs", {{{"a", "n0"}, {"b", "n1"}, {"state", "ok"}}}},
+                       {"suspects", json::array()}});
+  CHECK(samples(registry.Collect(), "faultline_monitor_pair_ok").empty());
 }

@@ -47,24 +47,28 @@ struct Event {
   uint64_t run_id = 0;  ///< for child events: which child, so a late event of an old one is dropped
 };
 
-// Reads a channel until it fails, pushing every message (and the final error) as events.
+// Reads a channel until it fails, pushing every message (and the final error) as events, each
+// with the run `run_id` holds when it arrives (a spare child gets its run later; none: 0).
 // `silence`: how long the peer may say nothing before the reader takes it for gone.
 std::thread start_reader(control::Channel& channel, Source source, EventQueue<Event>& events,
-                         uint64_t run_id = 0, std::chrono::milliseconds silence = 24h) {
+                         const std::atomic<uint64_t>* run_id = nullptr,
+                         std::chrono::milliseconds silence = 24h) {
   return std::thread([&channel, source, &events, run_id, silence] {
     for (;;) {
       auto message = channel.receive(silence);
       const bool failed = !message.ok();
-      events.push({source, std::move(message), run_id});
+      events.push({source, std::move(message), run_id != nullptr ? run_id->load() : 0});
       if (failed) return;
     }
   });
 }
 
-// One scenario child: its process, its socket and the reader of that socket.
+// One scenario child: its process, its socket and the reader of that socket. A spare (run 0)
+// is started ahead of its scenario, so the scenario does not wait for the binary to load
+// (libfabric's dependencies sleep in their constructors).
 struct Child {
   pid_t pid = -1;
-  uint64_t run_id = 0;
+  std::atomic<uint64_t> run_id{0};
   std::string last_step;
   bool reported = false;
   OomKillCounts oom_kills_before;  ///< to tell a kill by the kernel's OOM killer from others
@@ -72,8 +76,7 @@ struct Child {
   std::thread reader;
 };
 
-Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, uint64_t run_id,
-                                           EventQueue<Event>& events) {
+Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, EventQueue<Event>& events) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return errno_error("socketpair", errno, "for a scenario child");
@@ -94,11 +97,10 @@ Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, uint64_t
   ::close(fds[1]);
   auto child = std::make_unique<Child>();
   child->pid = pid;
-  child->run_id = run_id;
   child->oom_kills_before = oom_kills_before;
   child->channel =
       std::make_unique<control::Channel>(fds[0], "scenario child pid " + std::to_string(pid));
-  child->reader = start_reader(*child->channel, Source::kChild, events, run_id);
+  child->reader = start_reader(*child->channel, Source::kChild, events, &child->run_id);
   return child;
 }
 
@@ -131,7 +133,7 @@ void reap_child(Child& child, control::Channel& coordinator) {
   waitpid(child.pid, &status, 0);
   if (WIFSIGNALED(status)) remove_shm_left_by(child.pid);
   if (child.reported) return;
-  nlohmann::json result = {{"run_id", child.run_id},
+  nlohmann::json result = {{"run_id", child.run_id.load()},
                            {"expected", "the scenario process reports a result"}};
   const std::string last_step =
       "last step: " + (child.last_step.empty() ? std::string("(none)") : child.last_step);
@@ -181,7 +183,8 @@ class AgentSession {
 
   int serve() {
     std::thread coordinator_reader =
-        start_reader(coordinator_, Source::kCoordinator, events_, 0, welcome_.silence);
+        start_reader(coordinator_, Source::kCoordinator, events_, nullptr, welcome_.silence);
+    if (auto spare = spawn_child(options_, events_); spare.ok()) spare_ = std::move(spare).value();
     std::atomic<bool> stopping{false};
     std::thread heartbeat([&] {
       while (!stopping) {
@@ -202,10 +205,11 @@ class AgentSession {
       }
     }
     stopping = true;
-    if (child_) {
-      kill(child_->pid, SIGKILL);
-      child_->reported = true;
-      reap_child(*child_, coordinator_);
+    for (auto* child : {&child_, &spare_}) {
+      if (!*child) continue;
+      kill((*child)->pid, SIGKILL);
+      (*child)->reported = true;
+      reap_child(**child, coordinator_);
     }
     coordinator_.shutdown();
     coordinator_reader.join();
@@ -220,7 +224,7 @@ class AgentSession {
   }
 
   void on_child(Event& event) {
-    if (!child_ || child_->run_id != event.run_id) return;
+    if (!child_ || child_->run_id.load() != event.run_id) return;
     if (!event.message.ok()) {  // the child closed its socket: it ended
       reap_child(*child_, coordinator_);
       child_.reset();
@@ -239,7 +243,7 @@ class AgentSession {
       child_->reported = true;
       // Kept until the coordinator's verdict comes, to count this side's traffic with it.
       if (metrics_ && message.contains("details"))
-        own_details_[child_->run_id] = message["details"];
+        own_details_[child_->run_id.load()] = message["details"];
     }
     const std::string type = message.at("type");
     (void)coordinator_.send_message(type, body_of(std::move(message)));
@@ -276,7 +280,7 @@ class AgentSession {
       (void)coordinator_.send_message(reply, body);
       return;
     }
-    if (child_ && child_->run_id == message.at("run_id")) {
+    if (child_ && message.at("run_id") == child_->run_id.load()) {
       (void)child_->channel->send(message);  // peer_info, barrier_release
     }
   }
@@ -299,7 +303,7 @@ class AgentSession {
       }
       if (!faults->empty()) message["params"]["agent_faults"] = std::move(faults).value();
     }
-    auto spawned = spawn_child(options_, message.at("run_id"), events_);
+    auto spawned = take_child(message.at("run_id"));
     if (!spawned.ok()) {
       (void)coordinator_.send_message("scenario_result",
                                       {{"run_id", message.at("run_id")},
@@ -312,11 +316,32 @@ class AgentSession {
                          {"provider", options_.target.provider},
                          {"device", options_.target.device}};
     (void)child_->channel->send(message);
+    // The next scenario's process loads while this one runs.
+    if (auto spare = spawn_child(options_, events_); spare.ok()) spare_ = std::move(spare).value();
+  }
+
+  // The spare, given run `run_id`, while it still waits for its scenario; else a new child.
+  Result<std::unique_ptr<Child>> take_child(uint64_t run_id) {
+    std::unique_ptr<Child> child = std::move(spare_);
+    if (child && waitpid(child->pid, nullptr, WNOHANG) != 0) {
+      child->reported = true;  // it ended before it had a scenario: nothing to say
+      child->channel->shutdown();
+      if (child->reader.joinable()) child->reader.join();
+      child.reset();
+    }
+    if (!child) {
+      auto spawned = spawn_child(options_, events_);
+      if (!spawned.ok()) return spawned;
+      child = std::move(spawned).value();
+    }
+    child->run_id = run_id;
+    child->oom_kills_before = read_oom_kill_counts();
+    return child;
   }
 
   void abort_scenario(const nlohmann::json& message) {
     programs_.stop_run(message.at("run_id"));
-    if (child_ && child_->run_id == message.at("run_id")) kill(child_->pid, SIGKILL);
+    if (child_ && message.at("run_id") == child_->run_id.load()) kill(child_->pid, SIGKILL);
   }
 
   // The run's verdict as the coordinator decided it, with what this side reported, for this
@@ -340,6 +365,7 @@ class AgentSession {
   reports::Metrics* metrics_;
   EventQueue<Event> events_;
   std::unique_ptr<Child> child_;
+  std::unique_ptr<Child> spare_;                    // started ahead, waiting for the next scenario
   std::map<uint64_t, nlohmann::json> own_details_;  // by run_id, until its run_result
   bool running_ = true;
   int exit_code_ = kExitPass;

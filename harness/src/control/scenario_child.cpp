@@ -16,7 +16,9 @@ namespace faultline::harness {
 int run_scenario_child(int fd) {
   using namespace std::chrono_literals;
   control::Channel channel(fd, "agent");
-  auto assignment = channel.receive(30s);
+  // Started ahead of its scenario (a spare), it waits as long as its agent lives (a dead
+  // agent's children die with it).
+  auto assignment = channel.receive(24h);
   if (!assignment.ok()) {
     std::cerr << "faultline scenario-child: " << assignment.error().describe() << "\n";
     return 3;

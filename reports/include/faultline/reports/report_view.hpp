@@ -50,6 +50,19 @@ struct PairMatrix {
 };
 PairMatrix pair_matrix(const nlohmann::json& report);
 
+/// A monitor round (the report's `monitor` section) for people: what it says in one line
+/// ("round 12 at 2026-11-25T03:10:00Z: 6 agents, 15 pairs (14 ok, 1 failed); median round
+/// trip 41.2 us"), its suspects (kind, name, reason, evidence) and its agents (name, rail,
+/// pairs ok/slow/failed, round-trip p50 and p99). Empty `summary` for other reports.
+struct MonitorView {
+  std::string summary;
+  std::vector<std::vector<std::string>> suspects;
+  std::vector<std::vector<std::string>> agents;
+};
+MonitorView monitor_view(const nlohmann::json& report);
+/// "41.2 us", "5.20 ms", "1.30 s".
+std::string duration_words(double seconds);
+
 /// Where a verdict goes in a list for people: failures (fail, crashed, timeout) first, then
 /// errors, then skip and xfail, then pass.
 int reading_order(const std::string& verdict);

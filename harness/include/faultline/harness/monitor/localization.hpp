@@ -43,7 +43,8 @@ struct Suspect {
 
 /// Thresholds, relative to the fabric's own numbers.
 struct LocalizationSettings {
-  /// A pair is slow when its round-trip p50 is more than this many times the fabric's median.
+  /// A pair is slow when its round-trip p50 is more than this many times the fabric's median
+  /// (Localization::median_rtt).
   double slow_factor = 3.0;
   /// An agent is a suspect when at least this share of its pairs are bad ...
   double most = 0.5;
@@ -52,7 +53,9 @@ struct LocalizationSettings {
 };
 
 struct Localization {
-  double median_rtt = 0;          ///< the fabric's median round-trip p50 (0 without one)
+  /// The fabric's median round trip: over agents, of each agent's median pair p50 (so a few
+  /// slow NICs, whose pairs may be most of the pairs, do not move it); 0 without one.
+  double median_rtt = 0;
   std::vector<PairState> states;  ///< one per pair, in the order given
   std::vector<Suspect> suspects;
 };

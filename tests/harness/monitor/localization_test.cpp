@@ -1,0 +1,125 @@
+// The monitor's localization on pair matrices whose answer is known: one bad NIC among six,
+// a slow one, two under one rail, one bad link, a fabric that is bad all over, noise.
+#include "faultline/harness/monitor/localization.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace faultline::harness::monitor;
+
+namespace {
+
+std::vector<MonitoredAgent> agents(size_t count, const std::vector<std::string>& rails = {}) {
+  std::vector<MonitoredAgent> all;
+  for (size_t i = 0; i < count; ++i)
+    all.push_back(
+        {"n" + std::to_string(i + 1), i < rails.size() ? rails[i] : "", "", "host", {}, {}});
+  return all;
+}
+
+// All pairs, every round trip 40 us but those `adjust` changes.
+std::vector<PairResult> all_pairs(const std::vector<MonitoredAgent>& of) {
+  std::vector<PairResult> pairs;
+  for (size_t i = 0; i < of.size(); ++i)
+    for (size_t j = i + 1; j < of.size(); ++j)
+      pairs.push_back({of[i].name, of[j].name, "pass", "", 40e-6, 60e-6});
+  return pairs;
+}
+
+bool touches(const PairResult& pair, const std::string& agent) {
+  return pair.a == agent || pair.b == agent;
+}
+
+std::vector<std::string> named(const Localization& found) {
+  std::vector<std::string> names;
+  for (const auto& suspect : found.suspects) names.push_back(suspect.kind + " " + suspect.name);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("a NIC whose pairs all fail is the one suspect", "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs) {
+    if (!touches(pair, "n3")) continue;
+    pair.verdict = "fail";
+    pair.observed = "RDMA_WRITE REM_ACCESS_ERR";
+  }
+  const Localization found = localize(six, pairs, {});
+  REQUIRE(named(found) == std::vector<std::string>{"agent n3"});
+  CHECK(found.suspects[0].reason == "failed");
+  CHECK_THAT(found.suspects[0].evidence, Catch::Contains("5 of 5") &&
+                                             Catch::Contains("REM_ACCESS_ERR") &&
+                                             Catch::Contains("0 of 10 pairs bad"));
+  CHECK(std::count(found.states.begin(), found.states.end(), PairState::kFailed) == 5);
+}
+
+TEST_CASE("a slow NIC is named against the fabric's own median, with its NIC's counters",
+          "[unit]") {
+  auto six = agents(6);
+  six[4].counters_grown["hw_counters/rcvd_seq_err"] = 12;
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs)
+    if (touches(pair, "n5")) pair.rtt_p50 = 5e-3;
+  const Localization found = localize(six, pairs, {});
+  REQUIRE(named(found) == std::vector<std::string>{"agent n5"});
+  CHECK(found.suspects[0].reason == "slow");
+  CHECK(found.median_rtt == Approx(40e-6));
+  CHECK_THAT(found.suspects[0].evidence,
+             Catch::Contains("5.00 ms") && Catch::Contains("rcvd_seq_err +12"));
+}
+
+TEST_CASE("the same slowness everywhere is no suspect: thresholds are relative", "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs) pair.rtt_p50 = 5e-3;
+  CHECK(localize(six, pairs, {}).suspects.empty());
+}
+
+TEST_CASE("two bad NICs under one rail name the rail", "[unit]") {
+  const auto six = agents(6, {"rail0", "rail0", "rail1", "rail1", "rail2", "rail2"});
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs)
+    if (touches(pair, "n3") || touches(pair, "n4")) pair.verdict = "timeout";
+  const auto names = named(localize(six, pairs, {}));
+  CHECK(names == std::vector<std::string>{"agent n3", "agent n4", "rail rail1"});
+}
+
+TEST_CASE("one bad pair between healthy agents is their link", "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  pairs[7].verdict = "fail";  // n2 <-> n5
+  const auto names = named(localize(six, pairs, {}));
+  CHECK(names == std::vector<std::string>{"link n2<->n5"});
+}
+
+TEST_CASE("a fabric bad all over names no NIC", "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  for (size_t i = 0; i < pairs.size(); i += 2) pairs[i].verdict = "error";
+  for (size_t i = 1; i < pairs.size(); i += 4) pairs[i].verdict = "error";
+  const auto found = localize(six, pairs, {});
+  CHECK(named(found) == std::vector<std::string>{"fabric fabric"});
+}
+
+TEST_CASE("two agents cannot tell which end is bad, and one slow pair of six agents is no NIC",
+          "[unit]") {
+  const auto two = agents(2);
+  auto pairs = all_pairs(two);
+  pairs[0].verdict = "fail";
+  CHECK(named(localize(two, pairs, {})) == std::vector<std::string>{"link n1<->n2"});
+  const auto six = agents(6);
+  auto six_pairs = all_pairs(six);
+  six_pairs[0].rtt_p50 = 100e-6;  // 2.5 times the median: noise, not slow
+  CHECK(localize(six, six_pairs, {}).suspects.empty());
+}
+
+TEST_CASE("two slow NICs of six are most pairs but not the fabric's median", "[unit]") {
+  const auto six = agents(6, {"rail0", "rail0", "rail1", "rail1", "rail2", "rail2"});
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs)
+    if (touches(pair, "n3") || touches(pair, "n4")) pair.rtt_p50 = 4e-3;
+  const auto found = localize(six, pairs, {});
+  CHECK(found.median_rtt == Approx(40e-6));
+  CHECK(named(found) == std::vector<std::string>{"agent n3", "agent n4", "rail rail1"});
+}
