@@ -1,4 +1,5 @@
 #include "faultline/harness/builtin_scenarios.hpp"
+#include "builtin_pair_side.hpp"
 #include "builtin_steps.hpp"
 #include "probe_scenario.hpp"
 
@@ -24,66 +25,39 @@ using namespace std::chrono_literals;
 constexpr size_t kLargest = 1 << 20;
 constexpr std::array<size_t, 5> kSizes{1, 64, 4096, 65536, kLargest};
 
-// One side of the built-in pingpong: an endpoint, a send and a receive buffer, and a region
-// the peer writes into. Every method returns the side's failure, or nullopt.
+// One side of the built-in pingpong: sizes 1 B to 1 MiB sent both ways, then a 1 MiB RDMA
+// write checked by the peer.
 class PingPong {
  public:
   using Outcome = std::optional<ScenarioOutcome>;
 
   explicit PingPong(ScenarioContext& context)
-      : context_(context), initiator_(context.role == "initiator") {}
+      : context_(context), initiator_(context.role == "initiator"), side_(context, 10s) {}
 
   Outcome run() {
-    if (auto bad = connect()) return bad;
-    for (size_t i = 0; i < kSizes.size(); ++i) {
-      if (auto bad = ping_pong(i)) return bad;
-    }
-    if (auto bad = initiator_ ? write_and_ask() : check_write_and_answer()) return bad;
-    // Both sides finish together, so no endpoint is torn down under the peer's last send.
-    if (Status done = context_.link.barrier("done"); !done.ok()) return harness_error(done.error());
-    return std::nullopt;
-  }
-
- private:
-  static constexpr auto kTimeout = 10s;
-  static constexpr unsigned kWriteSeed = 99;
-
-  Outcome connect() {
     auto device = open_target_device(context_.target);
     if (!device.ok()) return harness_error(device.error());
     device_ = std::move(device).value();
     EndpointConfig config;
     config.send_depth = 16;
     config.recv_depth = 16;
-    auto endpoint = device_->create_endpoint(config);
-    if (!endpoint.ok()) return harness_error(endpoint.error());
-    endpoint_ = std::move(endpoint).value();
-    for (auto* buffer : {&send_buffer_, &recv_buffer_, &rdma_region_}) {
-      auto made = make_buffer(*device_, kLargest);
-      if (!made.ok()) return harness_error(made.error());
-      *buffer = std::move(made).value();
+    if (auto bad = side_.connect(*device_, config, kLargest, kLargest)) return bad;
+    for (size_t i = 0; i < kSizes.size(); ++i) {
+      if (auto bad = ping_pong(i)) return bad;
     }
-    const auto own_address = endpoint_->address();
-    nlohmann::json info = FirstContact::own_info(device_->info().name);
-    info["address"] = to_hex(own_address);
-    info["region"] = rdma_region_.region->remote();
-    auto peer = context_.link.exchange(info);
-    if (!peer.ok()) return harness_error(peer.error());
-    try {
-      peer->at("region").get_to(peer_region_);
-      const auto peer_address = from_hex(peer->at("address"));
-      first_contact_.joined(own_address, peer_address, device_->info().name, *peer);
-      if (Status connected = endpoint_->connect(peer_address); !connected.ok())
-        return harness_error(connected.error());
-    } catch (const nlohmann::json::exception& e) {
-      return harness_error(
-          Error{ErrorCode::kProtocolViolation, std::string("peer info: ") + e.what()});
+    if (initiator_) {
+      context_.link.step("RDMA write 1 MiB");
+      if (auto bad = side_.write_region(kLargest, kLargest, kWriteSeed)) return bad;
+      context_.link.step("ask for the write check");
+      if (auto bad = side_.ask_write_check("RDMA write of 1 MiB")) return bad;
+    } else if (auto bad = side_.answer_write_check(kLargest, kWriteSeed, "RDMA write of 1 MiB")) {
+      return bad;
     }
-    if (Status posted = repost(); !posted.ok()) return harness_error(posted.error());
-    if (Status ready = context_.link.barrier("connected"); !ready.ok())
-      return harness_error(ready.error());
-    return std::nullopt;
+    return side_.finish();
   }
+
+ private:
+  static constexpr unsigned kWriteSeed = 99;
 
   // Size i: the initiator sends a ping and receives the pong; the responder the reverse.
   Outcome ping_pong(size_t i) {
@@ -92,101 +66,21 @@ class PingPong {
     const auto pong_seed = static_cast<unsigned>(2 * i + 2);
     const std::string bytes = std::to_string(size) + " B";
     if (initiator_) {
-      if (auto bad = send(size, ping_seed, i, "send " + bytes + " ping")) return bad;
-      return receive(size, pong_seed, "pong");
+      context_.link.step("send " + bytes + " ping");
+      if (auto bad = side_.send(size, ping_seed, i)) return bad;
+      context_.link.step("receive " + bytes + " pong");
+      return side_.receive(size, pong_seed, "pong");
     }
-    if (auto bad = receive(size, ping_seed, "ping")) return bad;
-    return send(size, pong_seed, i, "send " + bytes + " pong");
-  }
-
-  // The next completion: a success of `op` (of `byte_len` bytes for a receive), or the failure.
-  Outcome expect(Opcode op, uint32_t byte_len) {
-    return expect_completion(*endpoint_, first_contact_, op, byte_len, kTimeout);
-  }
-
-  Status repost() {
-    const Segment whole = recv_buffer_.segment(0, kLargest);
-    return endpoint_->post_recv({1, {&whole, 1}});
-  }
-
-  // Sends `size` bytes of pattern `seed` and waits for the send to complete.
-  Outcome send(size_t size, unsigned seed, uint64_t wr_id, const std::string& step) {
-    context_.link.step(step);
-    fill_pattern(send_buffer_.data(), size, seed);
-    const Segment message = send_buffer_.segment(0, size);
-    if (Status s =
-            endpoint_->post_send({.wr_id = wr_id, .op = Opcode::kSend, .segments = {&message, 1}});
-        !s.ok()) {
-      return harness_error(s.error());
-    }
-    return expect(Opcode::kSend, 0);
-  }
-
-  // Receives `size` bytes that must hold pattern `seed`, then posts the receive again.
-  Outcome receive(size_t size, unsigned seed, const std::string& what) {
-    context_.link.step("receive " + std::to_string(size) + " B " + what);
-    if (auto bad = expect(Opcode::kRecv, static_cast<uint32_t>(size))) return bad;
-    if (size_t at = first_pattern_mismatch(recv_buffer_.data(), size, seed); at != size) {
-      return failure(what + " of " + std::to_string(size) + " bytes as sent",
-                     "byte " + std::to_string(at) + " differs", "send/recv data check");
-    }
-    if (Status s = repost(); !s.ok()) return harness_error(s.error());
-    return std::nullopt;
-  }
-
-  // RDMA write of 1 MiB, then a 1-byte send that orders after it; the responder checks the
-  // region and answers with one byte: 1 when the bytes are right.
-  Outcome write_and_ask() {
-    context_.link.step("RDMA write 1 MiB");
-    fill_pattern(send_buffer_.data(), kLargest, kWriteSeed);
-    const Segment all = send_buffer_.segment(0, kLargest);
-    if (Status s = endpoint_->post_send({.wr_id = 100,
-                                         .op = Opcode::kRdmaWrite,
-                                         .segments = {&all, 1},
-                                         .remote = peer_region_});
-        !s.ok()) {
-      return harness_error(s.error());
-    }
-    if (auto bad = expect(Opcode::kRdmaWrite, 0)) return bad;
-    if (auto bad = send(1, 0, 101, "ask for the write check")) return bad;
-    context_.link.step("receive the write check");
-    if (auto bad = expect(Opcode::kRecv, 1)) return bad;
-    if (recv_buffer_.data()[0] != std::byte{1}) {
-      return failure("RDMA write of 1 MiB lands intact", "the responder found different bytes",
-                     "RDMA write data check");
-    }
-    return std::nullopt;
-  }
-
-  Outcome check_write_and_answer() {
-    context_.link.step("wait for the RDMA write");
-    if (auto bad = expect(Opcode::kRecv, 1)) return bad;
-    const size_t at = first_pattern_mismatch(rdma_region_.data(), kLargest, kWriteSeed);
-    context_.link.step("answer the write check");
-    send_buffer_.data()[0] = at == kLargest ? std::byte{1} : std::byte{0};
-    const Segment one_byte = send_buffer_.segment(0, 1);
-    if (Status s =
-            endpoint_->post_send({.wr_id = 102, .op = Opcode::kSend, .segments = {&one_byte, 1}});
-        !s.ok()) {
-      return harness_error(s.error());
-    }
-    if (auto bad = expect(Opcode::kSend, 0)) return bad;
-    if (at != kLargest) {
-      return failure("RDMA write of 1 MiB lands intact", "byte " + std::to_string(at) + " differs",
-                     "RDMA write data check");
-    }
-    return std::nullopt;
+    context_.link.step("receive " + bytes + " ping");
+    if (auto bad = side_.receive(size, ping_seed, "ping")) return bad;
+    context_.link.step("send " + bytes + " pong");
+    return side_.send(size, pong_seed, i);
   }
 
   ScenarioContext& context_;
   const bool initiator_;
   std::unique_ptr<Device> device_;
-  transports::RegisteredBuffer send_buffer_;
-  transports::RegisteredBuffer recv_buffer_;
-  transports::RegisteredBuffer rdma_region_;
-  RemoteBuffer peer_region_;
-  FirstContact first_contact_;
-  std::unique_ptr<Endpoint> endpoint_;  // last: destroyed before the buffers and the device
+  PairSide side_;  // after the device: its endpoint and buffers go first
 };
 
 ScenarioOutcome pingpong(ScenarioContext& context) {

@@ -4,11 +4,9 @@
 #include <chrono>
 #include <vector>
 
+#include "builtin_pair_side.hpp"
 #include "builtin_steps.hpp"
-#include "faultline/core/hex.hpp"
 #include "faultline/harness/scenario/scenario_runner.hpp"
-#include "faultline/transports/data_pattern.hpp"
-#include "faultline/transports/json.hpp"
 #include "scenario/side_evidence.hpp"
 
 namespace faultline::harness {
@@ -52,14 +50,14 @@ class Probe {
         burst_(std::clamp<size_t>(context.params.value("burst_bytes", size_t{4} << 20), kWrite,
                                   size_t{64} << 20) /
                kWrite * kWrite),
-        timeout_(
-            std::clamp<int64_t>(context.params.value("timeout_ms", int64_t{5000}), 100, 60000)) {}
+        side_(context, std::chrono::milliseconds(std::clamp<int64_t>(
+                           context.params.value("timeout_ms", int64_t{5000}), 100, 60000))) {}
 
   ScenarioOutcome run() {
     ScenarioOutcome outcome = steps().value_or(ScenarioOutcome{});
-    endpoint_.reset();  // before the buffers, and before the evidence is read
-    if (side_) {
-      nlohmann::json details = side_->evidence();
+    side_.close();  // before the evidence is read
+    if (device_) {
+      nlohmann::json details = device_->evidence();
       details["role"] = context_.role;
       if (initiator_ && !rtts_.empty()) details["probe"] = measured();
       outcome.details = std::move(details);
@@ -69,149 +67,51 @@ class Probe {
 
  private:
   Outcome steps() {
-    if (auto bad = connect()) return bad;
-    for (size_t i = 0; i < round_trips_; ++i) {
-      if (auto bad = initiator_ ? ping(i) : pong(i)) return bad;
-    }
-    if (auto bad = initiator_ ? burst() : check_burst()) return bad;
-    if (Status done = context_.link.barrier("done"); !done.ok()) return harness_error(done.error());
-    return std::nullopt;
-  }
-
-  Outcome connect() {
     auto device = open_target_device(context_.target);
     if (!device.ok()) return harness_error(device.error());
-    side_.emplace(std::move(device).value(), agent_fault_plan(context_));
+    device_.emplace(std::move(device).value(), agent_fault_plan(context_));
     EndpointConfig config;
     config.send_depth = 32;
     config.recv_depth = 4;
-    auto endpoint = side_->device().create_endpoint(config);
-    if (!endpoint.ok()) return harness_error(endpoint.error());
-    endpoint_ = std::move(endpoint).value();
-    for (auto [buffer, size] : {std::pair{&small_tx_, kMessage}, std::pair{&small_rx_, kMessage},
-                                std::pair{&region_, burst_}}) {
-      auto made = make_buffer(side_->device(), size);
-      if (!made.ok()) return harness_error(made.error());
-      *buffer = std::move(made).value();
+    if (auto bad = side_.connect(device_->device(), config, kMessage, burst_)) return bad;
+    context_.link.step((initiator_ ? "time " : "answer ") + std::to_string(round_trips_) +
+                       " round trips");
+    for (size_t i = 0; i < round_trips_; ++i) {
+      if (auto bad = initiator_ ? ping(i) : pong(i)) return bad;
     }
-    const auto own_address = endpoint_->address();
-    nlohmann::json info = FirstContact::own_info(side_->device().info().name);
-    info["address"] = to_hex(own_address);
-    info["region"] = region_.region->remote();
-    auto peer = context_.link.exchange(info);
-    if (!peer.ok()) return harness_error(peer.error());
-    try {
-      peer->at("region").get_to(peer_region_);
-      const auto peer_address = from_hex(peer->at("address"));
-      first_.joined(own_address, peer_address, side_->device().info().name, *peer);
-      if (Status connected = endpoint_->connect(peer_address); !connected.ok())
-        return harness_error(connected.error());
-    } catch (const nlohmann::json::exception& e) {
-      return harness_error(
-          Error{ErrorCode::kProtocolViolation, std::string("peer info: ") + e.what()});
-    }
-    if (Status posted = repost(); !posted.ok()) return harness_error(posted.error());
-    if (Status ready = context_.link.barrier("connected"); !ready.ok())
-      return harness_error(ready.error());
-    return std::nullopt;
-  }
-
-  Status repost() {
-    const Segment whole = small_rx_.whole();
-    return endpoint_->post_recv({1, {&whole, 1}});
-  }
-
-  Outcome expect(Opcode op, uint32_t bytes) {
-    return expect_completion(*endpoint_, first_, op, bytes, timeout_);
-  }
-
-  Outcome send(size_t bytes, unsigned seed) {
-    fill_pattern(small_tx_.data(), bytes, seed);
-    const Segment message = small_tx_.segment(0, bytes);
-    if (Status s =
-            endpoint_->post_send({.wr_id = seed, .op = Opcode::kSend, .segments = {&message, 1}});
-        !s.ok())
-      return harness_error(s.error());
-    return expect(Opcode::kSend, 0);
-  }
-
-  Outcome receive(size_t bytes, unsigned seed, const std::string& what) {
-    if (auto bad = expect(Opcode::kRecv, static_cast<uint32_t>(bytes))) return bad;
-    if (const size_t at = first_pattern_mismatch(small_rx_.data(), bytes, seed); at != bytes) {
-      return failure(what + " of " + std::to_string(bytes) + " bytes as sent",
-                     "byte " + std::to_string(at) + " differs", "probe data check");
-    }
-    if (Status s = repost(); !s.ok()) return harness_error(s.error());
-    return std::nullopt;
+    if (auto bad =
+            initiator_ ? burst() : side_.answer_write_check(burst_, kBurstSeed, "RDMA write burst"))
+      return bad;
+    return side_.finish();
   }
 
   Outcome ping(size_t i) {
-    if (i == 0) context_.link.step("time " + std::to_string(round_trips_) + " round trips");
     const auto started = Clock::now();
-    if (auto bad = send(kMessage, static_cast<unsigned>(2 * i + 1))) return bad;
-    if (auto bad = receive(kMessage, static_cast<unsigned>(2 * i + 2), "pong")) return bad;
+    if (auto bad = side_.send(kMessage, static_cast<unsigned>(2 * i + 1), i)) return bad;
+    if (auto bad = side_.receive(kMessage, static_cast<unsigned>(2 * i + 2), "pong")) return bad;
     rtts_.push_back(std::chrono::duration<double>(Clock::now() - started).count());
     return std::nullopt;
   }
 
   Outcome pong(size_t i) {
-    if (i == 0) context_.link.step("answer " + std::to_string(round_trips_) + " round trips");
-    if (auto bad = receive(kMessage, static_cast<unsigned>(2 * i + 1), "ping")) return bad;
-    return send(kMessage, static_cast<unsigned>(2 * i + 2));
+    if (auto bad = side_.receive(kMessage, static_cast<unsigned>(2 * i + 1), "ping")) return bad;
+    return side_.send(kMessage, static_cast<unsigned>(2 * i + 2), i);
   }
 
-  // RDMA writes of the whole region, then a one-byte ask; the answer says whether it landed.
+  // RDMA writes of the whole region, timed; then the peer says whether they landed.
   Outcome burst() {
     context_.link.step("RDMA write burst of " + std::to_string(burst_) + " bytes");
-    fill_pattern(region_.data(), burst_, kBurstSeed);
     const auto started = Clock::now();
-    for (size_t offset = 0; offset < burst_; offset += kWrite) {
-      const Segment part = region_.segment(offset, kWrite);
-      RemoteBuffer target = peer_region_;
-      target.addr += offset;
-      target.length = kWrite;
-      if (Status s = endpoint_->post_send({.wr_id = 1000 + offset / kWrite,
-                                           .op = Opcode::kRdmaWrite,
-                                           .segments = {&part, 1},
-                                           .remote = target});
-          !s.ok())
-        return harness_error(s.error());
-    }
-    for (size_t offset = 0; offset < burst_; offset += kWrite)
-      if (auto bad = expect(Opcode::kRdmaWrite, 0)) return bad;
+    if (auto bad = side_.write_region(burst_, kWrite, kBurstSeed)) return bad;
     burst_seconds_ = std::chrono::duration<double>(Clock::now() - started).count();
-    if (auto bad = send(1, 0)) return bad;
-    if (auto bad = expect(Opcode::kRecv, 1)) return bad;
-    if (small_rx_.data()[0] != std::byte{1}) {
-      return failure("the RDMA write burst lands intact", "the responder found other bytes",
-                     "probe RDMA write data check");
-    }
-    return std::nullopt;
-  }
-
-  Outcome check_burst() {
-    context_.link.step("wait for the RDMA write burst");
-    if (auto bad = expect(Opcode::kRecv, 1)) return bad;
-    const size_t at = first_pattern_mismatch(region_.data(), burst_, kBurstSeed);
-    if (Status s = repost(); !s.ok()) return harness_error(s.error());
-    small_tx_.data()[0] = at == burst_ ? std::byte{1} : std::byte{0};
-    const Segment answer = small_tx_.segment(0, 1);
-    if (Status s =
-            endpoint_->post_send({.wr_id = 2, .op = Opcode::kSend, .segments = {&answer, 1}});
-        !s.ok())
-      return harness_error(s.error());
-    if (auto bad = expect(Opcode::kSend, 0)) return bad;
-    if (at != burst_) {
-      return failure("the RDMA write burst lands intact", "byte " + std::to_string(at) + " differs",
-                     "probe RDMA write data check");
-    }
-    return std::nullopt;
+    return side_.ask_write_check("RDMA write burst");
   }
 
   nlohmann::json measured() const {
     return {{"round_trips", rtts_.size()},
             {"rtt_seconds",
-             {{"p50", quantile(rtts_, 0.5)},
+             {{"p10", quantile(rtts_, 0.1)},
+              {"p50", quantile(rtts_, 0.5)},
               {"p99", quantile(rtts_, 0.99)},
               {"min", *std::min_element(rtts_.begin(), rtts_.end())},
               {"max", *std::max_element(rtts_.begin(), rtts_.end())}}},
@@ -223,16 +123,10 @@ class Probe {
   const bool initiator_;
   const size_t round_trips_;
   const size_t burst_;
-  const std::chrono::milliseconds timeout_;
-  std::optional<MeteredSide> side_;
-  RegisteredBuffer small_tx_;
-  RegisteredBuffer small_rx_;
-  RegisteredBuffer region_;
-  RemoteBuffer peer_region_;
-  FirstContact first_;
+  std::optional<MeteredSide> device_;
+  PairSide side_;  // after the device: its endpoint and buffers go first
   std::vector<double> rtts_;
   double burst_seconds_ = 0;
-  std::unique_ptr<Endpoint> endpoint_;  // last: destroyed before the buffers and the device
 };
 
 }  // namespace

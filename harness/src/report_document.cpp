@@ -13,15 +13,6 @@ namespace faultline::harness {
 
 namespace {
 
-std::string now_utc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 std::string kernel_release() {
   utsname name{};
   uname(&name);
@@ -29,6 +20,15 @@ std::string kernel_release() {
 }
 
 }  // namespace
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
 
 nlohmann::json this_machine_as_agent(const transports::Target& target) {
   return nlohmann::json::array({{{"id", "local"},
@@ -85,7 +85,7 @@ ReportDocument::ReportDocument(const Coordinator& coordinator, const RunMetadata
 
 ReportDocument::ReportDocument(nlohmann::json agents, const RunMetadata& metadata, size_t total)
     : total_(total) {
-  const std::string started = now_utc();
+  const std::string started = utc_now();
   document_ = {{"schema_version", 2},
                {"faultline_version", FAULTLINE_VERSION},
                {"run",
@@ -121,7 +121,7 @@ void ReportDocument::refresh() {
   for (const auto& scenario : document_["scenarios"]) ++counts[scenario.at("verdict")];
   const size_t finished = document_["scenarios"].size();
   document_["summary"] = {{"total", total_}, {"finished", finished}, {"verdicts", counts}};
-  document_["run"]["updated_at"] = now_utc();
+  document_["run"]["updated_at"] = utc_now();
   document_["run"]["complete"] = finished == total_;
 }
 

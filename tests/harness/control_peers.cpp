@@ -44,7 +44,8 @@ std::unique_ptr<BackgroundProcess> start_agent(uint16_t port, const std::string&
       " agent --coordinator 127.0.0.1:" + std::to_string(port));
 }
 
-bool has_child_process(pid_t parent) {
+size_t child_process_count(pid_t parent) {
+  size_t children = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string stat = read_text_file(entry.path().string() + "/stat");
     const auto close_paren = stat.rfind(')');
@@ -54,10 +55,12 @@ bool has_child_process(pid_t parent) {
     std::string state;
     pid_t ppid = 0;
     fields >> state >> ppid;
-    if (ppid == parent) return true;
+    if (ppid == parent) ++children;
   }
-  return false;
+  return children;
 }
+
+bool has_child_process(pid_t parent) { return child_process_count(parent) > 0; }
 
 uint16_t closed_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -1,7 +1,8 @@
 // On a real rxe device (Soft-RoCE lane): the RNR scenario makes rxe count RNR NAKs, and the
 // growth shows in report.json (a side's port_counters) and in the metrics faultline serves
-// (node_exporter's name for it).
+// (node_exporter's name for it), and the dashboard's hardware panels answer over them.
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -51,4 +52,15 @@ TEST_CASE("RNR retries on rxe grow rcvd_rnr_err, in the report and in the metric
   INFO(scraped.out);
   REQUIRE(std::regex_search(scraped.out, sample, rnr));
   CHECK(std::stod(sample[1].str()) == static_cast<double>(most));
+
+  // The dashboard's hardware-counter panels over these counters, evaluated by promtool.
+  {
+    std::ofstream exposition(dir.path() + "/metrics.txt");
+    exposition << scraped.out;
+  }
+  auto panels = run_command("/usr/bin/python3 " + std::string(FAULTLINE_SOURCE_DIR) +
+                            "/tests/reports/dashboard_promtool.py " + dir.path() + "/metrics.txt " +
+                            std::string(FAULTLINE_SOURCE_DIR) + "/reports/grafana/faultline.json");
+  INFO(panels.out << panels.err);
+  CHECK(panels.exit_code == 0);
 }

@@ -124,7 +124,8 @@ TEST_CASE("run refuses bad arguments with exit 2 and says why", "[integration]")
   CHECK(suite.exit_code == 2);
   CHECK_THAT(
       suite.err,
-      Catch::Contains("expected a suite (conformance, faults, limits, links, protocols, smoke)"));
+      Catch::Contains(
+          "expected a suite (conformance, faults, limits, links, pingmesh, protocols, smoke)"));
   auto seed = run_command(kFaultline + " run --seed -1");
   CHECK(seed.exit_code == 2);  // once taken as 2^64 - 1
   CHECK_THAT(seed.err, Catch::Contains("--seed") && Catch::Contains("got '-1'"));

@@ -326,7 +326,7 @@ TEST_CASE("list --json names every scenario with its tags, and the suites", "[in
   REQUIRE(result.exit_code == 0);
   const auto listing = json::parse(result.out);
   CHECK(listing.at("suites") ==
-        json({"conformance", "faults", "limits", "links", "protocols", "smoke"}));
+        json({"conformance", "faults", "limits", "links", "pingmesh", "protocols", "smoke"}));
   bool megatron = false;
   for (const auto& scenario : listing.at("scenarios")) {
     if (scenario.at("id") == "queue-depth.megatron-send-depth") {

@@ -4,7 +4,9 @@
 that passes, then three that fail (the third loses an agent, killed mid-scenario). Every
 expression of every dashboard panel is asked of Prometheus over the runs' time (a range
 query, as Grafana asks it, the dashboard's variables at "All") and must answer a non-zero
-value; some must answer exactly what the runs did. What was pushed passes promtool's lint. Grafana itself is not in Debian: tests/reports/grafana_dashboard_test.py checks the
+value; some must answer exactly what the runs did. What was pushed passes promtool's lint.
+The hardware-counter panels need an RDMA device: the Soft-RoCE lane evaluates them
+(dashboard_promtool.py); the fabric panels need a monitor (harness/monitor/monitor_test.py). Grafana itself is not in Debian: tests/reports/grafana_dashboard_test.py checks the
 structure its import requires.
 
 Usage: dashboard_test.py FAULTLINE TEST_SCENARIO_DIR DASHBOARD"""

@@ -1,21 +1,12 @@
 #include "faultline/harness/monitor/localization.hpp"
+#include "faultline/reports/report_view.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 
 namespace faultline::harness::monitor {
 
 namespace {
-
-std::string microseconds(double seconds) {
-  char text[32];
-  if (seconds >= 1e-3)
-    std::snprintf(text, sizeof text, "%.2f ms", seconds * 1e3);
-  else
-    std::snprintf(text, sizeof text, "%.1f us", seconds * 1e6);
-  return text;
-}
 
 std::string share(size_t part, size_t whole) {
   return std::to_string(part) + " of " + std::to_string(whole);
@@ -40,7 +31,8 @@ std::string pair_words(const PairResult& pair, PairState state, const std::strin
     std::string what = pair.observed.substr(0, 80);
     return peer + ": " + pair.verdict + (what.empty() ? "" : ": " + what);
   }
-  return peer + ": " + (pair.rtt_p50 ? microseconds(*pair.rtt_p50) : std::string("slow"));
+  const auto rtt = pair.judged_rtt();
+  return peer + ": " + (rtt ? reports::duration_words(*rtt) : std::string("slow"));
 }
 
 // What an agent's NIC showed: counters that grew, completions with an error status.
@@ -73,8 +65,9 @@ Localization localize(const std::vector<MonitoredAgent>& agents,
   for (const auto& agent : agents) {
     std::vector<double> rtts;
     for (const auto& pair : pairs)
-      if ((pair.a == agent.name || pair.b == agent.name) && pair.verdict == "pass" && pair.rtt_p50)
-        rtts.push_back(*pair.rtt_p50);
+      if ((pair.a == agent.name || pair.b == agent.name) && pair.verdict == "pass" &&
+          pair.judged_rtt())
+        rtts.push_back(*pair.judged_rtt());
     if (!rtts.empty()) agent_medians.push_back(median_of(rtts));
   }
   result.median_rtt = median_of(agent_medians);
@@ -82,8 +75,8 @@ Localization localize(const std::vector<MonitoredAgent>& agents,
   for (const auto& pair : pairs) {
     if (pair.verdict != "pass")
       result.states.push_back(PairState::kFailed);
-    else if (pair.rtt_p50 && result.median_rtt > 0 &&
-             *pair.rtt_p50 > settings.slow_factor * result.median_rtt)
+    else if (pair.judged_rtt() && result.median_rtt > 0 &&
+             *pair.judged_rtt() > settings.slow_factor * result.median_rtt)
       result.states.push_back(PairState::kSlow);
     else
       result.states.push_back(PairState::kOk);
@@ -141,19 +134,20 @@ Localization localize(const std::vector<MonitoredAgent>& agents,
       if (!bad(i)) continue;
       failed += result.states[i] == PairState::kFailed ? 1 : 0;
       slow += result.states[i] == PairState::kSlow ? 1 : 0;
-      if (pairs[i].rtt_p50 && result.states[i] == PairState::kSlow)
-        bad_rtts.push_back(*pairs[i].rtt_p50);
+      if (pairs[i].judged_rtt() && result.states[i] == PairState::kSlow)
+        bad_rtts.push_back(*pairs[i].judged_rtt());
       if (examples.size() < 300)
         examples +=
             (examples.empty() ? "" : "; ") + pair_words(pairs[i], result.states[i], agent.name);
     }
     const bool mostly_failed = failed >= slow;
     std::string evidence =
-        mostly_failed ? share(failed + slow, tested) + " of its pairs bad (" +
-                            std::to_string(failed) + " failed, " + std::to_string(slow) + " slow)"
-                      : share(slow, tested) + " of its pairs slow: round-trip p50 " +
-                            microseconds(median_of(bad_rtts)) + " against the fabric's median " +
-                            microseconds(result.median_rtt);
+        mostly_failed
+            ? share(failed + slow, tested) + " of its pairs bad (" + std::to_string(failed) +
+                  " failed, " + std::to_string(slow) + " slow)"
+            : share(slow, tested) + " of its pairs slow: round trips " +
+                  reports::duration_words(median_of(bad_rtts)) + " against the fabric's median " +
+                  reports::duration_words(result.median_rtt);
     evidence += ": " + examples + "; the other agents are fine with each other (" +
                 share(rest_bad, rest) + " pairs bad)";
     if (const std::string device = device_words(agent); !device.empty())
@@ -202,8 +196,9 @@ Localization localize(const std::vector<MonitoredAgent>& agents,
          pairs[i].a + "<->" + pairs[i].b,
          result.states[i] == PairState::kFailed ? "failed" : "slow",
          "only this pair of theirs is bad: " + pair_words(pairs[i], result.states[i], pairs[i].a) +
-             (result.median_rtt > 0 ? " (fabric median " + microseconds(result.median_rtt) + ")"
-                                    : ""),
+             (result.median_rtt > 0
+                  ? " (fabric median " + reports::duration_words(result.median_rtt) + ")"
+                  : ""),
          {pairs[i].a, pairs[i].b}});
   }
   return result;

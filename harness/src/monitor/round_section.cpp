@@ -44,15 +44,15 @@ RoundInput round_input(const std::vector<AgentRecord>& agents,
                        const std::vector<ScenarioRun>& runs) {
   RoundInput input;
   std::map<std::string, size_t> index;  // agent id -> its place in input.agents
+  // An agent lost during the round stays in it: its pairs' errors say so.
   for (const auto& record : agents) {
-    if (record.lost) continue;
     index[record.id] = input.agents.size();
     input.agents.push_back(
         {record.name, record.rail, record.hello.value("switch", ""), record.host, {}, {}});
   }
   for (const auto& run : runs) {
     if (run.agents.size() != 2 || !index.contains(run.initiator) || !index.contains(run.responder))
-      continue;  // a ring, or an agent gone since
+      continue;  // a ring
     PairResult pair;
     pair.a = input.agents[index.at(run.initiator)].name;
     pair.b = input.agents[index.at(run.responder)].name;
@@ -61,6 +61,7 @@ RoundInput round_input(const std::vector<AgentRecord>& agents,
     const json initiator = run.sides.value(run.initiator, json());
     pair.rtt_p50 = seconds_at(initiator, "p50");
     pair.rtt_p99 = seconds_at(initiator, "p99");
+    pair.rtt_p10 = seconds_at(initiator, "p10");
     for (const auto& id : run.agents)
       add_device_evidence(input.agents[index.at(id)], run.sides.value(id, json()));
     input.pairs.push_back(std::move(pair));
@@ -80,6 +81,7 @@ json round_section(uint64_t round, const std::string& started_at, double seconds
                   {"state", to_string(found.states[i])}};
     if (pair.rtt_p50) entry["rtt_p50_seconds"] = *pair.rtt_p50;
     if (pair.rtt_p99) entry["rtt_p99_seconds"] = *pair.rtt_p99;
+    if (pair.rtt_p10) entry["rtt_p10_seconds"] = *pair.rtt_p10;
     pairs.push_back(std::move(entry));
   }
   std::map<std::string, bool> suspected;

@@ -10,8 +10,9 @@
 
 namespace faultline::harness::monitor {
 
-/// The round's agents (names, labels, what their NICs showed) and pairs (verdicts, round
-/// trips from the probe's initiator side), from the coordinator's records and the runs.
+/// The round's agents (names, labels, what their NICs showed; those lost during the round
+/// too) and pairs (verdicts, round trips from the probe's initiator side), from the
+/// coordinator's records and the runs.
 struct RoundInput {
   std::vector<MonitoredAgent> agents;
   std::vector<PairResult> pairs;

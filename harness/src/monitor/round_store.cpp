@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <vector>
 
@@ -36,15 +35,6 @@ std::vector<std::pair<uint64_t, fs::path>> round_files(const std::string& direct
 }
 
 }  // namespace
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 std::string file_stamp(const std::string& utc) {
   std::string stamp;

@@ -24,8 +24,7 @@ class RoundStore {
   size_t keep_;
 };
 
-/// "2026-11-25T03:10:00Z" for now, and the same as a file name's part: "20261125T031000Z".
-std::string utc_now();
+/// A report's time as a file name's part: "2026-11-25T03:10:00Z" -> "20261125T031000Z".
 std::string file_stamp(const std::string& utc);
 
 }  // namespace faultline::harness::monitor

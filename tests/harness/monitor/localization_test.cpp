@@ -21,7 +21,7 @@ std::vector<PairResult> all_pairs(const std::vector<MonitoredAgent>& of) {
   std::vector<PairResult> pairs;
   for (size_t i = 0; i < of.size(); ++i)
     for (size_t j = i + 1; j < of.size(); ++j)
-      pairs.push_back({of[i].name, of[j].name, "pass", "", 40e-6, 60e-6});
+      pairs.push_back({of[i].name, of[j].name, "pass", "", 40e-6, 60e-6, std::nullopt});
   return pairs;
 }
 
@@ -122,4 +122,17 @@ TEST_CASE("two slow NICs of six are most pairs but not the fabric's median", "[u
   const auto found = localize(six, pairs, {});
   CHECK(found.median_rtt == Approx(40e-6));
   CHECK(named(found) == std::vector<std::string>{"agent n3", "agent n4", "rail rail1"});
+}
+
+TEST_CASE("slowness is judged on a pair's fastest tenth: a busy moment is no slow NIC", "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs) {
+    pair.rtt_p10 = 30e-6;
+    if (touches(pair, "n2")) pair.rtt_p50 = 3e-3;  // a host busy half of the time
+  }
+  CHECK(localize(six, pairs, {}).suspects.empty());
+  for (auto& pair : pairs)
+    if (touches(pair, "n2")) pair.rtt_p10 = 2e-3;  // slow on every round trip
+  CHECK(named(localize(six, pairs, {})) == std::vector<std::string>{"agent n2"});
 }

@@ -17,6 +17,9 @@ struct RunMetadata {
   bool strict = false;
 };
 
+/// Now, as reports write times: "2026-11-25T03:10:00Z".
+std::string utc_now();
+
 /// This machine as the report's one agent ("local"), for runs without a coordinator
 /// (`sut run`, `port-check`).
 nlohmann::json this_machine_as_agent(const transports::Target& target);

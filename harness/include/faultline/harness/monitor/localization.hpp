@@ -27,6 +27,12 @@ struct PairResult {
   std::string observed;           ///< what went wrong, when it did
   std::optional<double> rtt_p50;  ///< seconds, from the probe's round trips
   std::optional<double> rtt_p99;
+  /// The fastest tenth of its round trips: what slowness is judged on, so a host busy for a
+  /// moment (its cores shared) is not a slow NIC, while one slow on every round trip is.
+  std::optional<double> rtt_p10;
+
+  /// rtt_p10, or rtt_p50 where the probe gave no p10.
+  std::optional<double> judged_rtt() const { return rtt_p10 ? rtt_p10 : rtt_p50; }
 };
 
 enum class PairState { kOk, kSlow, kFailed };
@@ -43,8 +49,8 @@ struct Suspect {
 
 /// Thresholds, relative to the fabric's own numbers.
 struct LocalizationSettings {
-  /// A pair is slow when its round-trip p50 is more than this many times the fabric's median
-  /// (Localization::median_rtt).
+  /// A pair is slow when its judged round trip (PairResult::judged_rtt) is more than this
+  /// many times the fabric's median (Localization::median_rtt).
   double slow_factor = 3.0;
   /// An agent is a suspect when at least this share of its pairs are bad ...
   double most = 0.5;
@@ -53,8 +59,9 @@ struct LocalizationSettings {
 };
 
 struct Localization {
-  /// The fabric's median round trip: over agents, of each agent's median pair p50 (so a few
-  /// slow NICs, whose pairs may be most of the pairs, do not move it); 0 without one.
+  /// The fabric's median round trip: over agents, of each agent's median judged pair round
+  /// trip (so a few slow NICs, whose pairs may be most of the pairs, do not move it); 0
+  /// without one.
   double median_rtt = 0;
   std::vector<PairState> states;  ///< one per pair, in the order given
   std::vector<Suspect> suspects;
