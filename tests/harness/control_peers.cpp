@@ -44,7 +44,7 @@ std::unique_ptr<BackgroundProcess> start_agent(uint16_t port, const std::string&
       " agent --coordinator 127.0.0.1:" + std::to_string(port));
 }
 
-size_t child_process_count(pid_t parent) {
+size_t child_process_count(pid_t parent, const std::string& name) {
   size_t children = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string stat = read_text_file(entry.path().string() + "/stat");
@@ -55,7 +55,9 @@ size_t child_process_count(pid_t parent) {
     std::string state;
     pid_t ppid = 0;
     fields >> state >> ppid;
-    if (ppid == parent) ++children;
+    const auto open_paren = stat.find('(');
+    const std::string comm = stat.substr(open_paren + 1, close_paren - open_paren - 1);
+    if (ppid == parent && (name.empty() || comm == name)) ++children;
   }
   return children;
 }

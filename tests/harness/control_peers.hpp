@@ -41,9 +41,9 @@ CoordinatorProcess start_coordinator(const TempDir& dir, const std::string& toke
 /// An agent of 127.0.0.1:`port` with FAULTLINE_TOKEN=`token`.
 std::unique_ptr<BackgroundProcess> start_agent(uint16_t port, const std::string& token);
 
-/// How many processes have `parent` as their parent (an agent: its spare scenario process, and
-/// the one running a scenario).
-size_t child_process_count(pid_t parent);
+/// How many processes have `parent` as their parent, those named `name` only when it is given
+/// (an agent's child running a scenario is "fl-scenario"; its spare, waiting, is not).
+size_t child_process_count(pid_t parent, const std::string& name = "");
 /// Whether some process has `parent` as its parent.
 bool has_child_process(pid_t parent);
 

@@ -34,7 +34,7 @@ TEST_CASE("a coordinator killed mid-suite leaves a report that validates and hol
   pid_t sleeper = 0;
   for (int i = 0; i < 1000 && sleeper == 0; ++i) {
     for (const auto* agent : {first.get(), second.get()}) {
-      if (has_child_process(agent->pid()) &&
+      if (child_process_count(agent->pid(), "fl-scenario") > 0 &&
           read_text_file(dir.path() + "/report/report.json").find("\"pingpong\"") !=
               std::string::npos)
         sleeper = agent->pid();
@@ -78,8 +78,7 @@ void check_agent_lost_mid_scenario(int signal, const std::string& evidence) {
   pid_t victim = 0;
   for (int i = 0; i < 1000 && victim == 0; ++i) {
     for (const auto& agent : agents) {
-      // Running a scenario: its child and the spare started for the next one.
-      if (child_process_count(agent->pid()) >= 2) victim = agent->pid();
+      if (child_process_count(agent->pid(), "fl-scenario") > 0) victim = agent->pid();
     }
     std::this_thread::sleep_for(10ms);
   }

@@ -184,7 +184,7 @@ class AgentSession {
   int serve() {
     std::thread coordinator_reader =
         start_reader(coordinator_, Source::kCoordinator, events_, nullptr, welcome_.silence);
-    if (auto spare = spawn_child(options_, events_); spare.ok()) spare_ = std::move(spare).value();
+    start_spare();
     std::atomic<bool> stopping{false};
     std::thread heartbeat([&] {
       while (!stopping) {
@@ -228,6 +228,7 @@ class AgentSession {
     if (!event.message.ok()) {  // the child closed its socket: it ended
       reap_child(*child_, coordinator_);
       child_.reset();
+      start_spare();  // it may have ended without a result (a crash)
       return;
     }
     nlohmann::json& message = event.message.value();
@@ -247,6 +248,13 @@ class AgentSession {
     }
     const std::string type = message.at("type");
     (void)coordinator_.send_message(type, body_of(std::move(message)));
+    // The next scenario's process loads once this one's steps are done, not while they run.
+    if (type == "scenario_result") start_spare();
+  }
+
+  void start_spare() {
+    if (spare_) return;
+    if (auto spare = spawn_child(options_, events_); spare.ok()) spare_ = std::move(spare).value();
   }
 
   void on_coordinator(Event& event) {
@@ -316,8 +324,6 @@ class AgentSession {
                          {"provider", options_.target.provider},
                          {"device", options_.target.device}};
     (void)child_->channel->send(message);
-    // The next scenario's process loads while this one runs.
-    if (auto spare = spawn_child(options_, events_); spare.ok()) spare_ = std::move(spare).value();
   }
 
   // The spare, given run `run_id`, while it still waits for its scenario; else a new child.
