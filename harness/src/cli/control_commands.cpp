@@ -285,8 +285,11 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   CLI::App* s = app.add_subcommand("scenario-child", "Internal: one scenario, started by an agent");
   s->group("");  // hidden from --help
   s->add_option("--fd", *child_fd, "Socket shared with the agent")->required();
-  s->callback(
-      [&run, child_fd] { run = [child_fd] { return harness::run_scenario_child(*child_fd); }; });
+  auto priority = std::make_shared<std::optional<int>>();
+  s->add_option("--priority", *priority, "A spare's nice value to take back with its scenario");
+  s->callback([&run, child_fd, priority] {
+    run = [child_fd, priority] { return harness::run_scenario_child(*child_fd, *priority); };
+  });
 }
 
 }  // namespace faultline::cli

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,7 +77,24 @@ struct Child {
   std::thread reader;
 };
 
-Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, EventQueue<Event>& events) {
+// This process's nice value, when a child started at the lowest priority may take it back
+// (root, or RLIMIT_NICE allows it); nullopt otherwise.
+std::optional<int> priority_a_spare_can_restore() {
+  errno = 0;
+  const int nice_value = getpriority(PRIO_PROCESS, 0);
+  if (errno != 0) return std::nullopt;
+  rlimit limit{};
+  const bool allowed = geteuid() == 0 || (getrlimit(RLIMIT_NICE, &limit) == 0 &&
+                                          limit.rlim_cur >= static_cast<rlim_t>(20 - nice_value));
+  return allowed ? std::optional(nice_value) : std::nullopt;
+}
+
+// A scenario child. A spare (`ahead`) loads at the lowest priority, where it can take its
+// priority back once its scenario comes, so its loading does not slow a scenario under way.
+Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, EventQueue<Event>& events,
+                                           bool ahead = false) {
+  static const std::optional<int> restorable = priority_a_spare_can_restore();
+  const std::string priority = ahead && restorable ? std::to_string(*restorable) : "";
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return errno_error("socketpair", errno, "for a scenario child");
@@ -91,7 +109,13 @@ Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, EventQue
     if (getppid() != agent) _exit(127);
     // The child end becomes fd 3 and survives exec; everything else is close-on-exec.
     dup2(fds[1], 3);
-    execl(options.executable.c_str(), "faultline", "scenario-child", "--fd", "3", nullptr);
+    if (priority.empty()) {
+      execl(options.executable.c_str(), "faultline", "scenario-child", "--fd", "3", nullptr);
+    } else {
+      setpriority(PRIO_PROCESS, 0, 19);
+      execl(options.executable.c_str(), "faultline", "scenario-child", "--fd", "3", "--priority",
+            priority.c_str(), nullptr);
+    }
     _exit(127);
   }
   ::close(fds[1]);
@@ -248,13 +272,12 @@ class AgentSession {
     }
     const std::string type = message.at("type");
     (void)coordinator_.send_message(type, body_of(std::move(message)));
-    // The next scenario's process loads once this one's steps are done, not while they run.
-    if (type == "scenario_result") start_spare();
   }
 
   void start_spare() {
     if (spare_) return;
-    if (auto spare = spawn_child(options_, events_); spare.ok()) spare_ = std::move(spare).value();
+    if (auto spare = spawn_child(options_, events_, true); spare.ok())
+      spare_ = std::move(spare).value();
   }
 
   void on_coordinator(Event& event) {
@@ -324,6 +347,7 @@ class AgentSession {
                          {"provider", options_.target.provider},
                          {"device", options_.target.device}};
     (void)child_->channel->send(message);
+    start_spare();  // the next scenario's process loads, at low priority, while this one runs
   }
 
   // The spare, given run `run_id`, while it still waits for its scenario; else a new child.

@@ -1,6 +1,7 @@
 #include "faultline/harness/control/scenario_child.hpp"
 
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <csignal>
@@ -15,7 +16,7 @@
 
 namespace faultline::harness {
 
-int run_scenario_child(int fd) {
+int run_scenario_child(int fd, std::optional<int> priority) {
   using namespace std::chrono_literals;
   control::Channel channel(fd, "agent");
   // Started ahead of its scenario (a spare), it waits as long as its agent lives (a dead
@@ -33,6 +34,10 @@ int run_scenario_child(int fd) {
   const uint64_t run_id = message.at("run_id");
   // `ps` (and the harness's tests) tell a child running a scenario from a spare by its name.
   prctl(PR_SET_NAME, "fl-scenario");
+  if (priority && setpriority(PRIO_PROCESS, 0, *priority) != 0) {
+    std::cerr << "faultline scenario-child: setpriority " << *priority << ": "
+              << std::strerror(errno) << "; the scenario runs at the spare's low priority\n";
+  }
   const auto& target = message.at("target");
   const transports::Target where{target.value("transport", "ofi"), target.value("provider", ""),
                                  target.value("device", "")};
