@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <vector>
 
 #include "builtin_pair_side.hpp"
@@ -18,7 +19,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMessage = 64;
-constexpr size_t kWrite = 256 * 1024;
+constexpr size_t kWrite = size_t{256} * 1024;
 constexpr unsigned kBurstSeed = 77;
 
 // The side's fault plan: the agent's own faults, as if the scenario named them for its role.
@@ -35,7 +36,7 @@ fault::FaultPlan agent_fault_plan(const ScenarioContext& context) {
 double quantile(std::vector<double> sorted, double q) {
   if (sorted.empty()) return 0;
   std::sort(sorted.begin(), sorted.end());
-  const auto at = static_cast<size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5);
+  const auto at = static_cast<size_t>(std::lround(q * static_cast<double>(sorted.size() - 1)));
   return sorted[std::min(at, sorted.size() - 1)];
 }
 

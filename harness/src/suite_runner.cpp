@@ -39,6 +39,7 @@ class Reporter final : public RunObserver {
         metrics_(metrics) {
     if (metrics == nullptr) return;
     std::vector<std::string> ids;
+    ids.reserve(scenarios.size());
     for (const auto& scenario : scenarios) ids.push_back(scenario.id);
     sinks_.push_back(std::make_unique<reports::MetricsSink>(*metrics, metrics_plan(ids)));
   }

@@ -205,7 +205,9 @@ struct RunCommand {
 
 }  // namespace
 
-void add_control_commands(CLI::App& app, CommandAction& run) {
+namespace {
+
+void add_coordinator_command(CLI::App& app, CommandAction& run) {
   auto coordinator = std::make_shared<CoordinatorCommand>();
   CLI::App* c =
       app.add_subcommand("coordinator", "Accept agents and run a suite over every pair of them");
@@ -230,7 +232,9 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
       "Example:\n  FAULTLINE_TOKEN=secret faultline coordinator --listen 0.0.0.0:7300 --agents 16 "
       "--suite links");
   c->callback([&run, coordinator] { run = [coordinator] { return coordinator->run(); }; });
+}
 
+void add_agent_command(CLI::App& app, CommandAction& run) {
   auto agent = std::make_shared<AgentCommand>();
   CLI::App* a = app.add_subcommand("agent", "Serve scenarios for a coordinator");
   a->add_option("--coordinator", agent->options.coordinator, "HOST:PORT of the coordinator")
@@ -261,6 +265,13 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
       "--transport verbs\n  faultline agent --coordinator head:7400 --reconnect --rail rail0   "
       "(for faultline monitor)");
   a->callback([&run, agent] { run = [agent] { return agent->run(); }; });
+}
+
+}  // namespace
+
+void add_control_commands(CLI::App& app, CommandAction& run) {
+  add_coordinator_command(app, run);
+  add_agent_command(app, run);
 
   auto runner = std::make_shared<RunCommand>();
   CLI::App* r = app.add_subcommand(

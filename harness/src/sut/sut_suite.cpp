@@ -64,6 +64,7 @@ int run_sut_suite(const std::vector<SutScenario>& scenarios, const SutSuiteSetti
   auto sinks = reports::report_directory_sinks(settings.report_dir);
   if (settings.metrics != nullptr) {
     std::vector<std::string> ids;
+    ids.reserve(scenarios.size());
     for (const auto& scenario : scenarios) ids.push_back(scenario.name);
     sinks.push_back(
         std::make_unique<reports::MetricsSink>(*settings.metrics, metrics_plan(ids, true)));
