@@ -129,13 +129,14 @@ def fault(name, entries):
         os.rename(path + ".new", path)
 
 
-def at_round_boundary(monitor, change):
-    """Makes `change` right after a round's report appears, in the gap before the next round
-    starts, so the next round sees all of it; the number of the last round without it."""
-    before = monitor.last()
-    monitor.wait_round(before + 1)
+def at_round_boundary(monitor, change, after=None):
+    """Makes `change` right after a round's report appears (round `after`, else the next one),
+    in the gap before the next round starts, so the next round sees all of it; the number of
+    the last round without it."""
+    after = after or monitor.last() + 1
+    monitor.wait_round(after)
     change()
-    return before + 1
+    return after
 
 
 class Prometheus:
@@ -181,18 +182,20 @@ def alert_expression(name):
 
 
 def localize():
-    monitor = Monitor("7s", os.path.join(work, "report"))
+    monitor = Monitor("6s", os.path.join(work, "report"))
     prometheus = Prometheus(f"127.0.0.1:{monitor.metrics_port}")
     names = [f"n{i}" for i in range(1, 7)]
     for name in names:
         agent(name, monitor.port)
-    clean, section = wait_full_round(monitor, 6)
-    section = monitor.wait_round(clean + 1)
-    for number in (clean, clean + 1):
-        assert monitor.rounds()[number]["suspects"] == [], monitor.rounds()[number]
-    assert len(section["pairs"]) == 15 and all(p["state"] == "ok" for p in section["pairs"])
+    clean, _ = wait_full_round(monitor, 6)
+    # Round clean + 1 just ended: the fault goes in before the next one starts.
     injected = at_round_boundary(monitor, lambda: fault("n4", [
-        {"kind": "rewrite_status", "opcode": "SEND", "every": 1, "status": "RETRY_EXC_ERR"}]))
+        {"kind": "rewrite_status", "opcode": "SEND", "every": 1, "status": "RETRY_EXC_ERR"}]),
+        after=clean + 1)
+    for number in (clean, clean + 1):
+        section = monitor.rounds()[number]
+        assert section["suspects"] == [], section
+        assert len(section["pairs"]) == 15 and all(p["state"] == "ok" for p in section["pairs"])
     named = None
     for number in (injected + 1, injected + 2):
         section = monitor.wait_round(number)
@@ -239,14 +242,16 @@ def localize():
 
 def rail():
     report_dir = os.path.join(work, "report")
-    monitor = Monitor("7s", report_dir)
+    monitor = Monitor("6s", report_dir)
     rails = {"n1": "rail0", "n2": "rail0", "n3": "rail1", "n4": "rail1", "n5": "rail2",
              "n6": "rail2"}
     for name, label in rails.items():
         agent(name, monitor.port, ["--rail", label])
     clean, _ = wait_full_round(monitor, 6)
+    assert monitor.rounds()[clean]["suspects"] == [], monitor.rounds()[clean]
     late = [{"kind": "delay_completion", "opcode": "RECV", "every": 1, "delay_ms": 4}]
-    injected = at_round_boundary(monitor, lambda: (fault("n3", late), fault("n4", late)))
+    injected = at_round_boundary(monitor, lambda: (fault("n3", late), fault("n4", late)),
+                                 after=clean)
     for number in (injected + 1, injected + 2):
         section = monitor.wait_round(number)
         if "rail rail1" in suspects(section):
@@ -260,7 +265,7 @@ def rail():
     last = monitor.last()
     monitor.process.send_signal(signal.SIGKILL)
     monitor.process.wait()
-    restarted = Monitor("7s", report_dir, port=monitor.port)
+    restarted = Monitor("6s", report_dir, port=monitor.port)
     number, section = wait_full_round(restarted, 6, start_after=last)
     assert number > last and min(n for n in restarted.rounds() if n > last) == last + 1
     assert sorted(a["name"] for a in section["agents"]) == sorted(rails), section["agents"]
