@@ -1,6 +1,7 @@
 #include "faultline/harness/control/agent.hpp"
 #include "faultline/reports/metrics.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -107,6 +108,11 @@ Result<std::unique_ptr<Child>> spawn_child(const AgentOptions& options, EventQue
     // The child dies with its agent (a SIGKILLed agent cannot kill it itself).
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != agent) _exit(127);
+    // The code under test, not the harness, is what the kernel's OOM killer takes first.
+    if (const int adjust = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); adjust >= 0) {
+      (void)!write(adjust, "500", 3);
+      close(adjust);
+    }
     // The child end becomes fd 3 and survives exec; everything else is close-on-exec.
     dup2(fds[1], 3);
     if (priority.empty()) {

@@ -301,9 +301,28 @@ void Coordinator::mark_lost(const std::string& agent_id, const std::string& reas
   }
 }
 
-void Coordinator::check_deadlines(RunObserver& observer) {
+void Coordinator::handle_events(std::chrono::milliseconds wait, RunObserver& observer) {
+  // Everything that arrived is handled before any deadline is judged: a coordinator that was
+  // itself held up (a busy host) must not take its agents' queued heartbeats for silence.
+  // A send that failed is why its agent is lost, before the closed connection it caused.
+  constexpr int kMostAtOnce = 10000;
+  auto event = events_.pop(wait);
+  for (int handled = 0; event && handled < kMostAtOnce; ++handled) {
+    lose_agents_whose_sends_failed(observer);
+    handle(*event, observer);
+    event = events_.pop(0ms);
+  }
+  if (event) handle(*event, observer);
+  check_deadlines(observer);
+}
+
+void Coordinator::lose_agents_whose_sends_failed(RunObserver& observer) {
   for (const auto& [agent_id, reason] : std::exchange(send_failures_, {}))
     mark_lost(agent_id, reason, observer);
+}
+
+void Coordinator::check_deadlines(RunObserver& observer) {
+  lose_agents_whose_sends_failed(observer);
   const auto now = Clock::now();
   for (auto& record : agents_) {
     if (!record.lost && now - record.last_seen > options_.agent_lost_after) {
@@ -457,10 +476,7 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scena
           return std::any_of(active_.begin(), active_.end(),
                              [](const ActiveRun& r) { return !r.finished; });
         };
-        while (unfinished()) {
-          if (auto event = events_.pop(100ms)) handle(*event, observer);
-          check_deadlines(observer);
-        }
+        while (unfinished()) handle_events(100ms, observer);
         for (auto& run : active_) results.push_back(run.result);
       }
     }
@@ -472,10 +488,9 @@ std::vector<ScenarioRun> Coordinator::run(const std::vector<ScenarioSpec>& scena
 void Coordinator::idle(std::chrono::milliseconds duration, RunObserver& observer) {
   const auto until = Clock::now() + duration;
   for (auto now = Clock::now(); now < until; now = Clock::now()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
-    if (auto event = events_.pop(std::min<std::chrono::milliseconds>(left, 100ms)))
-      handle(*event, observer);
-    check_deadlines(observer);
+    handle_events(std::min<std::chrono::milliseconds>(
+                      std::chrono::duration_cast<std::chrono::milliseconds>(until - now), 100ms),
+                  observer);
   }
 }
 

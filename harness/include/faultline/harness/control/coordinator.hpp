@@ -203,6 +203,10 @@ class Coordinator {
   void take_result(ActiveRun& run, const std::string& agent_id, const nlohmann::json& message,
                    RunObserver& observer);
   void mark_lost(const std::string& agent_id, const std::string& reason, RunObserver& observer);
+  /// Waits up to `wait` for an event, handles it and every one already queued, then judges the
+  /// deadlines.
+  void handle_events(std::chrono::milliseconds wait, RunObserver& observer);
+  void lose_agents_whose_sends_failed(RunObserver& observer);
   void check_deadlines(RunObserver& observer);
   void finish(ActiveRun& run, RunObserver& observer);
   void finish_with(ActiveRun& run, Verdict verdict, std::string observed, std::string evidence,
