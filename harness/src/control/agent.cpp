@@ -427,8 +427,9 @@ int run_agent(const AgentOptions& options) {
   }
   const std::string name = options.name.empty() ? agent_name_from_host(host_name()) : options.name;
   int exit_code = kExitPass;
+  const HostFacts facts = gather_host_facts(options);
   for (auto backoff = 500ms;; backoff = std::min<std::chrono::milliseconds>(2 * backoff, 5s)) {
-    auto joined = join_coordinator(options);
+    auto joined = join_coordinator(options, facts);
     if (!joined.ok()) {
       log(joined.error().describe_with_hint());
       const ErrorCode code = joined.error().code;

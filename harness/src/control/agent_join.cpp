@@ -26,18 +26,8 @@ using namespace std::chrono_literals;
 
 void log(const std::string& text) { std::cerr << "faultline agent: " << text << std::endl; }
 
-// The kinds of SUT programs this host can run (harness/sut: a verbs device, mpirun).
-nlohmann::json program_kinds() {
-  nlohmann::json kinds = nlohmann::json::array();
-  for (const char* needs : {"ofi", "verbs", "mpi"})
-    if (sut::missing_for_needs(needs).empty()) kinds.push_back(needs);
-  return kinds;
-}
 
-nlohmann::json hello(const AgentOptions& options) {
-  nlohmann::json devices = nlohmann::json::array();
-  auto listed = list_devices({options.target.transport, "", ""});
-  if (listed.ok()) devices = listed.value();
+nlohmann::json hello(const AgentOptions& options, const HostFacts& facts) {
   return {{"host", host_name()},
           {"name", options.name.empty() ? agent_name_from_host(host_name()) : options.name},
           {"rail", options.rail},
@@ -47,8 +37,8 @@ nlohmann::json hello(const AgentOptions& options) {
            {{"transport", options.target.transport},
             {"provider", options.target.provider},
             {"device", options.target.device}}},
-          {"devices", devices},
-          {"programs", program_kinds()}};
+          {"devices", facts.devices},
+          {"programs", facts.programs}};
 }
 
 bool allowed_in_label(char c) {
@@ -103,7 +93,17 @@ Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOption
   }
 }
 
-Result<Joined> join_coordinator(const AgentOptions& options) {
+HostFacts gather_host_facts(const AgentOptions& options) {
+  HostFacts facts{nlohmann::json::array(), nlohmann::json::array()};
+  if (auto listed = list_devices({options.target.transport, "", ""}); listed.ok())
+    facts.devices = std::move(listed).value();
+  // The kinds of SUT programs this host can run (harness/sut: a verbs device, mpirun).
+  for (const char* needs : {"ofi", "verbs", "mpi"})
+    if (sut::missing_for_needs(needs).empty()) facts.programs.push_back(needs);
+  return facts;
+}
+
+Result<Joined> join_coordinator(const AgentOptions& options, const HostFacts& facts) {
   const auto deadline = std::chrono::steady_clock::now() + options.connect_budget;
   auto backoff = 100ms;
   for (int attempt = 1;; ++attempt) {
@@ -117,7 +117,7 @@ Result<Joined> join_coordinator(const AgentOptions& options) {
     std::string why;
     left.target = target_toward(options.target, local_address(channel.value()->fd()), why);
     if (!why.empty() && attempt == 1) log("using " + why);
-    auto welcome = authenticate(*channel.value(), left);
+    auto welcome = authenticate(*channel.value(), left, facts);
     if (welcome.ok())
       return Joined{std::move(channel).value(), std::move(welcome).value(), left.target};
     // Closed before a word: the coordinator's handshake slots were full. Anything else
@@ -137,7 +137,8 @@ Result<Joined> join_coordinator(const AgentOptions& options) {
 
 // Answers the challenge; the welcome (this agent's id, the heartbeat interval), or the reason
 // it failed.
-Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& options) {
+Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& options,
+                             const HostFacts& facts) {
   auto challenge = channel.receive(options.handshake_timeout);
   if (!challenge.ok()) {
     Error error = std::move(challenge).take_error();
@@ -159,7 +160,7 @@ Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& opti
                                                     control::Prover::kAgent)},
                {"nonce", own_nonce},
                {"version", control::kProtocolVersion},
-               {"hello", hello(options)}}));
+               {"hello", hello(options, facts)}}));
   auto answer = channel.receive(options.handshake_timeout);
   if (!answer.ok()) return std::move(answer).take_error();
   FAULTLINE_RETURN_IF_ERROR(control::validate_message(answer.value(), {"welcome", "reject"}));

@@ -50,8 +50,9 @@ StepResult control_join(StepState& /*state*/, const json& step) {
   options.token = "not-the-run-token";
   options.connect_budget = budget;
   options.handshake_timeout = budget;
-  // The join's own device is beside the point: named, so that no device discovery (libfabric's
-  // first start-up, a second under the Soft-RoCE guest's emulation) counts against the budget.
+  // The join's own device is beside the point: named, and the host's devices listed before the
+  // clock starts, so that no device discovery (libfabric's first start-up, seconds under the
+  // Soft-RoCE guest's emulation) counts against the budget.
   options.target = {"ofi", "tcp", "lo"};
   std::optional<LocalSocket> local;
   if (wrong == "token") {
@@ -70,8 +71,9 @@ StepResult control_join(StepState& /*state*/, const json& step) {
     }
     options.coordinator = "127.0.0.1:" + std::to_string(local->port);
   }
+  const HostFacts facts = gather_host_facts(options);
   const auto start = std::chrono::steady_clock::now();
-  auto attempt = join_coordinator(options);
+  auto attempt = join_coordinator(options, facts);
   const Status joined = attempt.ok() ? Status{} : Status{attempt.error()};
   const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
