@@ -10,7 +10,14 @@ function(faultline_add_library area)
                                         PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_link_libraries(${target} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   faultline_set_warnings(${target})
+  target_precompile_headers(${target} PRIVATE ${FAULTLINE_PRECOMPILED_HEADERS})
 endfunction()
+
+# The headers most translation units parse, nlohmann/json above all, compiled once a target
+# rather than once a file. -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON turns them off (ci/lint does:
+# clang-tidy cannot read GCC's precompiled headers).
+set(FAULTLINE_PRECOMPILED_HEADERS <nlohmann/json.hpp> <chrono> <functional> <map> <memory>
+    <optional> <sstream> <string> <vector>)
 
 function(faultline_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
@@ -26,6 +33,7 @@ function(faultline_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE faultline_test_main ${ARG_DEPS})
   faultline_set_warnings(${name})
+  target_precompile_headers(${name} PRIVATE ${FAULTLINE_PRECOMPILED_HEADERS} <catch2/catch.hpp>)
   set(ctest_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_tests.cmake")
   add_custom_command(
     TARGET ${name} POST_BUILD

@@ -26,7 +26,6 @@ using namespace std::chrono_literals;
 
 void log(const std::string& text) { std::cerr << "faultline agent: " << text << std::endl; }
 
-
 nlohmann::json hello(const AgentOptions& options, const HostFacts& facts) {
   return {{"host", host_name()},
           {"name", options.name.empty() ? agent_name_from_host(host_name()) : options.name},
