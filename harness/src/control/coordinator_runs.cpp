@@ -307,12 +307,12 @@ void Coordinator::handle_events(std::chrono::milliseconds wait, RunObserver& obs
   // A send that failed is why its agent is lost, before the closed connection it caused.
   constexpr int kMostAtOnce = 10000;
   auto event = events_.pop(wait);
-  for (int handled = 0; event && handled < kMostAtOnce; ++handled) {
+  for (int handled = 1; event; ++handled) {
     lose_agents_whose_sends_failed(observer);
     handle(*event, observer);
+    if (handled == kMostAtOnce) break;
     event = events_.pop(0ms);
   }
-  if (event) handle(*event, observer);
   check_deadlines(observer);
 }
 
