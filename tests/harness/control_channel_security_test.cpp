@@ -376,8 +376,13 @@ TEST_CASE("the token appears in no log, report or command line",
     const std::string command_line = read_text_file("/proc/" + std::to_string(pid) + "/cmdline");
     CHECK_FALSE(command_line.empty());
     CHECK(command_line.find(token) == std::string::npos);
+    // Each was started with FAULTLINE_TOKEN, and wiped it from the environment it was given.
+    const std::string environment = read_text_file("/proc/" + std::to_string(pid) + "/environ");
+    CHECK_FALSE(environment.empty());
+    CHECK(environment.find(token) == std::string::npos);
   }
-  // Nor in the environment of the agents' scenario children (test.sleep is running).
+  // Nor in the environment of the agents' scenario children (test.sleep is running), even one
+  // caught between its fork and its exec.
   size_t children = 0;
   for (int i = 0; i < 1000 && children == 0; ++i) {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {

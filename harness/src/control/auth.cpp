@@ -25,6 +25,18 @@ std::string random_hex(size_t bytes) {
   return to_hex(std::as_bytes(std::span(raw.data(), bytes)));
 }
 
+// $FAULTLINE_TOKEN's value, taken out of the environment: its bytes are overwritten where they
+// are, so neither /proc/PID/environ (which reads the environment as it was at exec) nor a child
+// between its fork and its exec shows it, then the variable is removed.
+std::string take_token_from_environment() {
+  char* value = std::getenv("FAULTLINE_TOKEN");
+  if (value == nullptr) return {};
+  std::string token(value);
+  OPENSSL_cleanse(value, token.size());
+  unsetenv("FAULTLINE_TOKEN");
+  return token;
+}
+
 }  // namespace
 
 std::string make_nonce() { return random_hex(32); }
@@ -69,9 +81,7 @@ Result<std::string> load_token(const std::string& token_file, std::string& warni
     }
     return token;
   }
-  if (const char* token = std::getenv("FAULTLINE_TOKEN"); token != nullptr && *token != '\0') {
-    return std::string(token);
-  }
+  if (std::string token = take_token_from_environment(); !token.empty()) return token;
   return Error{ErrorCode::kInvalidArgument,
                "no token: give --token-file FILE or set FAULTLINE_TOKEN (the same on the "
                "coordinator and every agent)"};

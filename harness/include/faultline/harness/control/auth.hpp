@@ -29,8 +29,9 @@ bool answer_is_valid(const std::string& token, const std::string& nonce, Prover 
 std::string make_token();
 
 /// The shared token: the contents of `token_file` (trailing newline removed) when given, else
-/// $FAULTLINE_TOKEN. Neither is a configuration error naming both. A token file readable by
-/// group or others is accepted with a warning in `warning`.
+/// $FAULTLINE_TOKEN, which is then wiped from the process's memory and environment (children and
+/// /proc/PID/environ never show it). Neither is a configuration error naming both. A token file
+/// readable by group or others is accepted with a warning in `warning`.
 Result<std::string> load_token(const std::string& token_file, std::string& warning);
 
 }  // namespace faultline::harness::control
