@@ -1,9 +1,9 @@
 // faultline diagnose: which layer breaks (environment, limits, data path, error semantics,
 // protocol contract), the evidence, and the likely cause.
-#include <cstdlib>
 #include <iostream>
 
 #include "commands.hpp"
+#include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/device_listing.hpp"
 #include "faultline/harness/device_profiles.hpp"
 #include "faultline/harness/diagnose/diagnosis.hpp"
@@ -66,13 +66,14 @@ struct DiagnoseCommand {
     const bool device_missing = !present.ok() || present->empty();
     if (device_missing) options.all = false;
     if (!options.peer.empty()) {
-      const char* token = std::getenv("FAULTLINE_TOKEN");
-      if (token == nullptr || *token == '\0') {
+      std::string no_file_no_warning;
+      auto token = harness::control::load_token("", no_file_no_warning);
+      if (!token.ok()) {
         std::cerr << "faultline diagnose: --peer " << options.peer
                   << " needs FAULTLINE_TOKEN, the token the remote agent holds too\n";
         return harness::kExitUsage;
       }
-      options.token = token;
+      options.token = token.value();
     }
     auto metrics = metrics_options.start();
     if (!metrics.ok()) {
