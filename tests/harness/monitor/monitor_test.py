@@ -76,9 +76,15 @@ class Monitor:
         found = {}
         folder = os.path.join(self.report_dir, "rounds")
         for name in os.listdir(folder) if os.path.isdir(folder) else []:
-            match = re.match(r"round-(\d+)-", name)
-            if match:
-                found[int(match.group(1))] = json.load(open(os.path.join(folder, name)))["monitor"]
+            # Not a report being written (round-N-TIME.json.tmp.XXXXXX, renamed when complete).
+            match = re.fullmatch(r"round-(\d+)-[0-9TZ]+\.json", name)
+            if not match:
+                continue
+            try:
+                with open(os.path.join(folder, name)) as report:
+                    found[int(match.group(1))] = json.load(report)["monitor"]
+            except FileNotFoundError:
+                pass  # dropped since the listing: past --keep-rounds
         return found
 
     def wait_round(self, number, seconds=60):
