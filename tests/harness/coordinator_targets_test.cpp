@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
 
@@ -15,9 +16,6 @@ using faultline::testing::TempDir;
 using nlohmann::json;
 
 namespace {
-
-const std::string kFaultline = FAULTLINE_BINARY;
-const std::string kData = FAULTLINE_TEST_DATA_DIR;
 
 struct Cluster {
   int exit_code = -1;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "faultline/harness/sut/sut_scenario.hpp"
+#include "harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
 #include "support/run_command.hpp"
@@ -17,8 +18,6 @@ using faultline::testing::TempDir;
 using nlohmann::json;
 
 namespace {
-
-const std::string kFaultline = FAULTLINE_BINARY;
 
 // The report's verdict of each target ("port-check.NAME" -> pass, fail, skip).
 std::map<std::string, std::string> verdicts(const std::string& dir) {

@@ -7,16 +7,8 @@
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
 
-using faultline::testing::read_text_file;
 using faultline::testing::run_command;
 using faultline::testing::TempDir;
-
-namespace {
-
-nlohmann::json read_report(const std::string& dir) {
-  return nlohmann::json::parse(read_text_file(dir + "/report.json"));
-}
-}  // namespace
 
 TEST_CASE("run with no arguments passes and writes faultline-report/report.json",
           "[integration][ofi]") {
@@ -26,7 +18,7 @@ TEST_CASE("run with no arguments passes and writes faultline-report/report.json"
   REQUIRE(result.exit_code == 0);
   CHECK_THAT(result.out, Catch::Contains("pingpong"));
   CHECK_THAT(result.out, Catch::Contains("3 scenario runs: 3 pass"));
-  const auto report = read_report(dir.path() + "/faultline-report");
+  const auto report = report_in(dir.path() + "/faultline-report");
   CHECK(report.at("run").at("transport") == "ofi");
   CHECK(report.at("run").at("provider") == "tcp");
   CHECK(report.at("run").at("complete") == true);
@@ -45,7 +37,7 @@ TEST_CASE("run over shm passes", "[integration][ofi]") {
       run_command(kFaultline + " run --provider shm --report-dir " + dir.path() + "/report");
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
-  const auto report = read_report(dir.path() + "/report");
+  const auto report = report_in(dir.path() + "/report");
   CHECK(report.at("run").at("provider") == "shm");
   CHECK(report.at("scenarios")[0].at("verdict") == "pass");
 }
@@ -56,7 +48,7 @@ TEST_CASE("run with 8 agents covers the 28 pairs once each in 7 rounds",
   auto result = run_command(kFaultline + " run pingpong --agents 8 --report-dir " + dir.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
-  const auto report = read_report(dir.path());
+  const auto report = report_in(dir.path());
   const auto& runs = report.at("scenarios");
   REQUIRE(runs.size() == 28);
   std::set<std::pair<std::string, std::string>> pairs;
@@ -80,7 +72,7 @@ TEST_CASE("a scenario that aborts or segfaults is crashed with its signal, and t
                             " run test.abort test.segfault pingpong --report-dir " + dir.path());
   INFO(result.out << result.err);
   CHECK(result.exit_code == 1);
-  const auto runs = read_report(dir.path()).at("scenarios");
+  const auto runs = report_in(dir.path()).at("scenarios");
   REQUIRE(runs.size() == 3);
   CHECK(runs[0].at("id") == "test.abort");
   CHECK(runs[0].at("verdict") == "crashed");
@@ -100,7 +92,7 @@ TEST_CASE("a step that hangs past --step-timeout is a timeout naming the step",
                             " run test.sleep --step-timeout 1 --report-dir " + dir.path());
   INFO(result.out << result.err);
   CHECK(result.exit_code == 1);
-  const auto run = read_report(dir.path()).at("scenarios").at(0);
+  const auto run = report_in(dir.path()).at("scenarios").at(0);
   CHECK(run.at("verdict") == "timeout");
   CHECK_THAT(run.at("observed").get<std::string>(),
              Catch::Contains("more than 1000 ms in one step"));

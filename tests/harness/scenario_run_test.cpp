@@ -15,10 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-json read_report(const std::string& dir) {
-  return json::parse(read_text_file(dir + "/report.json"));
-}
-
 const json& find_run(const json& report, const std::string& id) {
   for (const auto& run : report.at("scenarios")) {
     if (run.at("id") == id) return run;
@@ -43,7 +39,7 @@ std::pair<faultline::testing::CommandResult, json> run_test_file(const TempDir& 
                                                                  const std::string& options = "") {
   auto result = run_command(kFaultline + " run " + kData + "/" + file + options + " --report-dir " +
                             dir.path());
-  return {result, read_report(dir.path()).at("scenarios").at(0)};
+  return {result, report_in(dir.path()).at("scenarios").at(0)};
 }
 
 void check_faults_suite(const std::string& provider) {
@@ -52,7 +48,7 @@ void check_faults_suite(const std::string& provider) {
                             " --report-dir " + dir.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
-  const auto report = read_report(dir.path());
+  const auto report = report_in(dir.path());
   CHECK(report.at("run").at("seed") == 5);
   for (const auto& run : report.at("scenarios")) {
     CAPTURE(run.at("id"), run.at("observed"));
@@ -118,7 +114,7 @@ TEST_CASE("the protocols suite passes over tcp and shm, violations naming expect
                               " --report-dir " + dir.path());
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
-    const auto report = read_report(dir.path());
+    const auto report = report_in(dir.path());
     CHECK(report.at("scenarios").size() >= 18);
     const auto server = step_notes(find_run(report, "kv.push-request-missing-lens"), "server");
     REQUIRE_FALSE(server.empty());
@@ -170,7 +166,7 @@ TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integra
                               " --report-dir " + dir.path());
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
-    const auto runs = read_report(dir.path()).at("scenarios");
+    const auto runs = report_in(dir.path()).at("scenarios");
     // One run each of the 10 collective scenarios: a ring is every agent at once.
     REQUIRE(runs.size() == 10);
     for (const auto& run : runs) {
@@ -180,7 +176,7 @@ TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integra
     }
     // A fault naming rank 1 is applied on rank 1 alone; its corrupt data reaches every rank.
     size_t faulted_sides = 0;
-    const auto report = read_report(dir.path());
+    const auto report = report_in(dir.path());
     for (const auto& [side, found] :
          find_run(report, "collective.one-rank-unchecked-corrupts-all").at("sides").items())
       faulted_sides += found.at("details").at("faults").at("applied").empty() ? 0 : 1;
@@ -207,7 +203,7 @@ TEST_CASE("an exclude entry turns the known failure into xfail with its reason",
                             kData + "/exclude-wrong-expectation.json --report-dir " + dir.path());
   INFO(result.out << result.err);
   CHECK(result.exit_code == 0);
-  const auto run = read_report(dir.path()).at("scenarios").at(0);
+  const auto run = report_in(dir.path()).at("scenarios").at(0);
   CHECK(run.at("verdict") == "xfail");
   CHECK_THAT(run.at("evidence").get<std::string>(),
              Catch::Contains("excluded: known: this test expects the wrong status"));
@@ -218,7 +214,7 @@ TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integrat
   auto relaxed = run_command(kFaultline + " run " + kData + "/verbs-only.json --report-dir " +
                              dir.path() + "/relaxed");
   CHECK(relaxed.exit_code == 0);
-  const auto skipped = read_report(dir.path() + "/relaxed").at("scenarios").at(0);
+  const auto skipped = report_in(dir.path() + "/relaxed").at("scenarios").at(0);
   CHECK(skipped.at("verdict") == "skip");
   CHECK_THAT(skipped.at("observed").get<std::string>(),
              Catch::Contains("needs transport [\"verbs\"], this run uses ofi"));
@@ -227,7 +223,7 @@ TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integrat
   auto strict = run_command(kFaultline + " run " + kData + "/verbs-only.json --strict " +
                             "--report-dir " + dir.path() + "/strict");
   CHECK(strict.exit_code == 1);
-  CHECK(read_report(dir.path() + "/strict").at("scenarios").at(0).at("verdict") == "fail");
+  CHECK(report_in(dir.path() + "/strict").at("scenarios").at(0).at("verdict") == "fail");
 }
 
 // Once, the buffers of a grouped receive that timed out were freed while the engine still
@@ -264,7 +260,7 @@ TEST_CASE("the same seed fires the same faults and gives the same report", "[int
                               " --report-dir " + dir.path() + "/" + name);
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
-    json report = read_report(dir.path() + "/" + name);
+    json report = report_in(dir.path() + "/" + name);
     json kept = json::array();
     for (auto& run : report.at("scenarios")) {
       json sides = json::array();

@@ -3,6 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_targets.hpp"
+#include "support/transport_pair.hpp"
+
+namespace faultline::testing {
+
+/// The limits `target`'s device reports.
+inline transports::DeviceLimits limits_of(const transports::Target& target) {
+  return open_device(target)->info().limits;
+}
+
+}  // namespace faultline::testing
 
 // Registers one conformance check as a separate test case per target, so that CTest lists
 // (and labels) every transport/provider pair: "ofi/tcp: send and receive 4096 bytes".

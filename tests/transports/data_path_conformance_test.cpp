@@ -18,8 +18,6 @@ using namespace faultline;
 using namespace faultline::transports;
 using namespace faultline::testing;
 
-DeviceLimits limits_of(const Target& target) { return open_device(target)->info().limits; }
-
 // A sends `bytes` to B, which posted one buffer of the same size.
 // Expect: both complete with SUCCESS, B's byte_len is `bytes`, the bytes arrive unchanged.
 void check_send_recv(const Target& target, size_t bytes) {

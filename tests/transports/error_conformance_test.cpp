@@ -18,8 +18,6 @@ using namespace faultline;
 using namespace faultline::transports;
 using namespace faultline::testing;
 
-DeviceLimits limits_of(const Target& target) { return open_device(target)->info().limits; }
-
 /// What one side shows for an operation: the status of its first completion, or nullopt when
 /// it sees no completion at all.
 using Outcome = std::optional<CompletionStatus>;

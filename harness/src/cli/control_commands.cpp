@@ -35,11 +35,6 @@ using harness::kExitHarnessError;
 using harness::kExitUsage;
 using harness::own_executable;
 
-int usage_error(const std::string& command, const std::string& text) {
-  std::cerr << "faultline " << command << ": " << text << "\n";
-  return kExitUsage;
-}
-
 struct TargetOptions {
   transports::Target target;
   void add_to(CLI::App* command) {

@@ -3,10 +3,17 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 
 #include "faultline/harness/control/agent.hpp"
+#include "faultline/harness/exit_codes.hpp"
 
 namespace faultline::cli {
+
+int usage_error(const std::string& command, const std::string& text) {
+  std::cerr << "faultline " << command << ": " << text << "\n";
+  return harness::kExitUsage;
+}
 
 CLI::Validator seconds_up_to(double most) {
   const std::string range = "seconds above 0 and at most " + std::to_string(std::lround(most));

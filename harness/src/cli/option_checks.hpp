@@ -2,7 +2,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace faultline::cli {
+
+/// Says "faultline COMMAND: TEXT" on stderr and returns the usage exit code: how every command
+/// refuses a command line.
+int usage_error(const std::string& command, const std::string& text);
 
 /// A number of seconds above 0 and at most `most`: NaN, infinities, 0 and 1e300 are refused
 /// with the range in words (CLI11's PositiveNumber prints 4.94066e-324 to 1.79769e+308).

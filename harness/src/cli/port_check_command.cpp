@@ -12,6 +12,7 @@
 #include "faultline/harness/report_document.hpp"
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/report_sink.hpp"
+#include "option_checks.hpp"
 
 namespace faultline::cli {
 
@@ -26,11 +27,6 @@ struct PortCheckCommandOptions {
   std::string report_dir = "faultline-report";
   double deadline_seconds = 120;
 };
-
-int usage(const std::string& text) {
-  std::cerr << "faultline port-check: " << text << "\n";
-  return harness::kExitUsage;
-}
 
 void print_table(const harness::port_check::PortCheckResult& result, std::ostream& out) {
   out << "program: " << harness::sut::to_string(result.run.verdict) << " here ("
@@ -76,22 +72,24 @@ Status write_report(const harness::port_check::PortCheckResult& result, const st
 
 int run_port_check(const PortCheckCommandOptions& options) {
   const auto& command = program_command_line();
-  if (command.empty()) return usage("no command: faultline port-check --profile NAMES -- COMMAND");
+  if (command.empty())
+    return usage_error("port-check", "no command: faultline port-check --profile NAMES -- COMMAND");
   if (!(options.deadline_seconds > 0 && options.deadline_seconds <= 86400))
-    return usage("--deadline must be between 0 and 86400 seconds");
+    return usage_error("port-check", "--deadline must be between 0 and 86400 seconds");
   const std::string dir =
       options.profile_dir.empty() ? harness::default_devices_dir() : options.profile_dir;
   auto targets = harness::select_device_profiles(options.profiles, dir);
-  if (!targets.ok()) return usage(targets.error().describe());
+  if (!targets.ok()) return usage_error("port-check", targets.error().describe());
   harness::port_check::PortCheckOptions check;
   check.command = command;
   check.targets = std::move(targets).value();
   if (!options.enforce.empty()) {
     auto enforced = harness::select_device_profiles(options.enforce, dir);
-    if (!enforced.ok()) return usage(enforced.error().describe());
+    if (!enforced.ok()) return usage_error("port-check", enforced.error().describe());
     if (enforced->size() != 1)
-      return usage("--enforce " + options.enforce + ": names " + std::to_string(enforced->size()) +
-                   " profiles; name exactly one");
+      return usage_error("port-check", "--enforce " + options.enforce + ": names " +
+                                           std::to_string(enforced->size()) +
+                                           " profiles; name exactly one");
     check.enforced = enforced->front();
   }
   check.deadline = std::chrono::milliseconds(static_cast<int64_t>(options.deadline_seconds * 1000));
@@ -104,7 +102,8 @@ int run_port_check(const PortCheckCommandOptions& options) {
   }
   std::error_code made;
   std::filesystem::create_directories(check.work_dir, made);
-  if (made) return usage("--report-dir " + options.report_dir + ": " + made.message());
+  if (made)
+    return usage_error("port-check", "--report-dir " + options.report_dir + ": " + made.message());
   auto result = harness::port_check::port_check(check);
   if (!result.ok()) {
     std::cerr << "faultline port-check: " << result.error().describe_with_hint() << "\n";

@@ -15,15 +15,11 @@
 #include "faultline/harness/control/slurm_launch.hpp"
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/net_address.hpp"
+#include "option_checks.hpp"
 
 namespace faultline::cli {
 
 namespace {
-
-int usage(const std::string& text) {
-  std::cerr << "faultline slurm: " << text << "\n";
-  return harness::kExitUsage;
-}
 
 // The first host of a Slurm node list ("node[01-16]" -> "node01"), as Slurm expands it.
 Result<std::string> first_host(const std::string& nodelist) {
@@ -92,18 +88,20 @@ void add_slurm_command(CLI::App& app, CommandAction& run) {
       // Every rank reads the token: a file others can read would hand it to them.
       struct stat token {};
       if (stat(settings->token_file.c_str(), &token) != 0)
-        return usage("--token-file " + settings->token_file + ": " + std::strerror(errno));
+        return usage_error("slurm",
+                           "--token-file " + settings->token_file + ": " + std::strerror(errno));
       if ((token.st_mode & 077) != 0)
-        return usage("--token-file " + settings->token_file +
-                     " can be read by its group or others; chmod 600 it (or make it under "
-                     "umask 077)");
+        return usage_error(
+            "slurm", "--token-file " + settings->token_file +
+                         " can be read by its group or others; chmod 600 it (or make it under "
+                         "umask 077)");
       auto task = harness::slurm_task_from_environment();
-      if (!task.ok()) return usage(task.error().describe_with_hint());
+      if (!task.ok()) return usage_error("slurm", task.error().describe_with_hint());
       auto head = first_host(task->nodelist);
-      if (!head.ok()) return usage(head.error().describe_with_hint());
+      if (!head.ok()) return usage_error("slurm", head.error().describe_with_hint());
       settings->host = harness::host_name();
       auto commands = harness::slurm_commands(task.value(), *settings, head.value());
-      if (!commands.ok()) return usage(commands.error().describe());
+      if (!commands.ok()) return usage_error("slurm", commands.error().describe());
       std::cerr << "faultline slurm: rank " << task->rank << " of " << task->tasks << " on "
                 << settings->host << (task->rank == 0 ? ": coordinator and agent" : ": agent")
                 << ", coordinator " << head.value() << "\n";

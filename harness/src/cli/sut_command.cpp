@@ -15,6 +15,7 @@
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/transports/interpose/fault_rules.hpp"
+#include "option_checks.hpp"
 
 namespace faultline::cli {
 
@@ -30,11 +31,6 @@ struct SutExecOptions {
   std::string report_dir = "faultline-report";
   std::vector<std::string> command;
 };
-
-int usage(const std::string& text) {
-  std::cerr << "faultline sut exec: " << text << "\n";
-  return harness::kExitUsage;
-}
 
 // The faults of every --plan file and every --fault, checked as the interposers will read them.
 Result<json> merged_plan(const SutExecOptions& options) {
@@ -70,11 +66,12 @@ void print_result(const harness::sut::ExecResult& result, const std::string& rep
 }
 
 int run_sut_exec(const SutExecOptions& options) {
-  if (options.command.empty()) return usage("no command: faultline sut exec [options] -- COMMAND");
+  if (options.command.empty())
+    return usage_error("sut exec", "no command: faultline sut exec [options] -- COMMAND");
   if (!(options.deadline_seconds > 0 && options.deadline_seconds <= 86400))
-    return usage("--deadline must be between 0 and 86400 seconds");
+    return usage_error("sut exec", "--deadline must be between 0 and 86400 seconds");
   auto plan = merged_plan(options);
-  if (!plan.ok()) return usage(plan.error().describe());
+  if (!plan.ok()) return usage_error("sut exec", plan.error().describe());
   harness::sut::ExecOptions exec;
   exec.command = options.command;
   exec.plan = plan.value();
@@ -89,7 +86,8 @@ int run_sut_exec(const SutExecOptions& options) {
   }
   std::error_code made;
   std::filesystem::create_directories(options.report_dir, made);
-  if (made) return usage("--report-dir " + options.report_dir + ": " + made.message());
+  if (made)
+    return usage_error("sut exec", "--report-dir " + options.report_dir + ": " + made.message());
   // `sut run` ends a peer still waiting after the judged side ended: it is judged (a hang,
   // with stacks) and its report written, not lost.
   std::signal(SIGTERM, [](int) { harness::sut::stop_running_program(); });

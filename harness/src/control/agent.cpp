@@ -27,14 +27,13 @@
 #include "faultline/harness/metrics_plan.hpp"
 #include "faultline/harness/net_address.hpp"
 #include "oom_kills.hpp"
+#include "role_log.hpp"
 
 namespace faultline::harness {
 
 namespace {
 
 using namespace std::chrono_literals;
-
-void log(const std::string& text) { std::cerr << "faultline agent: " << text << std::endl; }
 
 std::string signal_name(int signal) {
   const char* abbreviation = sigabbrev_np(signal);
@@ -265,7 +264,7 @@ class AgentSession {
     if (auto valid = control::validate_message(
             message, {"endpoint_info", "barrier", "step", "scenario_result"});
         !valid.ok()) {
-      log("scenario child sent a bad message, killing it: " + valid.error().describe());
+      agent_log("scenario child sent a bad message, killing it: " + valid.error().describe());
       kill(child_->pid, SIGKILL);
       return;
     }
@@ -289,11 +288,12 @@ class AgentSession {
   void on_coordinator(Event& event) {
     if (!event.message.ok()) {
       const Error& error = event.message.error();
-      log("lost the coordinator: " + error.describe() +
-          (error.code == ErrorCode::kTimeout
-               ? " (it sends a heartbeat every " + std::to_string(welcome_.heartbeat.count()) +
-                     " ms: it is stopped, frozen or cut off)"
-               : ""));
+      agent_log("lost the coordinator: " + error.describe() +
+                (error.code == ErrorCode::kTimeout
+                     ? " (it sends a heartbeat every " +
+                           std::to_string(welcome_.heartbeat.count()) +
+                           " ms: it is stopped, frozen or cut off)"
+                     : ""));
       return stop(kExitHarnessError);
     }
     nlohmann::json& message = event.message.value();
@@ -301,7 +301,7 @@ class AgentSession {
             message, {"heartbeat", "run_scenario", "abort_scenario", "run_result", "peer_info",
                       "barrier_release", "shutdown", "run_program"});
         !valid.ok()) {
-      log("the coordinator sent a bad message: " + valid.error().describe());
+      agent_log("the coordinator sent a bad message: " + valid.error().describe());
       return stop(kExitHarnessError);
     }
     const std::string type = message.at("type");
@@ -331,7 +331,7 @@ class AgentSession {
       // Read now, so a fault put in or taken out shows from the next scenario on.
       auto faults = read_agent_faults(options_.fault_file);
       if (!faults.ok()) {
-        log(faults.error().describe());
+        agent_log(faults.error().describe());
         (void)coordinator_.send_message("scenario_result", {{"run_id", message.at("run_id")},
                                                             {"verdict", "error"},
                                                             {"observed", faults.error().describe()},
@@ -421,7 +421,7 @@ int run_agent(const AgentOptions& options) {
     // Every status, fault kind and opcode at 0 from the start; scenarios as their runs end.
     metrics->start_run(metrics_plan({}));
     if (auto served = metrics->serve(options.metrics_listen); !served.ok()) {
-      log(served.error().describe_with_hint());
+      agent_log(served.error().describe_with_hint());
       return kExitUsage;
     }
   }
@@ -431,11 +431,12 @@ int run_agent(const AgentOptions& options) {
   for (auto backoff = 500ms;; backoff = std::min<std::chrono::milliseconds>(2 * backoff, 5s)) {
     auto joined = join_coordinator(options, facts);
     if (!joined.ok()) {
-      log(joined.error().describe_with_hint());
+      agent_log(joined.error().describe_with_hint());
       const ErrorCode code = joined.error().code;
       const bool wrong_token = joined.error().message.find("token") != std::string::npos;
       if (options.reconnect && !wrong_token) {
-        log("trying to join again in " + std::to_string(backoff.count()) + " ms (--reconnect)");
+        agent_log("trying to join again in " + std::to_string(backoff.count()) +
+                  " ms (--reconnect)");
         std::this_thread::sleep_for(backoff);
         continue;
       }
@@ -453,7 +454,7 @@ int run_agent(const AgentOptions& options) {
     if (metrics) metrics->set_agent_up(name, false);
     // A shutdown ends it; a lost coordinator (a monitor restarting) is joined again.
     if (!options.reconnect || exit_code == kExitPass) break;
-    log("rejoining the coordinator (--reconnect)");
+    agent_log("rejoining the coordinator (--reconnect)");
   }
   if (metrics) std::this_thread::sleep_for(options.metrics_linger);
   return exit_code;

@@ -17,14 +17,13 @@
 #include "faultline/harness/net_address.hpp"
 #include "faultline/harness/sut/sut_scenario.hpp"
 #include "faultline/transports/json.hpp"
+#include "role_log.hpp"
 
 namespace faultline::harness {
 
 namespace {
 
 using namespace std::chrono_literals;
-
-void log(const std::string& text) { std::cerr << "faultline agent: " << text << std::endl; }
 
 nlohmann::json hello(const AgentOptions& options, const HostFacts& facts) {
   return {{"host", host_name()},
@@ -115,7 +114,7 @@ Result<Joined> join_coordinator(const AgentOptions& options, const HostFacts& fa
     if (!channel.ok()) return std::move(channel).take_error();
     std::string why;
     left.target = target_toward(options.target, local_address(channel.value()->fd()), why);
-    if (!why.empty() && attempt == 1) log("using " + why);
+    if (!why.empty() && attempt == 1) agent_log("using " + why);
     auto welcome = authenticate(*channel.value(), left, facts);
     if (welcome.ok())
       return Joined{std::move(channel).value(), std::move(welcome).value(), left.target};
@@ -127,8 +126,8 @@ Result<Joined> join_coordinator(const AgentOptions& options, const HostFacts& fa
       if (attempt > 1) error.message += " (handshake attempt " + std::to_string(attempt) + ")";
       return error;
     }
-    log("the " + channel.value()->peer_name() + " closed the connection before the handshake; " +
-        "trying again");
+    agent_log("the " + channel.value()->peer_name() +
+              " closed the connection before the handshake; " + "trying again");
     std::this_thread::sleep_for(backoff);
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
   }
@@ -186,7 +185,7 @@ Result<Welcome> authenticate(control::Channel& channel, const AgentOptions& opti
   }
   channel.set_session(answer->at("session"));
   const std::string agent_id = answer->at("agent_id");
-  log("connected to " + channel.peer_name() + " as " + agent_id);
+  agent_log("connected to " + channel.peer_name() + " as " + agent_id);
   const std::chrono::milliseconds heartbeat(answer->at("heartbeat_ms").get<uint64_t>());
   const auto silence_ms = answer->value("silence_ms", nlohmann::json(nullptr));
   const std::chrono::milliseconds silence =

@@ -22,6 +22,7 @@
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/messages.hpp"
 #include "faultline/harness/net_address.hpp"
+#include "role_log.hpp"
 
 namespace faultline::harness {
 
@@ -33,8 +34,6 @@ using Clock = std::chrono::steady_clock;
 // Connections between accept and the end of their handshake (each holds a thread for up to
 // the handshake timeout); more are closed at once, so a flood cannot exhaust threads.
 constexpr int kMaxHandshakesUnderWay = 64;
-
-void log(const std::string& text) { std::cerr << "faultline coordinator: " << text << std::endl; }
 
 std::string peer_address(int fd) {
   sockaddr_storage address{};
@@ -100,8 +99,8 @@ Status Coordinator::listen() {
   port_ = acceptor.local_endpoint().port();
   listen_fd_ = ::fcntl(acceptor.native_handle(), F_DUPFD_CLOEXEC, 0);  // not for local agents
   acceptor_ = std::thread([this] { accept_loop(); });
-  log("listening on " + address->host + ":" + std::to_string(port_) + " for " +
-      std::to_string(options_.agents) + " agents");
+  coordinator_log("listening on " + address->host + ":" + std::to_string(port_) + " for " +
+                  std::to_string(options_.agents) + " agents");
   return {};
 }
 
@@ -118,8 +117,9 @@ void Coordinator::accept_loop() {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     if (handshakes_under_way_ >= kMaxHandshakesUnderWay) {
-      log("closing connection from " + peer_address(fd) + " at once: " +
-          std::to_string(kMaxHandshakesUnderWay) + " connections are already authenticating");
+      coordinator_log("closing connection from " + peer_address(fd) +
+                      " at once: " + std::to_string(kMaxHandshakesUnderWay) +
+                      " connections are already authenticating");
       ::close(fd);
       continue;
     }
@@ -208,7 +208,8 @@ void Coordinator::serve_connection(Connection& connection) {
   auto agent_id = handshake(connection);
   --handshakes_under_way_;
   if (!agent_id.ok()) {
-    log("closing connection from " + connection.remote + ": " + agent_id.error().describe());
+    coordinator_log("closing connection from " + connection.remote + ": " +
+                    agent_id.error().describe());
     std::lock_guard lock(connections_mutex_);
     connection.channel.reset();
     return;
@@ -242,8 +243,8 @@ void Coordinator::serve_connection(Connection& connection) {
       continue;
     }
     if (!stopping_ && !released_)
-      log("closing connection from " + connection.remote + " (" + agent_id.value() +
-          "): " + problem);
+      coordinator_log("closing connection from " + connection.remote + " (" + agent_id.value() +
+                      "): " + problem);
     channel.shutdown();
     events_.push({EventKind::kLost, agent_id.value(), nullptr, problem});
     // The acceptor collects this thread; a send still under way keeps the channel alive.

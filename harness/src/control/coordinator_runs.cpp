@@ -10,6 +10,7 @@
 #include "faultline/harness/control/agent.hpp"
 #include "faultline/harness/control/pair_schedule.hpp"
 #include "faultline/harness/control/peer_record_checks.hpp"
+#include "role_log.hpp"
 
 namespace faultline::harness {
 
@@ -20,8 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 // After one side reports a failure, how long the other side gets to report its own view.
 constexpr auto kGraceAfterFirstFailure = 2s;
-
-void log(const std::string& text) { std::cerr << "faultline coordinator: " << text << std::endl; }
 
 }  // namespace
 
@@ -135,8 +134,9 @@ void Coordinator::joined(const Event& event) {
   record.name = unique_name(event.message.value("name", agent_name_from_host(record.host)));
   record.hello = event.message;
   record.last_seen = Clock::now();
-  log(record.id + " joined from " + record.remote + " (" + record.name + ", host " + record.host +
-      ", pid " + std::to_string(record.pid) + ", " + record.target.text() + ")");
+  coordinator_log(record.id + " joined from " + record.remote + " (" + record.name + ", host " +
+                  record.host + ", pid " + std::to_string(record.pid) + ", " +
+                  record.target.text() + ")");
   agents_.push_back(std::move(record));
   // Joins are handled in whatever order their threads got here; keep the order of the ids
   // (agent-2 before agent-10), so that pairs and rings are the same from run to run.
@@ -282,7 +282,8 @@ void Coordinator::mark_lost(const std::string& agent_id, const std::string& reas
   if (record == nullptr || record->lost) return;
   record->lost = true;
   record->lost_reason = reason;
-  log(agent_id + " lost: " + reason +
+  coordinator_log(
+      agent_id + " lost: " + reason +
       (runs_started_ ? "" : "; its place is free for another agent until the first run starts"));
   if (!runs_started_ || options_.open_membership) ++freed_places_;
   observer.agent_lost(*record);
