@@ -127,7 +127,7 @@ Result<Joined> join_coordinator(const AgentOptions& options, const HostFacts& fa
       return error;
     }
     agent_log("the " + channel.value()->peer_name() +
-              " closed the connection before the handshake; " + "trying again");
+              " closed the connection before the handshake; trying again");
     std::this_thread::sleep_for(backoff);
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
   }
