@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "faultline/harness/scenario/scenario_catalog.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 #include "scenario/schema_checker.hpp"
 #include "schema_texts.hpp"
 
@@ -52,14 +53,13 @@ json DeviceProfile::limits_fault() const {
   json fault = {{"kind", "limits"},
                 {"errno", errno_value(refusal_errno)},
                 {"inline", clamps_inline ? "clamp" : "refuse_create"}};
-  for (const char* limit :
-       {"max_qp_wr", "max_recv_wr", "max_cqe", "max_send_sge", "max_recv_sge", "max_inline_data",
-        "max_srq_wr", "max_srq_sge", "max_qp_rd_atom", "atomic_cap"}) {
-    auto found = limits.find(limit);
-    if (found != limits.end()) fault[limit] = std::min<uint64_t>(found->second, UINT32_MAX);
+  // Every limit the verbs interposer enforces; "no limit" (2^64 - 1) as the largest its type holds.
+  for (const auto& limit : transports::fault::limit_infos()) {
+    if ((limit.appliers & transports::fault::kInterposer) == 0) continue;
+    auto found = limits.find(std::string(limit.name));
+    if (found != limits.end())
+      fault[std::string(limit.name)] = std::min(found->second, limit.maximum);
   }
-  if (auto found = limits.find("max_mr_size"); found != limits.end())
-    fault["max_mr_size"] = found->second;
   // Who the device is: perftest and UCX pick their inline sizes and paths by vendor part.
   const json identity = document.value("identity", json::object());
   for (const char* id : {"vendor_id", "vendor_part_id"})

@@ -3,7 +3,7 @@
 #include "faultline/harness/sut/sut_run.hpp"
 #include "faultline/harness/verdict.hpp"
 #include "faultline/transports/completion_status.hpp"
-#include "faultline/transports/fault/fault_plan.hpp"
+#include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/registry.hpp"
 
 namespace faultline::harness {
@@ -22,8 +22,8 @@ reports::MetricsPlan metrics_plan(const std::vector<std::string>& scenarios, boo
   auto& values = plan.label_values;
   for (Verdict verdict : kAllVerdicts) values["verdict"].emplace_back(to_string(verdict));
   values["sut_verdict"] = sut::role_verdict_names();
-  for (auto status : transports::kAllCompletionStatuses)
-    values["status"].emplace_back(transports::to_string(status));
+  for (const auto& row : transports::kCompletionStatusTable)
+    values["status"].emplace_back(row.name);
   values["kind"] = transports::fault::applied_fault_kinds();
   for (auto op : transports::kAllOpcodes) values["op"].emplace_back(transports::to_string(op));
   return plan;

@@ -23,7 +23,7 @@ constexpr size_t kWrite = size_t{256} * 1024;
 constexpr unsigned kBurstSeed = 77;
 
 // The side's fault plan: the agent's own faults, as if the scenario named them for its role.
-fault::FaultPlan agent_fault_plan(const ScenarioContext& context) {
+Result<fault::FaultPlan> agent_fault_plan(const ScenarioContext& context) {
   nlohmann::json faults = nlohmann::json::array();
   for (nlohmann::json fault : context.params.value("agent_faults", nlohmann::json::array())) {
     fault["role"] = context.role;
@@ -70,7 +70,9 @@ class Probe {
   Outcome steps() {
     auto device = open_target_device(context_.target);
     if (!device.ok()) return harness_error(device.error());
-    device_.emplace(std::move(device).value(), agent_fault_plan(context_));
+    auto plan = agent_fault_plan(context_);
+    if (!plan.ok()) return harness_error(plan.error());
+    device_.emplace(std::move(device).value(), std::move(plan).value());
     EndpointConfig config;
     config.send_depth = 32;
     config.recv_depth = 4;

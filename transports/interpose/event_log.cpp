@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "faultline/transports/interpose/fault_rules.hpp"
+#include "process_plan.hpp"
 
 namespace faultline::transports::interpose {
 

@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "event_log.hpp"
-#include "fault_plan.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
+#include "process_plan.hpp"
 
 namespace faultline::transports::interpose {
 

@@ -17,12 +17,12 @@
 #include <vector>
 
 #include "event_log.hpp"
-#include "fault_plan.hpp"
 #include "faultline/transports/ofi/ofi_status_map.hpp"
 #include "ofi_endpoint.hpp"
 #include "ofi_fabric.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
+#include "process_plan.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -78,7 +78,7 @@ Side side_of(uint64_t flags) {
 }
 
 // The rule that faults this successful entry, if one fires.
-std::optional<FaultRule> firing_rule(const WrappedCq& cq, const std::byte* entry) {
+std::optional<FiredFault> firing_rule(const WrappedCq& cq, const std::byte* entry) {
   Event event;
   event.side = side_of(entry_flags(cq, entry));
   event.layer = cq.layer;
@@ -87,7 +87,7 @@ std::optional<FaultRule> firing_rule(const WrappedCq& cq, const std::byte* entry
 }
 
 // A receive's recorded buffer: changed by a data rule, or forgotten.
-nlohmann::json apply_data(const WrappedCq& cq, const std::byte* entry, const FaultRule* rule) {
+nlohmann::json apply_data(const WrappedCq& cq, const std::byte* entry, const FiredFault* rule) {
   if (!Plan::get().has_data_rules()) return nlohmann::json::object();
   fi_cq_tagged_entry full{};
   std::memcpy(&full, entry, cq.entry_bytes);
@@ -102,7 +102,8 @@ nlohmann::json apply_data(const WrappedCq& cq, const std::byte* entry, const Fau
   return {{"bytes_changed", PostedBuffers::get().apply(queue, context, rule->data, delivered)}};
 }
 
-fi_cq_err_entry injected_error(const WrappedCq& cq, const std::byte* entry, const FaultRule& rule) {
+fi_cq_err_entry injected_error(const WrappedCq& cq, const std::byte* entry,
+                               const FiredFault& rule) {
   fi_cq_err_entry error{};
   fi_cq_tagged_entry full{};
   std::memcpy(&full, entry, cq.entry_bytes);
@@ -140,7 +141,7 @@ ssize_t apply_rules(WrappedCq& cq, std::byte* buf, ssize_t count) {
     if (!rule) continue;
     details["layer"] = cq.layer;
     details["call"] = "fi_cq_read";
-    if (rule->kind == FaultKind::kRewriteStatus) {
+    if (rule->info().effect.rewrite_status) {
       cq.injected = injected_error(cq, entry, *rule);
       hold_from(cq, buf, i + 1, count);
       details["err"] = cq.injected->err;
@@ -148,11 +149,11 @@ ssize_t apply_rules(WrappedCq& cq, std::byte* buf, ssize_t count) {
       return i > 0 ? i : -FI_EAVAIL;
     }
     log_fault(*rule, std::move(details));
-    if (rule->kind == FaultKind::kDropCompletion) {
+    if (rule->info().effect.drop) {
       std::memmove(entry, entry + cq.entry_bytes, (count - i - 1) * cq.entry_bytes);
       --count;
       --i;
-    } else if (rule->kind == FaultKind::kDuplicateCompletion) {
+    } else if (rule->info().effect.duplicate) {
       hold_from(cq, buf, i, count);  // this entry again, then the rest
       return i + 1;
     }

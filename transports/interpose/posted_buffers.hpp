@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "faultline/transports/interpose/fault_rules.hpp"
+#include "process_plan.hpp"
 
 namespace faultline::transports::interpose {
 

@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "event_log.hpp"
-#include "fault_plan.hpp"
+#include "process_plan.hpp"
 #include "verbs_data_path.hpp"
 #include "verbs_extended.hpp"
 #include "verbs_real.hpp"

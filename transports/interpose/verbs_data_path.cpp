@@ -47,13 +47,13 @@ int apply_to_entry(ibv_cq* cq, ibv_wc* wc, int i, int count, int num_entries) {
   auto details =
       apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, receive, entry.byte_len);
   details["call"] = "ibv_poll_cq";
-  if (rule->kind == FaultKind::kRewriteStatus) {
+  if (rule->info().effect.rewrite_status) {
     entry.status = static_cast<ibv_wc_status>(rule->status);
     entry.vendor_err = rule->vendor_err != 0 ? rule->vendor_err : kInjectedVendorErr;
-  } else if (rule->kind == FaultKind::kDropCompletion) {
+  } else if (rule->info().effect.drop) {
     std::memmove(&wc[i], &wc[i + 1], sizeof(ibv_wc) * (count - i - 1));
     --count;
-  } else if (rule->kind == FaultKind::kDuplicateCompletion) {
+  } else if (rule->info().effect.duplicate) {
     if (count < num_entries) {
       std::memmove(&wc[i + 1], &wc[i], sizeof(ibv_wc) * (count - i));
       ++count;

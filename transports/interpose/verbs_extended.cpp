@@ -51,7 +51,7 @@ QpExState& qp_state(ibv_qp_ex* qp) {
   return qp_states[qp];
 }
 
-bool extended_cq_kind(FaultKind kind) { return kind != FaultKind::kDuplicateCompletion; }
+bool extended_cq_kind(const FaultSpec& fault) { return !fault.info().effect.duplicate; }
 
 // Applies the rules to the entry the CQ is at; true when it was dropped.
 bool apply_to_current(ibv_cq_ex* cq, CqExState& state) {
@@ -68,13 +68,13 @@ bool apply_to_current(ibv_cq_ex* cq, CqExState& state) {
   const uint32_t byte_len = cq->read_byte_len != nullptr ? ibv_wc_read_byte_len(cq) : 0;
   auto details = apply_side_effects(*rule, state.context, qp_num, cq->wr_id, receive, byte_len);
   details["call"] = "ibv_start_poll/ibv_next_poll";
-  if (rule->kind == FaultKind::kRewriteStatus) {
+  if (rule->info().effect.rewrite_status) {
     cq->status = static_cast<ibv_wc_status>(rule->status);
     state.faulted = true;
     state.vendor_err = rule->vendor_err != 0 ? rule->vendor_err : kInjectedVendorErr;
   }
   log_fault(*rule, std::move(details));
-  return rule->kind == FaultKind::kDropCompletion;
+  return rule->info().effect.drop;
 }
 
 int next_poll_with_faults(ibv_cq_ex* cq) {

@@ -93,7 +93,7 @@ void record_receives(uint64_t queue, const ibv_recv_wr* wr) {
   }
 }
 
-nlohmann::json apply_side_effects(const FaultRule& rule, ibv_context* context, uint32_t qp_num,
+nlohmann::json apply_side_effects(const FiredFault& rule, ibv_context* context, uint32_t qp_num,
                                   uint64_t wr_id, bool receive, uint32_t byte_len) {
   nlohmann::json details = {{"layer", "verbs"},
                             {"device", original_ops(context).device},

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fault_plan.hpp"
+#include "process_plan.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -23,7 +23,7 @@ void record_receives(uint64_t queue, const ibv_recv_wr* wr);
 
 /// What a fired completion rule does beyond the status: the data of a receive, and the QP moved
 /// to the error state. Returns the details the fault's log line carries.
-nlohmann::json apply_side_effects(const FaultRule& rule, ibv_context* context, uint32_t qp_num,
+nlohmann::json apply_side_effects(const FiredFault& rule, ibv_context* context, uint32_t qp_num,
                                   uint64_t wr_id, bool receive, uint32_t byte_len);
 
 /// Forgets a receive that completed without a data fault.

@@ -10,7 +10,7 @@
 
 #include "call_stack.hpp"
 #include "event_log.hpp"
-#include "fault_plan.hpp"
+#include "process_plan.hpp"
 #include "verbs_real.hpp"
 
 namespace faultline::transports::interpose {

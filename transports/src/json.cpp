@@ -15,34 +15,40 @@ std::optional<T> optional_from_json(const nlohmann::json& json, const char* key)
   return json.at(key).get<T>();
 }
 
+// A limit as JSON: a required one as its value, an optional one as its value or null.
+template <typename T>
+nlohmann::json limit_to_json(const T& value) {
+  return value;
+}
+
+template <typename T>
+nlohmann::json limit_to_json(const std::optional<T>& value) {
+  return optional_to_json(value);
+}
+
+template <typename T>
+void limit_from_json(const nlohmann::json& json, const char* key, T& value) {
+  json.at(key).get_to(value);
+}
+
+template <typename T>
+void limit_from_json(const nlohmann::json& json, const char* key, std::optional<T>& value) {
+  value = optional_from_json<T>(json, key);
+}
+
 }  // namespace
 
 void to_json(nlohmann::json& json, const DeviceLimits& limits) {
-  json = {{"max_qp_wr", limits.max_qp_wr},
-          {"max_recv_wr", limits.max_recv_wr},
-          {"max_cqe", optional_to_json(limits.max_cqe)},
-          {"max_send_sge", limits.max_send_sge},
-          {"max_recv_sge", limits.max_recv_sge},
-          {"max_sge_rd", limits.max_sge_rd},
-          {"max_inline_data", limits.max_inline_data},
-          {"max_msg_size", limits.max_msg_size},
-          {"max_mr_size", optional_to_json(limits.max_mr_size)},
-          {"active_mtu", optional_to_json(limits.active_mtu)},
-          {"max_mtu", optional_to_json(limits.max_mtu)}};
+  json = nlohmann::json::object();
+#define FAULTLINE_LIMIT_TO_JSON(name, type, interposer) json[#name] = limit_to_json(limits.name);
+  FAULTLINE_DEVICE_LIMITS(FAULTLINE_LIMIT_TO_JSON)
+#undef FAULTLINE_LIMIT_TO_JSON
 }
 
 void from_json(const nlohmann::json& json, DeviceLimits& limits) {
-  json.at("max_qp_wr").get_to(limits.max_qp_wr);
-  json.at("max_recv_wr").get_to(limits.max_recv_wr);
-  limits.max_cqe = optional_from_json<uint32_t>(json, "max_cqe");
-  json.at("max_send_sge").get_to(limits.max_send_sge);
-  json.at("max_recv_sge").get_to(limits.max_recv_sge);
-  json.at("max_sge_rd").get_to(limits.max_sge_rd);
-  json.at("max_inline_data").get_to(limits.max_inline_data);
-  json.at("max_msg_size").get_to(limits.max_msg_size);
-  limits.max_mr_size = optional_from_json<uint64_t>(json, "max_mr_size");
-  limits.active_mtu = optional_from_json<uint32_t>(json, "active_mtu");
-  limits.max_mtu = optional_from_json<uint32_t>(json, "max_mtu");
+#define FAULTLINE_LIMIT_FROM_JSON(name, type, interposer) limit_from_json(json, #name, limits.name);
+  FAULTLINE_DEVICE_LIMITS(FAULTLINE_LIMIT_FROM_JSON)
+#undef FAULTLINE_LIMIT_FROM_JSON
 }
 
 void to_json(nlohmann::json& json, const Capabilities& caps) {

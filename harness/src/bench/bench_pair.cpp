@@ -16,11 +16,10 @@ Result<std::unique_ptr<transports::Device>> open_device(const BenchPairOptions& 
   if (!device.ok() || !options.idle_decorator) return device;
   // A rewrite of the first RDMA read completion: the benchmarks post none, so it never
   // fires, but every post and poll goes through the decorator.
-  transports::fault::FaultPlan plan;
-  plan.completions.push_back({transports::fault::CompletionFaultKind::kRewriteStatus,
-                              Opcode::kRdmaRead,
-                              {.nth = 1},
-                              transports::CompletionStatus::kGeneralErr});
+  transports::fault::FaultSpec rewrite;
+  rewrite.opcode = Opcode::kRdmaRead;
+  rewrite.when.nth = 1;
+  transports::fault::FaultPlan plan{0, {rewrite}};
   return transports::fault::wrap_device(std::move(device).value(), std::move(plan),
                                         std::make_shared<transports::fault::FaultLog>());
 }

@@ -14,7 +14,7 @@
 #include "faultline/harness/exit_codes.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/reports/atomic_file.hpp"
-#include "faultline/transports/interpose/fault_rules.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 #include "option_checks.hpp"
 
 namespace faultline::cli {
@@ -32,27 +32,29 @@ struct SutExecOptions {
   std::vector<std::string> command;
 };
 
-// The faults of every --plan file and every --fault, checked as the interposers will read them.
+// The faults of every --plan file and every --fault, each checked as the interposers will read
+// it and named by its option in an error.
 Result<json> merged_plan(const SutExecOptions& options) {
+  using namespace transports::fault;
   json faults = json::array();
   for (const auto& path : options.plans) {
     std::ifstream file(path);
     if (!file) return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": cannot be read"};
     const json plan = json::parse(file, nullptr, false);
-    if (plan.is_discarded() || !plan.is_object() || !plan.contains("faults"))
-      return Error{ErrorCode::kInvalidArgument,
-                   "--plan " + path + ": expected a JSON object {\"faults\": [...]}"};
+    if (plan.is_discarded())
+      return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": not JSON"};
+    if (auto parsed = parse_fault_set(plan, kInterposer, "--plan " + path); !parsed.ok())
+      return std::move(parsed).take_error();
     for (const auto& fault : plan.at("faults")) faults.push_back(fault);
   }
   for (const auto& spec : options.faults) {
     auto fault = harness::sut::parse_fault_spec(spec);
     if (!fault.ok()) return std::move(fault).take_error();
+    if (auto parsed = parse_fault(*fault, kInterposer, "--fault " + spec); !parsed.ok())
+      return std::move(parsed).take_error();
     faults.push_back(std::move(fault).value());
   }
-  json plan = {{"faults", faults}};
-  if (auto rules = transports::interpose::parse_fault_rules(plan); !rules.ok())
-    return std::move(rules).take_error();
-  return plan;
+  return json{{"faults", faults}};
 }
 
 void print_result(const harness::sut::ExecResult& result, const std::string& report) {

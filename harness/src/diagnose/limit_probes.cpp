@@ -2,7 +2,7 @@
 // what it advertises; and whether a workload's configuration fits.
 #include <functional>
 
-#include "faultline/transports/fault/fault_plan.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 #include "faultline/transports/limits_check.hpp"
 #include "layers.hpp"
 
@@ -11,6 +11,17 @@ namespace faultline::harness::diagnose {
 using transports::EndpointConfig;
 
 namespace {
+
+// The device's limits with a workload's device_limits in their place (names checked when the
+// workload file was read).
+transports::DeviceLimits profile_limits(transports::DeviceLimits limits,
+                                        const std::map<std::string, uint64_t>& device_limits) {
+  nlohmann::json fault(device_limits);
+  fault["kind"] = "limits";
+  auto parsed =
+      transports::fault::parse_fault(fault, transports::fault::kDecorator, "device_limits");
+  return parsed.ok() ? parsed->caps.applied_to(limits) : limits;
+}
 
 // Registering more than this, or creating deeper queues, is not tried: a probe must not take
 // the machine's memory (rxe advertises queues of 2^20 entries).
@@ -227,13 +238,12 @@ std::vector<ProbeResult> probe_limits(const ProbeContext& context,
   if (workload) {
     const bool profile = !workload->device_limits.empty();
     for (const auto& endpoint : workload->endpoints) {
-      probes.push_back(fits(
-          "workload " + workload->name + (endpoint.name.empty() ? "" : " " + endpoint.name) +
-              " fits",
-          endpoint.config,
-          profile ? transports::fault::apply_limit_overrides(info.limits, workload->device_limits)
-                  : info.limits,
-          profile ? "the device_limits of " + workload->source : device_limits));
+      probes.push_back(
+          fits("workload " + workload->name + (endpoint.name.empty() ? "" : " " + endpoint.name) +
+                   " fits",
+               endpoint.config,
+               profile ? profile_limits(info.limits, workload->device_limits) : info.limits,
+               profile ? "the device_limits of " + workload->source : device_limits));
     }
   }
   return probes;

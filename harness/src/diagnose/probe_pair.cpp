@@ -24,9 +24,10 @@ Result<std::unique_ptr<transports::Device>> ProbeContext::open() const {
     faults.push_back(std::move(fault));
   }
   auto plan = fault_plan_for({{"faults", faults}}, "probe", 1);
-  if (plan.empty()) return device;
-  plan.limits_source = "the injected limits (--inject)";
-  return transports::fault::wrap_device(std::move(device).value(), std::move(plan),
+  if (!plan.ok()) return std::move(plan).take_error();
+  if (plan->empty()) return device;
+  for (auto& fault : plan->faults) fault.caps.source = "the injected limits (--inject)";
+  return transports::fault::wrap_device(std::move(device).value(), std::move(plan).value(),
                                         std::make_shared<transports::fault::FaultLog>());
 }
 

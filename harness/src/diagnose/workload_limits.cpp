@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "faultline/transports/fault/fault_plan.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness::diagnose {
 
@@ -240,7 +240,7 @@ Result<Workload> load_workload(const std::string& path) {
   }
   const nlohmann::json device_limits = document.value("device_limits", nlohmann::json::object());
   for (const auto& [name, value] : device_limits.items()) {
-    const auto& known = transports::fault::overridable_limit_names();
+    const auto known = transports::fault::limit_names(transports::fault::kDecorator);
     if (std::find(known.begin(), known.end(), name) == known.end() || !value.is_number_unsigned())
       return problem("/device_limits/" + name, "expected a device limit name with a count");
     workload.device_limits[name] = value.get<uint64_t>();

@@ -18,7 +18,7 @@
 #include "faultline/core/hex.hpp"
 #include "faultline/core/json_depth.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
-#include "faultline/transports/fault/fault_plan.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 #include "scenario_schema.hpp"
 #include "schema_checker.hpp"
 
@@ -229,7 +229,7 @@ class SemanticChecker {
     // (libfabric's "no limit", SIZE_MAX) becomes INT64_MAX: the same in effect, and within what
     // the schema takes, which a scenario child checks the merged document against again.
     constexpr uint64_t kLargestLimit = std::numeric_limits<int64_t>::max();
-    for (const auto& limit : transports::fault::overridable_limit_names()) {
+    for (const auto& limit : transports::fault::limit_names(transports::fault::kDecorator)) {
       const auto& value = profile.at("limits").value(limit, json());
       if (!fault.contains(limit) && value.is_number_unsigned())
         fault[limit] = std::min(value.get<uint64_t>(), kLargestLimit);
@@ -305,6 +305,28 @@ class SemanticChecker {
   std::map<std::string, std::set<std::string>> buffers_;
 };
 
+// Each fault of the document that is not of the fault language as scenario files speak it (the
+// decorator's and the kv protocol's kinds): (pointer, what was expected).
+std::vector<std::pair<std::string, std::string>> fault_language_problems(const json& document) {
+  std::vector<std::pair<std::string, std::string>> found;
+  const auto faults = document.is_object() ? document.find("faults") : document.end();
+  if (!document.is_object() || faults == document.end() || !faults->is_array()) return found;
+  using namespace transports::fault;
+  for (size_t i = 0; i < faults->size(); ++i) {
+    auto fault =
+        parse_fault((*faults)[i], kDecorator | kProtocolHook, "/faults/" + std::to_string(i));
+    if (fault.ok()) continue;
+    const std::string& message = fault.error().message;
+    const size_t split = message.find(": expected ");
+    if (split == std::string::npos) {
+      found.emplace_back("/faults/" + std::to_string(i), message);
+    } else {
+      found.emplace_back(message.substr(0, split), message.substr(split + 11));
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 std::string sha256_hex(const std::string& bytes) {
@@ -355,6 +377,11 @@ std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const st
     return std::nullopt;
   }
   json document = std::move(*parsed);
+  // The fault language's own check first: it names an unknown kind or key and the ones allowed.
+  if (auto faults = fault_language_problems(document); !faults.empty()) {
+    for (auto& problem : faults) problems.push_back({name, problem.first, problem.second});
+    return std::nullopt;
+  }
   if (auto explained = scenario_schema().check(document); !explained.empty()) {
     for (auto& problem : explained)
       problems.push_back({name, std::move(problem.pointer), std::move(problem.expected)});
@@ -396,6 +423,10 @@ uint64_t LoaderOptions::default_max_scenario_memory() {
 }
 
 std::vector<std::string> scenario_schema_problems(const nlohmann::json& document) {
+  std::vector<std::string> lines;
+  for (const auto& [pointer, expected] : fault_language_problems(document))
+    lines.push_back(pointer + ": expected " + expected);
+  if (!lines.empty()) return lines;
   return scenario_schema().problem_lines(document);
 }
 

@@ -79,7 +79,9 @@ ScenarioOutcome run_scenario_document(ScenarioLink& link, const json& document,
   state.rank = rank;
   state.size = size;
   state.seed = seed;
-  MeteredSide side(std::move(device).value(), fault_plan_for(document, role, seed, rank));
+  auto plan = fault_plan_for(document, role, seed, rank);
+  if (!plan.ok()) return {Verdict::kError, "", plan.error().describe(), "", ""};
+  MeteredSide side(std::move(device).value(), std::move(plan).value());
   state.device = side.take_device();
 
   link.set_progress([&state] { progress(state); });

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "faultline/harness/scenario/scenario_loader.hpp"
-#include "faultline/transports/interpose/fault_rules.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness::sut {
 
@@ -57,9 +57,9 @@ Result<SutRole> load_role(const json& role, const std::string& file, size_t inde
   loaded.command = std::move(command).value();
   loaded.faults = role.value("faults", json::array());
   // The faults are the interposers' plan language: checked here as they will read them.
-  auto rules = transports::interpose::parse_fault_rules({{"faults", loaded.faults}});
-  if (!rules.ok())
-    return bad(file, at + "/faults", "faults of the plan language (" + rules.error().message + ")");
+  auto faults = transports::fault::parse_fault_set(
+      {{"faults", loaded.faults}}, transports::fault::kInterposer, file + ": " + at);
+  if (!faults.ok()) return std::move(faults).take_error();
   const json after = role.value("after_ms", json(0));
   if (!after.is_number_integer() || after.get<int64_t>() < 0 || after.get<int64_t>() > 600000)
     return bad(file, at + "/after_ms", "milliseconds from 0 to 600000");

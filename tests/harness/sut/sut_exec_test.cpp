@@ -90,7 +90,11 @@ TEST_CASE("sut exec: a bad fault or no command is a usage error that says what i
   TempDir dir;
   const SutRun bad = sut_exec(dir, "--fault status=NO_SUCH,nth=1 -- true");
   CHECK(bad.command.exit_code == 2);
-  CHECK_THAT(bad.command.out, Catch::Contains("/faults/0/status"));
+  CHECK_THAT(bad.command.out, Catch::Contains("--fault status=NO_SUCH,nth=1: status: expected"));
+  // A misspelt key is named, not ignored (it would fault every rank).
+  const SutRun misspelt = sut_exec(dir, "--fault status=REM_ACCESS_ERR,nth=1,rnak=1 -- true");
+  CHECK(misspelt.command.exit_code == 2);
+  CHECK_THAT(misspelt.command.out, Catch::Contains("rnak") && Catch::Contains("rank"));
   const SutRun shape = sut_exec(dir, "--fault nth -- true");
   CHECK(shape.command.exit_code == 2);
   CHECK_THAT(shape.command.out, Catch::Contains("key=value"));

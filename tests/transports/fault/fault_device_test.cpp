@@ -72,16 +72,27 @@ std::vector<uint64_t> wr_ids(const std::vector<Completion>& completions) {
   return ids;
 }
 
+// A decorator plan from faults of the language, as a scenario file writes them.
+FaultPlan plan_of(std::initializer_list<nlohmann::json> faults, uint64_t seed = 0) {
+  FaultPlan plan;
+  plan.seed = seed;
+  for (const auto& fault : faults) {
+    auto parsed = parse_fault(fault, kDecorator, "test");
+    INFO(fault.dump());
+    REQUIRE(parsed.ok());
+    plan.faults.push_back(std::move(parsed).value());
+  }
+  return plan;
+}
+
 }  // namespace
 
 TEST_CASE("rewrite_status fires on the nth matching completion only, and is recorded",
           "[integration][ofi]") {
-  FaultPlan plan;
-  plan.completions.push_back({CompletionFaultKind::kRewriteStatus,
-                              Opcode::kSend,
-                              {.nth = 2},
-                              CompletionStatus::kRemAccessErr});
-  FaultedPair pair(plan);
+  FaultedPair pair(plan_of({{{"kind", "rewrite_status"},
+                             {"opcode", "SEND"},
+                             {"nth", 2},
+                             {"status", "REM_ACCESS_ERR"}}}));
   for (uint64_t i = 0; i < 3; ++i) pair.send(i);
   const auto got = pair.sender_completions();
   REQUIRE(got.size() == 3);
@@ -97,13 +108,11 @@ TEST_CASE("rewrite_status fires on the nth matching completion only, and is reco
 
 TEST_CASE("drop, duplicate and delay change which completions come and when",
           "[integration][ofi]") {
-  FaultPlan plan;
-  plan.completions.push_back({CompletionFaultKind::kDrop, Opcode::kSend, {.nth = 1}});
-  plan.completions.push_back({CompletionFaultKind::kDuplicate, Opcode::kSend, {.nth = 2}});
-  CompletionFault delay{CompletionFaultKind::kDelay, Opcode::kSend, {.nth = 3}};
-  delay.delay = std::chrono::milliseconds(400);
-  plan.completions.push_back(delay);
-  FaultedPair pair(plan);
+  FaultedPair pair(plan_of({
+      {{"kind", "drop_completion"}, {"opcode", "SEND"}, {"nth", 1}},
+      {{"kind", "duplicate_completion"}, {"opcode", "SEND"}, {"nth", 2}},
+      {{"kind", "delay_completion"}, {"opcode", "SEND"}, {"nth", 3}, {"delay_ms", 400}},
+  }));
   for (uint64_t i = 0; i < 4; ++i) pair.send(i);
   const auto got = pair.sender_completions(800ms);
   // 0 dropped, 1 twice, 3 before the delayed 2.
@@ -112,9 +121,7 @@ TEST_CASE("drop, duplicate and delay change which completions come and when",
 }
 
 TEST_CASE("fail_post fails the nth post with its errno, named", "[integration][ofi]") {
-  FaultPlan plan;
-  plan.posts.push_back({PostKind::kSend, 2, 12});
-  FaultedPair pair(plan);
+  FaultedPair pair(plan_of({{{"kind", "fail_post"}, {"post", "send"}, {"nth", 2}, {"errno", 12}}}));
   pair.send(0);
   Segment from = pair.tx.segment(64, 64);
   Status second = pair.sender->post_send({.wr_id = 1, .op = Opcode::kSend, .segments = {&from, 1}});
@@ -125,9 +132,7 @@ TEST_CASE("fail_post fails the nth post with its errno, named", "[integration][o
 }
 
 TEST_CASE("replay returns a stale completion after the next connect", "[integration][ofi]") {
-  FaultPlan plan;
-  plan.completions.push_back({CompletionFaultKind::kReplay, Opcode::kSend, {.nth = 1}});
-  FaultedPair pair(plan);
+  FaultedPair pair(plan_of({{{"kind", "replay_completion"}, {"opcode", "SEND"}, {"nth", 1}}}));
   pair.send(0);
   CHECK(wr_ids(pair.sender_completions()) == std::vector<uint64_t>{0});
   REQUIRE_OK(pair.sender->connect(pair.receiver->address()));
@@ -137,13 +142,11 @@ TEST_CASE("replay returns a stale completion after the next connect", "[integrat
 
 TEST_CASE("the same seed fires the same probabilistic faults", "[integration][ofi]") {
   auto statuses = [](uint64_t seed) {
-    FaultPlan plan;
-    plan.seed = seed;
-    plan.completions.push_back({CompletionFaultKind::kRewriteStatus,
-                                Opcode::kSend,
-                                {.probability = 0.5},
-                                CompletionStatus::kGeneralErr});
-    FaultedPair pair(plan);
+    FaultedPair pair(plan_of({{{"kind", "rewrite_status"},
+                               {"opcode", "SEND"},
+                               {"probability", 0.5},
+                               {"status", "GENERAL_ERR"}}},
+                             seed));
     for (uint64_t i = 0; i < 8; ++i) pair.send(i);
     std::vector<bool> failed;
     for (const auto& c : pair.sender_completions()) failed.push_back(!c.ok());
@@ -156,9 +159,8 @@ TEST_CASE("the same seed fires the same probabilistic faults", "[integration][of
 
 TEST_CASE("limits overrides are what the device reports and what endpoints are checked against",
           "[integration][ofi]") {
-  FaultPlan plan;
-  plan.limits = {{"max_qp_wr", 100}, {"max_cqe", 64}};
-  plan.limits_source = "a test";
+  FaultPlan plan = plan_of({{{"kind", "limits"}, {"max_qp_wr", 100}, {"max_cqe", 64}}});
+  plan.faults[0].caps.source = "a test";
   auto log = std::make_shared<FaultLog>();
   auto device = wrap_device(open_device(ofi_tcp()), plan, log);
   CHECK(device->info().limits.max_qp_wr == 100);
@@ -175,15 +177,16 @@ TEST_CASE("limits overrides are what the device reports and what endpoints are c
   CHECK(device->create_endpoint(config).ok());
   REQUIRE(log->size() == 2);
   const uint32_t advertised = open_device(ofi_tcp())->info().limits.max_qp_wr;
-  CHECK_THAT((*log)[1].detail,
+  // In the order of the limit table.
+  CHECK_THAT((*log)[0].detail,
              Catch::Contains("max_qp_wr 100 from a test instead of " + std::to_string(advertised)));
+  CHECK_THAT((*log)[1].detail, Catch::Contains("max_cqe 64 from a test instead of no limit"));
 }
 
 TEST_CASE("a limits override above the device's own limit says the device's still applies",
           "[integration][ofi]") {
-  FaultPlan plan;
-  plan.limits = {{"max_qp_wr", 1000000}};
-  plan.limits_source = "a test";
+  FaultPlan plan = plan_of({{{"kind", "limits"}, {"max_qp_wr", 1000000}}});
+  plan.faults[0].caps.source = "a test";
   auto log = std::make_shared<FaultLog>();
   auto device = wrap_device(open_device(ofi_tcp()), plan, log);
   const uint32_t advertised = open_device(ofi_tcp())->info().limits.max_qp_wr;

@@ -120,11 +120,11 @@ TEST_CASE("the meter counts a write as sent and a read as received by the initia
 
 TEST_CASE("an error completion is counted by status, without bytes or latency",
           "[integration][ofi]") {
-  fault::FaultPlan plan;
-  plan.completions.push_back({fault::CompletionFaultKind::kRewriteStatus,
-                              Opcode::kSend,
-                              {.nth = 2},
-                              CompletionStatus::kRemAccessErr});
+  auto rewrite = fault::parse_fault(
+      {{"kind", "rewrite_status"}, {"opcode", "SEND"}, {"nth", 2}, {"status", "REM_ACCESS_ERR"}},
+      fault::kDecorator, "test");
+  REQUIRE(rewrite.ok());
+  fault::FaultPlan plan{0, {rewrite.value()}};
   MeteredPair pair(plan);
   for (uint64_t i = 0; i < 3; ++i) {
     Segment into = pair.buffer_b.segment(i * 64, 64);

@@ -23,17 +23,6 @@ std::string hex(uint64_t value) {
   return text;
 }
 
-std::string_view kind_name(CompletionFaultKind kind) {
-  switch (kind) {
-    case CompletionFaultKind::kRewriteStatus: return "rewrite_status";
-    case CompletionFaultKind::kDrop: return "drop_completion";
-    case CompletionFaultKind::kDelay: return "delay_completion";
-    case CompletionFaultKind::kDuplicate: return "duplicate_completion";
-    case CompletionFaultKind::kReplay: return "replay_completion";
-  }
-  return "completion_fault";
-}
-
 bool is_inline_capable(Opcode op) {
   return op == Opcode::kSend || op == Opcode::kSendWithImm || op == Opcode::kRdmaWrite ||
          op == Opcode::kRdmaWriteWithImm;
@@ -45,15 +34,20 @@ FaultEndpoint::FaultEndpoint(std::unique_ptr<Endpoint> inner, const FaultPlan& p
                              std::shared_ptr<FaultLog> log,
                              std::shared_ptr<std::vector<Completion>> stale)
     : inner_(std::move(inner)),
-      plan_(plan),
       log_(std::move(log)),
+      post_random_(plan.seed * 0x9e3779b97f4a7c15ULL),
       replay_after_connect_(std::move(stale)) {
-  for (size_t i = 0; i < plan_.completions.size(); ++i) {
-    random_.emplace_back(plan_.seed * 0x9e3779b97f4a7c15ULL + i + 1);
+  for (const FaultSpec& fault : plan.faults) {
+    if (fault.info().effect.any()) completions_.push_back(fault);
+    if (fault.kind == FaultKind::kFailPost) post_faults_.push_back(fault);
+    if (fault.kind == FaultKind::kInline) inline_mode_ = fault.inline_mode;
+    reuse_qp_number_ = reuse_qp_number_ || fault.reuse_qp_number;
+    keeps_local_buffers_ = keeps_local_buffers_ || fault.data == DataAction::kScribble;
   }
-  matches_.assign(plan_.completions.size(), 0);
-  keeps_local_buffers_ = std::any_of(plan_.completions.begin(), plan_.completions.end(),
-                                     [](const CompletionFault& fault) { return fault.scribble; });
+  for (size_t i = 0; i < completions_.size(); ++i) {
+    random_.emplace_back(plan.seed * 0x9e3779b97f4a7c15ULL + i + 1);
+  }
+  matches_.assign(completions_.size(), 0);
 }
 
 void FaultEndpoint::record(std::string kind, std::string detail) {
@@ -62,10 +56,7 @@ void FaultEndpoint::record(std::string kind, std::string detail) {
 
 Status FaultEndpoint::connect(std::span<const std::byte> peer_address) {
   Status connected = inner_->connect(peer_address);
-  const bool reuse_qp_number = std::any_of(
-      plan_.completions.begin(), plan_.completions.end(), [](const CompletionFault& fault) {
-        return fault.kind == CompletionFaultKind::kReplay && fault.reuse_qp_number;
-      });
+  const bool reuse_qp_number = reuse_qp_number_;
   for (Completion& stale : *replay_after_connect_) {
     if (reuse_qp_number) stale.qp_num = inner_->qp_num();
     record("replay_completion", "stale " + stale.describe() + " returned again after reconnect" +
@@ -76,14 +67,16 @@ Status FaultEndpoint::connect(std::span<const std::byte> peer_address) {
   return connected;
 }
 
-Status FaultEndpoint::check_post_fault(PostKind kind, uint64_t wr_id) {
-  const uint64_t count = ++posts_[static_cast<size_t>(kind)];
-  const char* call = kind == PostKind::kSend ? "post_send" : "post_recv";
-  for (const PostFault& fault : plan_.posts) {
-    if (fault.post != kind || fault.nth != count) continue;
+Status FaultEndpoint::check_post_fault(Side post, uint64_t wr_id) {
+  const uint64_t count = ++posts_[post == Side::kRecv ? 1 : 0];
+  const char* call = post == Side::kRecv ? "post_recv" : "post_send";
+  for (const FaultSpec& fault : post_faults_) {
+    // A fail_post without `post` fails a send, as scenario files have always read it.
+    const Side faulted = fault.side == Side::kRecv ? Side::kRecv : Side::kSend;
+    if (faulted != post || !fault.when.fires(count, post_random_)) continue;
     record("fail_post", std::string(call) + " #" + std::to_string(count) + " wr_id " + hex(wr_id) +
-                            " failed with errno " + std::to_string(fault.sys_errno));
-    Error error = errno_error(call, fault.sys_errno,
+                            " failed with errno " + std::to_string(fault.error_number));
+    Error error = errno_error(call, fault.error_number,
                               "injected fault: the " + ordinal(count) + " " + call + " fails");
     error.where.qp = inner_->qp_num();
     return std::move(error).with_hint("a fail_post fault of the scenario fired");
@@ -92,13 +85,13 @@ Status FaultEndpoint::check_post_fault(PostKind kind, uint64_t wr_id) {
 }
 
 Status FaultEndpoint::post_send(const WorkRequest& request) {
-  FAULTLINE_RETURN_IF_ERROR(check_post_fault(PostKind::kSend, request.wr_id));
+  FAULTLINE_RETURN_IF_ERROR(check_post_fault(Side::kSend, request.wr_id));
   WorkRequest changed = request;
   if (is_inline_capable(request.op)) {
-    if (plan_.inline_override == InlineOverride::kForceOff && request.inline_data) {
+    if (inline_mode_ == InlineMode::kOff && request.inline_data) {
       changed.inline_data = false;
       record("inline_off", "wr_id " + hex(request.wr_id) + " posted without inline");
-    } else if (plan_.inline_override == InlineOverride::kForceAboveLimit && !request.inline_data) {
+    } else if (inline_mode_ == InlineMode::kAboveLimit && !request.inline_data) {
       changed.inline_data = true;
       record("inline_forced", "wr_id " + hex(request.wr_id) + " posted inline");
     }
@@ -110,24 +103,15 @@ Status FaultEndpoint::post_send(const WorkRequest& request) {
 }
 
 Status FaultEndpoint::post_recv(const RecvRequest& request) {
-  FAULTLINE_RETURN_IF_ERROR(check_post_fault(PostKind::kRecv, request.wr_id));
+  FAULTLINE_RETURN_IF_ERROR(check_post_fault(Side::kRecv, request.wr_id));
   if (keeps_local_buffers_)
     local_buffers_[request.wr_id].assign(request.segments.begin(), request.segments.end());
   return inner_->post_recv(request);
 }
 
 bool FaultEndpoint::any_fault_for(Opcode op) const {
-  return std::any_of(
-      plan_.completions.begin(), plan_.completions.end(),
-      [op](const CompletionFault& fault) { return !fault.opcode || *fault.opcode == op; });
-}
-
-bool FaultEndpoint::fires(size_t fault_index, uint64_t match) {
-  const FiringRule& when = plan_.completions[fault_index].when;
-  if (when.nth != 0) return match == when.nth;
-  if (when.every != 0) return match % when.every == 0;
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  return uniform(random_[fault_index]) < when.probability;
+  return std::any_of(completions_.begin(), completions_.end(),
+                     [op](const FaultSpec& fault) { return !fault.opcode || *fault.opcode == op; });
 }
 
 void FaultEndpoint::scribble(const Completion& completion, std::string& detail) {
@@ -148,32 +132,31 @@ void FaultEndpoint::apply(Completion completion) {
   bool dropped = false;
   bool duplicated = false;
   std::optional<Clock::time_point> due;
-  for (size_t i = 0; i < plan_.completions.size(); ++i) {
-    const CompletionFault& fault = plan_.completions[i];
+  for (size_t i = 0; i < completions_.size(); ++i) {
+    const FaultSpec& fault = completions_[i];
     if (fault.opcode && *fault.opcode != completion.op) continue;
     const uint64_t match = ++matches_[i];
-    if (!fires(i, match)) continue;
+    if (!fault.when.fires(match, random_[i])) continue;
     std::string detail = std::string(to_string(completion.op)) + " wr_id " + hex(completion.wr_id) +
                          " (" + ordinal(match) + " match)";
-    switch (fault.kind) {
-      case CompletionFaultKind::kRewriteStatus:
-        detail += ": " + std::string(to_string(completion.status)) + " -> " +
-                  std::string(to_string(fault.status));
-        completion.status = fault.status;
-        completion.native_status = 0;
-        completion.vendor_err = 0;
-        completion.native_text = "injected by faultline";
-        if (fault.scribble) scribble(completion, detail);
-        break;
-      case CompletionFaultKind::kDrop: dropped = true; break;
-      case CompletionFaultKind::kDelay:
-        due = Clock::now() + fault.delay;
-        detail += " held " + std::to_string(fault.delay.count()) + " ms";
-        break;
-      case CompletionFaultKind::kDuplicate: duplicated = true; break;
-      case CompletionFaultKind::kReplay: replay_after_connect_->push_back(completion); break;
+    const CompletionEffect& effect = fault.info().effect;
+    if (effect.rewrite_status) {
+      detail += ": " + std::string(to_string(completion.status)) + " -> " +
+                std::string(to_string(fault.status));
+      completion.status = fault.status;
+      completion.native_status = 0;
+      completion.vendor_err = 0;
+      completion.native_text = "injected by faultline";
+      if (fault.data == DataAction::kScribble) scribble(completion, detail);
     }
-    record(std::string(kind_name(fault.kind)), detail);
+    dropped = dropped || effect.drop;
+    duplicated = duplicated || effect.duplicate;
+    if (effect.delay) {
+      due = Clock::now() + fault.delay;
+      detail += " held " + std::to_string(fault.delay.count()) + " ms";
+    }
+    if (effect.replay) replay_after_connect_->push_back(completion);
+    record(std::string(fault.kind_name()), detail);
   }
   if (keeps_local_buffers_) local_buffers_.erase(completion.wr_id);
   if (dropped) return;

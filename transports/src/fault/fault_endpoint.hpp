@@ -38,20 +38,23 @@ class FaultEndpoint : public Endpoint {
     Completion completion;
   };
 
-  Status check_post_fault(PostKind kind, uint64_t wr_id);
+  Status check_post_fault(Side post, uint64_t wr_id);
   bool any_fault_for(Opcode op) const;
-  bool fires(size_t fault_index, uint64_t match);
   void apply(Completion completion);
   size_t take_ready(std::span<Completion> out);
   void scribble(const Completion& completion, std::string& detail);
   void record(std::string kind, std::string detail);
 
   std::unique_ptr<Endpoint> inner_;
-  FaultPlan plan_;
+  std::vector<FaultSpec> completions_;  // the plan's faults with a completion effect
+  std::vector<FaultSpec> post_faults_;  // its fail_post faults
+  InlineMode inline_mode_ = InlineMode::kNone;
+  bool reuse_qp_number_ = false;  // a replayed completion takes the new endpoint's number
   std::shared_ptr<FaultLog> log_;
   std::vector<std::mt19937_64> random_;  // one per completion fault, seeded from the plan
   std::vector<uint64_t> matches_;        // per completion fault
-  std::array<uint64_t, 2> posts_{};      // by PostKind
+  std::mt19937_64 post_random_;          // for fail_post faults with a probability
+  std::array<uint64_t, 2> posts_{};      // sends, receives
   // wr_id -> receive/read targets, kept only when a fault may scribble over them
   bool keeps_local_buffers_ = false;
   std::map<uint64_t, std::vector<Segment>> local_buffers_;

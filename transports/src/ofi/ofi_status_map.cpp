@@ -59,6 +59,11 @@ const OfiErrorRow* find_row(int fi_errno) {
   return nullptr;
 }
 
+// The one status table names libfabric's own errors by number: checked against fi_errno.h.
+static_assert(kFiEtrunc == FI_ETRUNC && kFiEoverrun == FI_EOVERRUN && kFiEnorx == FI_ENORX);
+static_assert(completion_status_row(CompletionStatus::kRemAccessErr).fi_errno == FI_EACCES);
+static_assert(completion_status_row(CompletionStatus::kGeneralErr).fi_errno == FI_EIO);
+
 }  // namespace
 
 CompletionStatus completion_status_from_ofi_error(int fi_errno) {
@@ -68,10 +73,7 @@ CompletionStatus completion_status_from_ofi_error(int fi_errno) {
 }
 
 int ofi_error_for_status(CompletionStatus status) {
-  for (const auto& row : kOfiErrorTable) {
-    if (row.status == status) return row.code;
-  }
-  return FI_EIO;
+  return completion_status_row(status).fi_errno;  // 0, FI_SUCCESS, for kSuccess
 }
 
 std::string_view ofi_error_name(int fi_errno) {

@@ -10,23 +10,16 @@
 #include <vector>
 
 #include "faultline/transports/completion_status.hpp"
+#include "faultline/transports/limit_table.hpp"
 
 namespace faultline::transports {
 
 /// What a device advertises. A limit the device does not advertise is nullopt, and is not
 /// checked before endpoint creation.
 struct DeviceLimits {
-  uint32_t max_qp_wr = 0;           ///< send queue depth (verbs max_qp_wr, ofi tx_attr->size)
-  uint32_t max_recv_wr = 0;         ///< receive queue depth (verbs max_qp_wr, ofi rx_attr->size)
-  std::optional<uint32_t> max_cqe;  ///< completion queue depth; libfabric does not advertise one
-  uint32_t max_send_sge = 0;        ///< segments per send (verbs max_sge, ofi tx iov_limit)
-  uint32_t max_recv_sge = 0;        ///< segments per receive (verbs max_sge, ofi rx iov_limit)
-  uint32_t max_sge_rd = 0;       ///< segments per RDMA read (verbs max_sge_rd, ofi rma_iov_limit)
-  uint32_t max_inline_data = 0;  ///< inline / inject bytes; 0 means no inline path
-  uint64_t max_msg_size = 0;
-  std::optional<uint64_t> max_mr_size;
-  std::optional<uint32_t> active_mtu;  ///< bytes
-  std::optional<uint32_t> max_mtu;     ///< bytes
+#define FAULTLINE_LIMIT_FIELD(name, type, interposer) type name{};
+  FAULTLINE_DEVICE_LIMITS(FAULTLINE_LIMIT_FIELD)
+#undef FAULTLINE_LIMIT_FIELD
 };
 
 struct Capabilities {

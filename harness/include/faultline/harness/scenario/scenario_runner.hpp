@@ -6,14 +6,16 @@
 
 #include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/harness/control/scenario_link.hpp"
-#include "faultline/transports/fault/fault_plan.hpp"
+#include "faultline/transports/fault/fault_device.hpp"
 
 namespace faultline::harness {
 
-/// The fault plan of `role` (at `rank` of a ring) from a scenario's `faults` block (already
-/// validated), seeded with `seed`; a fault naming another rank is not this side's.
-transports::fault::FaultPlan fault_plan_for(const nlohmann::json& document, const std::string& role,
-                                            uint64_t seed, size_t rank = 0);
+/// The fault plan of `role` (at `rank` of a ring) from a scenario's `faults` block, seeded with
+/// `seed`: the faults the decorator applies (a fault naming another rank is not this side's),
+/// or the error of the first fault that is not of the fault language.
+Result<transports::fault::FaultPlan> fault_plan_for(const nlohmann::json& document,
+                                                    const std::string& role, uint64_t seed,
+                                                    size_t rank = 0);
 
 /// The seed of one side: the run's seed mixed with the scenario id and the role, so the
 /// same --seed fires the same faults on the same side, whatever else runs.

@@ -1,0 +1,112 @@
+// The fault language's one parser: strict about kinds and keys, refusing what the applier at
+// hand cannot apply with the reason, and the limits of limit_table.hpp in every cap.
+#include "faultline/transports/fault/fault_spec.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace faultline::transports::fault;
+using nlohmann::json;
+
+TEST_CASE("a limits fault takes SRQ, read/atomic, atomics, MR size caps and the vendor ids",
+          "[unit]") {
+  const json plan = {{"faults",
+                      {{{"kind", "limits"},
+                        {"max_srq_wr", 32768},
+                        {"max_srq_sge", 64},
+                        {"max_qp_rd_atom", 8},
+                        {"atomic_cap", 0},
+                        {"max_mr_size", UINT64_MAX},
+                        {"vendor_id", 0x8086},
+                        {"vendor_part_id", 5522}}}}};
+  auto parsed = parse_fault_set(plan, kInterposer, "plan");
+  INFO(plan.dump() << (parsed.ok() ? "" : parsed.error().describe()));
+  REQUIRE(parsed.ok());
+  const auto& caps = parsed->faults.at(0).caps;
+  CHECK(caps.max_srq_wr == 32768U);
+  CHECK(caps.max_srq_sge == 64U);
+  CHECK(caps.max_qp_rd_atom == 8U);
+  CHECK(caps.atomic_cap == 0U);
+  CHECK(caps.max_mr_size == UINT64_MAX);
+  CHECK(caps.vendor_id == 0x8086U);
+  CHECK(caps.vendor_part_id == 5522U);
+  CHECK_FALSE(caps.max_qp_wr.has_value());
+}
+
+TEST_CASE("a limits fault refuses an atomic_cap beyond global, and one with nothing in it",
+          "[unit]") {
+  auto atomic =
+      parse_fault_set({{"faults", {{{"kind", "limits"}, {"atomic_cap", 3}}}}}, kInterposer, "plan");
+  REQUIRE_FALSE(atomic.ok());
+  CHECK_THAT(atomic.error().message,
+             Catch::Contains("/faults/0/atomic_cap") && Catch::Contains("from 0 to 2"));
+  auto empty = parse_fault_set({{"faults", {{{"kind", "limits"}}}}}, kInterposer, "plan");
+  REQUIRE_FALSE(empty.ok());
+  CHECK_THAT(empty.error().message, Catch::Contains("max_srq_wr") && Catch::Contains("vendor_id"));
+}
+
+TEST_CASE("an unknown kind or key is refused, naming it and the ones allowed", "[unit]") {
+  auto kind = parse_fault({{"kind", "rewrite_stat"}}, kDecorator, "f");
+  REQUIRE_FALSE(kind.ok());
+  CHECK_THAT(kind.error().message, Catch::Contains("f/kind") && Catch::Contains("rewrite_stat") &&
+                                       Catch::Contains("drop_completion"));
+  // Misspelt keys (sied, rnak, opcdoe) must not fault everything everywhere.
+  for (const char* key : {"sied", "rnak", "opcdoe", "max_cqes"}) {
+    auto fault =
+        parse_fault({{"status", "REM_ACCESS_ERR"}, {"nth", 1}, {key, 1}}, kInterposer, "--fault");
+    CAPTURE(key);
+    REQUIRE_FALSE(fault.ok());
+    CHECK_THAT(fault.error().message,
+               Catch::Contains(std::string("--fault: ") + key) && Catch::Contains("qp_num"));
+  }
+  auto plan = parse_fault_set({{"faults", json::array()}, {"sed", 1}}, kInterposer, "p");
+  REQUIRE_FALSE(plan.ok());
+  CHECK_THAT(plan.error().message, Catch::Contains("sed"));
+}
+
+TEST_CASE("a kind or key an applier cannot apply is refused at parse time, saying why", "[unit]") {
+  auto delay = parse_fault({{"kind", "delay_completion"}, {"delay_ms", 5}, {"nth", 1}}, kInterposer,
+                           "--fault");
+  REQUIRE_FALSE(delay.ok());
+  CHECK_THAT(delay.error().message,
+             Catch::Contains("delay_completion") && Catch::Contains("faultline's own endpoints"));
+  CHECK(parse_fault({{"kind", "delay_completion"}, {"delay_ms", 5}, {"nth", 1}}, kDecorator, "f")
+            .ok());
+  auto observe = parse_fault({{"kind", "observe"}}, kDecorator, "f");
+  REQUIRE_FALSE(observe.ok());
+  CHECK_THAT(observe.error().message, Catch::Contains("programs under the interposers"));
+  auto qp_error = parse_fault(
+      {{"kind", "rewrite_status"}, {"status", "WR_FLUSH_ERR"}, {"nth", 1}, {"qp_error", true}},
+      kDecorator, "f");
+  REQUIRE_FALSE(qp_error.ok());
+  CHECK_THAT(qp_error.error().message, Catch::Contains("f/qp_error"));
+  auto srq = parse_fault({{"kind", "limits"}, {"max_srq_wr", 8}}, kDecorator, "f");
+  REQUIRE_FALSE(srq.ok());
+  CHECK_THAT(srq.error().message, Catch::Contains("f/max_srq_wr"));
+}
+
+TEST_CASE("each completion kind has one effect and every limit one row", "[unit]") {
+  for (const auto& kind : fault_kinds()) {
+    CAPTURE(kind.name);
+    const auto& e = kind.effect;
+    const int effects =
+        e.rewrite_status + e.change_data + e.drop + e.delay + e.duplicate + e.replay;
+    CHECK(effects == (kind.firing && kind.kind != FaultKind::kFailPost ? 1 : 0));
+    CHECK(kind.appliers != 0);
+  }
+  const auto decorator = limit_names(kDecorator);
+  CHECK(std::find(decorator.begin(), decorator.end(), "max_mtu") != decorator.end());
+  CHECK(std::find(decorator.begin(), decorator.end(), "max_srq_wr") == decorator.end());
+  const auto interposer = limit_names(kInterposer);
+  CHECK(std::find(interposer.begin(), interposer.end(), "atomic_cap") != interposer.end());
+  CHECK(std::find(interposer.begin(), interposer.end(), "max_msg_size") == interposer.end());
+  faultline::transports::DeviceLimits limits;
+  limits.max_qp_wr = 16384;
+  LimitCaps caps;
+  caps.max_qp_wr = 1024;
+  caps.max_cqe = 64;
+  const auto applied = caps.applied_to(limits);
+  CHECK(applied.max_qp_wr == 1024U);
+  CHECK(applied.max_cqe == 64U);
+  CHECK(limit_value(applied, "max_cqe") == 64U);
+  CHECK_FALSE(limit_value(applied, "max_mtu").has_value());
+}

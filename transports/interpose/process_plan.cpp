@@ -1,0 +1,109 @@
+#include "process_plan.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "event_log.hpp"
+
+namespace faultline::transports::interpose {
+
+namespace {
+
+bool matches(const FaultSpec& fault, const Event& event) {
+  if (fault.layer.empty() ? !event.outermost : fault.layer != event.layer) return false;
+  if (fault.side != Side::kAny && fault.side != event.side) return false;
+  if (fault.opcode && fault.opcode != event.opcode) return false;
+  if (fault.qp_num && fault.qp_num != event.qp_num) return false;
+  return true;
+}
+
+// The plan in FAULTLINE_FAULTS (JSON text, or `@path` of a file); none when it is unset.
+Result<fault::FaultSet> plan_from_environment() {
+  const char* value = std::getenv("FAULTLINE_FAULTS");
+  if (value == nullptr || *value == '\0') return fault::FaultSet{};
+  std::string text = value;
+  if (text.front() == '@') {
+    std::ifstream file(text.substr(1));
+    if (!file) return Error{ErrorCode::kIoError, "FAULTLINE_FAULTS: cannot read " + text.substr(1)};
+    std::stringstream content;
+    content << file.rdbuf();
+    text = content.str();
+  }
+  const nlohmann::json plan = nlohmann::json::parse(text, nullptr, false);
+  if (plan.is_discarded()) return Error{ErrorCode::kInvalidArgument, "FAULTLINE_FAULTS: not JSON"};
+  return fault::parse_fault_set(plan, fault::kInterposer, "FAULTLINE_FAULTS");
+}
+
+}  // namespace
+
+Plan& Plan::get() {
+  // Never destroyed: programs poll from threads that outlive static destruction.
+  static Plan* plan = new Plan();
+  return *plan;
+}
+
+Plan::Plan() : rank_(launcher_rank()) {
+  auto parsed = plan_from_environment();
+  if (!parsed.ok()) {
+    log_event({{"event", "plan_error"}, {"error", parsed.error().describe()}});
+    return;
+  }
+  random_.seed(parsed->seed);
+  for (FaultSpec& fault : parsed->faults) {
+    if (!applies_here(fault)) continue;
+    if (fault.kind == FaultKind::kLimits) caps_.take_smaller(fault.caps);
+    kinds_ |= 1U << static_cast<unsigned>(fault.kind);
+    completion_rules_ = completion_rules_ || fault.info().effect.any();
+    data_rules_ = data_rules_ || fault.data != DataAction::kKeep;
+    suppress_rules_ = suppress_rules_ || fault.data == DataAction::kSuppress;
+    faults_.push_back({std::move(fault)});
+  }
+}
+
+bool Plan::applies_here(const FaultSpec& fault) const { return !fault.rank || fault.rank == rank_; }
+
+std::optional<FiredFault> Plan::completion_fault(const Event& event,
+                                                 bool (*allowed)(const FaultSpec&)) {
+  if (!completion_rules_) return std::nullopt;  // no lock taken for a plan without any
+  std::lock_guard lock(mutex_);
+  for (Counted& fault : faults_) {
+    if (!fault.spec.info().effect.any() || (allowed != nullptr && !allowed(fault.spec))) continue;
+    if (!matches(fault.spec, event)) continue;
+    if (fault.spec.when.fires(++fault.matched, random_))
+      return FiredFault{fault.spec, fault.matched};
+  }
+  return std::nullopt;
+}
+
+std::optional<FiredFault> Plan::post_fault(const Event& event) {
+  if (!has(FaultKind::kFailPost)) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  for (Counted& fault : faults_) {
+    if (fault.spec.kind != FaultKind::kFailPost || !matches(fault.spec, event)) continue;
+    if (fault.spec.when.fires(++fault.matched, random_))
+      return FiredFault{fault.spec, fault.matched};
+  }
+  return std::nullopt;
+}
+
+void log_fault(const FiredFault& fired, nlohmann::json details) {
+  details["event"] = "fault";
+  details["kind"] = fired.kind_name();
+  details["match"] = fired.match;
+  if (fired.info().effect.rewrite_status) details["status"] = transports::to_string(fired.status);
+  if (fired.data != DataAction::kKeep)
+    details["data"] = fired.data == DataAction::kScribble ? "scribble" : "suppress";
+  log_event(std::move(details));
+}
+
+std::optional<int> launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0')
+      return std::atoi(value);
+  }
+  return std::nullopt;
+}
+
+}  // namespace faultline::transports::interpose

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "faultline/transports/fault/fault_spec.hpp"
+
+namespace faultline::transports::interpose {
+
+using fault::DataAction;
+using fault::FaultKind;
+using fault::FaultSpec;
+using fault::LimitCaps;
+using fault::Side;
+
+/// One completion or post the plan is asked about.
+struct Event {
+  Side side = Side::kAny;  ///< kSend or kRecv where the transport says which; kAny where not
+  std::optional<transports::Opcode> opcode;
+  std::optional<uint32_t> qp_num;
+  std::string_view layer;  ///< ofi: the provider's name; verbs: empty
+  bool outermost = true;   ///< ofi: the program's own call, not a utility provider's inner one
+};
+
+/// A fault that fired: its spec, and the match it fired on.
+struct FiredFault : FaultSpec {
+  uint64_t match = 0;
+};
+
+/// The process's fault plan (FAULTLINE_FAULTS: the fault language, as the interposers apply
+/// it), loaded once; a plan that does not parse is logged as `plan_error` and the program runs
+/// unfaulted. Faults are counted under one lock, so `nth` means the same across threads.
+class Plan {
+ public:
+  static Plan& get();
+
+  /// True when the plan has no fault for this process.
+  bool empty() const { return faults_.empty(); }
+  // What the plan holds, found once at load (the data path asks on every post and poll).
+  /// True when some fault is of `kind`.
+  bool has(FaultKind kind) const { return (kinds_ & (1U << static_cast<unsigned>(kind))) != 0; }
+  /// True when some fault acts on completions (status, data, drop, duplicate).
+  bool has_completion_rules() const { return completion_rules_; }
+  /// True when some fault changes the data a receive delivered.
+  bool has_data_rules() const { return data_rules_; }
+  /// True when some fault restores a receive buffer (its bytes are kept at post time).
+  bool has_suppress_rules() const { return suppress_rules_; }
+  /// The completion fault that fires for `event` (counted), if any; `allowed` filters faults.
+  std::optional<FiredFault> completion_fault(const Event& event,
+                                             bool (*allowed)(const FaultSpec&) = nullptr);
+  /// The fail_post fault that fires for one posted work request, if any.
+  std::optional<FiredFault> post_fault(const Event& event);
+  /// The smallest cap of every limits fault for this process.
+  const LimitCaps& caps() const { return caps_; }
+
+ private:
+  struct Counted {
+    FaultSpec spec;
+    uint64_t matched = 0;
+  };
+
+  Plan();
+  bool applies_here(const FaultSpec& fault) const;
+
+  std::mutex mutex_;
+  std::vector<Counted> faults_;
+  std::mt19937_64 random_;
+  std::optional<int> rank_;
+  LimitCaps caps_;
+  unsigned kinds_ = 0;  // bit per FaultKind present
+  bool completion_rules_ = false;
+  bool data_rules_ = false;
+  bool suppress_rules_ = false;
+};
+
+/// Logs a `fault` event for `fired` with what it hit.
+void log_fault(const FiredFault& fired, nlohmann::json details);
+
+/// This process's rank as its launcher gave it (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
+/// SLURM_PROCID), or nullopt.
+std::optional<int> launcher_rank();
+
+}  // namespace faultline::transports::interpose

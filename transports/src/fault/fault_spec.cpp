@@ -1,0 +1,430 @@
+// The one parser of the fault language. Strict: an unknown kind or key is an error naming it
+// and the ones allowed; a kind or key the appliers at hand cannot apply is refused, saying why.
+#include "faultline/transports/fault/fault_spec.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace faultline::transports::fault {
+
+namespace {
+
+using nlohmann::json;
+
+struct KeyRule {
+  std::string_view name;
+  unsigned appliers;
+  std::string_view why_not;
+};
+
+constexpr unsigned kAll = kDecorator | kInterposer | kProtocolHook;
+
+// The filters, which every kind takes, and the keys kinds list as their own.
+constexpr std::array kKeyRules{
+    KeyRule{"role", kDecorator | kProtocolHook,
+            "a program's faults belong to its role already (roles/N/faults of a SUT scenario)"},
+    KeyRule{"rank", kAll, ""},
+    KeyRule{"side", kInterposer, "faultline's own endpoints match a completion by its opcode"},
+    KeyRule{"layer", kInterposer, "faultline's own endpoints read one layer"},
+    KeyRule{"opcode", kDecorator | kInterposer, ""},
+    KeyRule{"qp_num", kInterposer, "faultline's own endpoints get their qp numbers at run time"},
+    KeyRule{"nth", kDecorator | kInterposer, ""},
+    KeyRule{"every", kDecorator | kInterposer, ""},
+    KeyRule{"probability", kDecorator | kInterposer, ""},
+    KeyRule{"status", kDecorator | kInterposer, ""},
+    KeyRule{"scribble", kDecorator | kInterposer, ""},
+    KeyRule{"data", kInterposer, "faultline's own endpoints take scribble: true"},
+    KeyRule{"vendor_err", kInterposer, "faultline's own completions carry no vendor error"},
+    KeyRule{"qp_error", kInterposer, "use a modify_to_error step in the scenario"},
+    KeyRule{"delay_ms", kDecorator, ""},
+    KeyRule{"reuse_qp_number", kDecorator, ""},
+    KeyRule{"errno", kDecorator | kInterposer, ""},
+    KeyRule{"post", kDecorator | kInterposer, ""},
+    KeyRule{"mode", kDecorator, ""},
+    KeyRule{"profile", kDecorator,
+            "a program is given a profile with port-check --enforce, which writes its caps"},
+    KeyRule{"inline", kInterposer, "faultline's own endpoints refuse an inline size above the cap"},
+    KeyRule{"vendor_id", kInterposer, "faultline's own endpoints do not branch on the vendor"},
+    KeyRule{"vendor_part_id", kInterposer, "faultline's own endpoints do not branch on the vendor"},
+    KeyRule{"message", kProtocolHook, ""},
+    KeyRule{"segment", kProtocolHook, ""},
+    KeyRule{"field", kProtocolHook, ""},
+};
+
+constexpr std::string_view kFilterKeys = "role,rank,side,layer,opcode,qp_num";
+
+std::string who(unsigned appliers) {
+  std::string names;
+  auto add = [&names](const char* name) {
+    names += (names.empty() ? "" : " or ") + std::string(name);
+  };
+  if ((appliers & kDecorator) != 0) add("faultline's own endpoints (scenario files)");
+  if ((appliers & kInterposer) != 0) add("programs under the interposers (sut, port-check)");
+  if ((appliers & kProtocolHook) != 0) add("faultline's kv protocol (scenario files)");
+  return names;
+}
+
+std::vector<std::string> split(std::string_view list) {
+  std::vector<std::string> items;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    items.emplace_back(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return items;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// Reads one fault object's values, naming the fault and the key in each error.
+class FaultReader {
+ public:
+  FaultReader(const json& fault, std::string where) : fault_(fault), where_(std::move(where)) {}
+
+  // "FILE: /faults/2/nth: expected ..." for a document, "--fault SPEC: nth: expected ..." for
+  // an option.
+  Error bad(std::string_view key, const std::string& expected) const {
+    const bool option = where_.rfind("--", 0) == 0;
+    const std::string separator = key.empty() ? "" : option ? ": " : "/";
+    return Error{ErrorCode::kInvalidArgument,
+                 where_ + separator + std::string(key) + ": expected " + expected};
+  }
+  bool has(const char* key) const { return fault_.contains(key); }
+
+  // An unsigned integer no larger than `max`; nullopt when absent.
+  Result<std::optional<uint64_t>> count(std::string_view key, uint64_t max = UINT64_MAX) const {
+    const auto found = fault_.find(key);
+    if (found == fault_.end()) return std::optional<uint64_t>{};
+    // Parsed text holds a whole number as unsigned; one built in a program may be signed.
+    const bool whole =
+        found->is_number_unsigned() || (found->is_number_integer() && found->get<int64_t>() >= 0);
+    if (!whole || found->get<uint64_t>() > max)
+      return bad(key, "an integer from 0 to " + std::to_string(max));
+    return std::optional<uint64_t>{found->get<uint64_t>()};
+  }
+
+  // One of `choices` (a string); `fallback` when absent.
+  Result<std::string> choice(const char* key, const std::vector<std::string>& choices,
+                             const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    const json& value = fault_.at(key);
+    if (value.is_string() &&
+        std::find(choices.begin(), choices.end(), value.get<std::string>()) != choices.end())
+      return value.get<std::string>();
+    return bad(key, "one of " + joined(choices));
+  }
+
+  Result<bool> flag(const char* key) const {
+    if (!has(key)) return false;
+    if (!fault_.at(key).is_boolean()) return bad(key, "true or false");
+    return fault_.at(key).get<bool>();
+  }
+
+  Result<std::string> text(const char* key) const {
+    if (!has(key)) return std::string();
+    if (!fault_.at(key).is_string() || fault_.at(key).get<std::string>().empty())
+      return bad(key, "a non-empty string");
+    return fault_.at(key).get<std::string>();
+  }
+
+  const json& fault() const { return fault_; }
+  const std::string& where() const { return where_; }
+
+ private:
+  const json& fault_;
+  std::string where_;
+};
+
+#define FAULTLINE_TRY(target, expression)                                      \
+  do {                                                                         \
+    auto faultline_value = (expression);                                       \
+    if (!faultline_value.ok()) return std::move(faultline_value).take_error(); \
+    (target) = std::move(faultline_value).value();                             \
+  } while (false)
+
+Result<FaultKind> read_kind(const FaultReader& reader, unsigned appliers) {
+  const json kind = reader.fault().value("kind", json("rewrite_status"));
+  std::vector<std::string> names;
+  for (const auto& info : fault_kinds())
+    if ((info.appliers & appliers) != 0) names.emplace_back(info.name);
+  const auto kinds = fault_kinds();
+  const auto info = std::find_if(kinds.begin(), kinds.end(),
+                                 [&](const FaultKindInfo& row) { return kind == row.name; });
+  if (info == kinds.end())
+    return reader.bad("kind", "one of " + joined(names) + "; got " + kind.dump());
+  if ((info->appliers & appliers) == 0)
+    return reader.bad("kind", "a kind " + who(appliers) + " can be given; " +
+                                  std::string(info->name) + " applies to " + who(info->appliers) +
+                                  " only: " + std::string(info->why_not));
+  return info->kind;
+}
+
+// Who applies a key of a fault of kind `info`, and why others do not.
+std::pair<unsigned, std::string_view> applied_by(const std::string& key,
+                                                 const FaultKindInfo& info) {
+  for (const KeyRule& rule : kKeyRules)
+    if (rule.name == key) return {rule.appliers, rule.why_not};
+  for (const LimitInfo& limit : limit_infos())
+    if (limit.name == key) return {limit.appliers, "not a limit they enforce"};
+  return {info.appliers, ""};  // "kind"
+}
+
+// Every key is one the kind takes, and one an applier at hand applies.
+Status check_keys(const FaultReader& reader, const FaultKindInfo& info, unsigned appliers) {
+  std::vector<std::string> takes = {"kind"};
+  for (const auto& key : split(kFilterKeys)) takes.push_back(key);
+  if (info.firing)
+    for (const char* key : {"nth", "every", "probability"}) takes.emplace_back(key);
+  for (const auto& key : split(info.keys)) takes.push_back(key);
+  if (info.kind == FaultKind::kLimits)
+    for (const LimitInfo& limit : limit_infos()) takes.emplace_back(limit.name);
+  const unsigned at_hand = appliers & info.appliers;
+  std::vector<std::string> allowed;
+  for (const auto& key : takes)
+    if ((applied_by(key, info).first & at_hand) != 0) allowed.push_back(key);
+  for (const auto& [key, value] : reader.fault().items()) {
+    if (std::find(takes.begin(), takes.end(), key) == takes.end())
+      return reader.bad(key, "a key of kind " + std::string(info.name) + " (" + joined(allowed) +
+                                 "); \"" + key + "\" is none");
+    const auto [by, why_not] = applied_by(key, info);
+    if ((by & at_hand) == 0)
+      return reader.bad(key, "no " + key + " here: it is not applied to " + who(at_hand) +
+                                 (why_not.empty() ? "" : " (" + std::string(why_not) + ")"));
+  }
+  return Status{};
+}
+
+Status read_firing(const FaultReader& reader, FaultSpec& spec) {
+  std::optional<uint64_t> nth;
+  std::optional<uint64_t> every;
+  FAULTLINE_TRY(nth, reader.count("nth"));
+  FAULTLINE_TRY(every, reader.count("every"));
+  spec.when.nth = nth.value_or(0);
+  spec.when.every = every.value_or(0);
+  if (reader.has("probability")) {
+    const json& p = reader.fault().at("probability");
+    if (!p.is_number() || !(p.get<double>() > 0 && p.get<double>() <= 1))
+      return reader.bad("probability", "a number above 0, at most 1");
+    spec.when.probability = p.get<double>();
+  }
+  std::vector<std::string> given;
+  if (spec.when.nth != 0) given.emplace_back("nth");
+  if (spec.when.every != 0) given.emplace_back("every");
+  if (spec.when.probability > 0) given.emplace_back("probability");
+  if (given.empty()) return reader.bad("", "one of the fields nth or every or probability");
+  if (given.size() > 1)
+    return reader.bad("", "exactly one of the fields nth, every or probability; got " + given[0] +
+                              " and " + given[1]);
+  return Status{};
+}
+
+Status read_filters(const FaultReader& reader, FaultSpec& spec) {
+  FAULTLINE_TRY(spec.role, reader.text("role"));
+  FAULTLINE_TRY(spec.layer, reader.text("layer"));
+  const char* side_key = spec.kind == FaultKind::kFailPost ? "post" : "side";
+  std::string side;
+  FAULTLINE_TRY(side, reader.choice(side_key, {"send", "recv", "any"}, "any"));
+  spec.side = side == "send" ? Side::kSend : side == "recv" ? Side::kRecv : Side::kAny;
+  std::optional<uint64_t> rank;
+  std::optional<uint64_t> qp_num;
+  FAULTLINE_TRY(rank, reader.count("rank", INT32_MAX));
+  FAULTLINE_TRY(qp_num, reader.count("qp_num", UINT32_MAX));
+  if (rank) spec.rank = static_cast<int>(*rank);
+  if (qp_num) spec.qp_num = static_cast<uint32_t>(*qp_num);
+  if (reader.has("opcode")) {
+    const json& opcode = reader.fault().at("opcode");
+    spec.opcode = opcode.is_string() ? opcode_from_string(opcode.get<std::string>()) : std::nullopt;
+    if (!spec.opcode) {
+      std::vector<std::string> names;
+      for (Opcode op : kAllOpcodes) names.emplace_back(to_string(op));
+      return reader.bad("opcode", "one of " + joined(names) + "; got " + opcode.dump());
+    }
+  }
+  return Status{};
+}
+
+Status read_data(const FaultReader& reader, FaultSpec& spec) {
+  bool scribble = false;
+  FAULTLINE_TRY(scribble, reader.flag("scribble"));
+  std::string data;
+  FAULTLINE_TRY(data, reader.choice("data", {"scribble", "suppress"}, scribble ? "scribble" : ""));
+  spec.data = data == "scribble"   ? DataAction::kScribble
+              : data == "suppress" ? DataAction::kSuppress
+                                   : DataAction::kKeep;
+  FAULTLINE_TRY(spec.qp_error, reader.flag("qp_error"));
+  if (spec.kind == FaultKind::kCorruptData && spec.data == DataAction::kKeep)
+    return reader.bad("data", "\"scribble\" or \"suppress\"");
+  return Status{};
+}
+
+Status read_status(const FaultReader& reader, FaultSpec& spec) {
+  const json status = reader.fault().value("status", json());
+  const auto parsed =
+      status.is_string() ? completion_status_from_string(status.get<std::string>()) : std::nullopt;
+  if (status.is_null()) return reader.bad("status", "an error status (required, missing)");
+  if (!parsed || *parsed == CompletionStatus::kSuccess) {
+    std::vector<std::string> names;
+    for (const auto& row : kCompletionStatusTable)
+      if (row.status != CompletionStatus::kSuccess) names.emplace_back(row.name);
+    return reader.bad("status",
+                      "an error status name, one of " + joined(names) + "; got " + status.dump());
+  }
+  spec.status = *parsed;
+  std::optional<uint64_t> vendor_err;
+  FAULTLINE_TRY(vendor_err, reader.count("vendor_err", UINT32_MAX));
+  spec.vendor_err = static_cast<uint32_t>(vendor_err.value_or(0));
+  return read_data(reader, spec);
+}
+
+Result<int> read_errno(const FaultReader& reader, bool required) {
+  std::optional<uint64_t> error_number;
+  FAULTLINE_TRY(error_number, reader.count("errno", 4095));
+  if (error_number == uint64_t{0} || (required && !error_number))
+    return reader.bad("errno", "an errno from 1 to 4095");
+  return static_cast<int>(error_number.value_or(0));
+}
+
+// One cap per limit named in the fault.
+Status read_caps(const FaultReader& reader, LimitCaps& caps) {
+  bool any = reader.has("profile");
+#define FAULTLINE_READ_CAP(name, maximum_type)                                           \
+  {                                                                                      \
+    std::optional<uint64_t> value;                                                       \
+    FAULTLINE_TRY(value, reader.count(#name, std::numeric_limits<maximum_type>::max())); \
+    if (value) caps.name = static_cast<maximum_type>(*value);                            \
+    any = any || value.has_value();                                                      \
+  }
+#define FAULTLINE_READ_DEVICE_CAP(name, type, interposer) \
+  FAULTLINE_READ_CAP(name, limit_value_t<type>)
+#define FAULTLINE_READ_CREATE_CAP(name, type) FAULTLINE_READ_CAP(name, type)
+  FAULTLINE_DEVICE_LIMITS(FAULTLINE_READ_DEVICE_CAP)
+  FAULTLINE_CREATE_LIMITS(FAULTLINE_READ_CREATE_CAP)
+  FAULTLINE_READ_CAP(vendor_id, uint32_t)
+  FAULTLINE_READ_CAP(vendor_part_id, uint32_t)
+#undef FAULTLINE_READ_DEVICE_CAP
+#undef FAULTLINE_READ_CREATE_CAP
+#undef FAULTLINE_READ_CAP
+  if (caps.atomic_cap > 2U)
+    return reader.bad("atomic_cap", "an integer from 0 to 2 (enum ibv_atomic_cap)");
+  if (!any)
+    return reader.bad("max_qp_wr", "at least one cap: " + joined(limit_names(kAll)) +
+                                       " (or vendor_id, vendor_part_id)");
+  return Status{};
+}
+
+Status read_limits(const FaultReader& reader, FaultSpec& spec) {
+  if (auto caps = read_caps(reader, spec.caps); !caps.ok()) return caps;
+  FAULTLINE_TRY(spec.caps.refusal_errno, read_errno(reader, false));
+  if (spec.caps.refusal_errno == 0) spec.caps.refusal_errno = 22;  // EINVAL
+  std::string inline_mode;
+  FAULTLINE_TRY(inline_mode, reader.choice("inline", {"refuse_create", "clamp"}, "refuse_create"));
+  spec.caps.clamp_inline = inline_mode == "clamp";
+  std::string profile;
+  FAULTLINE_TRY(profile, reader.text("profile"));
+  spec.caps.source = profile.empty() ? "the scenario's limits fault" : "device profile " + profile;
+  return Status{};
+}
+
+Status read_protocol(const FaultReader& reader, FaultSpec& spec) {
+  FAULTLINE_TRY(
+      spec.message,
+      reader.choice("message", {"PushRequest", "PullRequest", "PullResponse", "PushResponse"}, ""));
+  if (spec.message.empty()) return reader.bad("message", "the kv message type it mutates");
+  if (spec.kind == FaultKind::kDropSegment) {
+    FAULTLINE_TRY(spec.target, reader.choice("segment", {"keys", "vals", "lens"}, ""));
+    if (spec.target.empty()) return reader.bad("segment", "keys, vals or lens");
+  } else if (spec.kind == FaultKind::kCorruptHeader) {
+    FAULTLINE_TRY(spec.target, reader.choice("field", {"magic", "segment_count"}, ""));
+    if (spec.target.empty()) return reader.bad("field", "magic or segment_count");
+  }
+  return Status{};
+}
+
+Status read_action(const FaultReader& reader, FaultSpec& spec) {
+  switch (spec.kind) {
+    case FaultKind::kRewriteStatus: return read_status(reader, spec);
+    case FaultKind::kCorruptData: return read_data(reader, spec);
+    case FaultKind::kDelayCompletion: {
+      std::optional<uint64_t> delay;
+      FAULTLINE_TRY(delay, reader.count("delay_ms", 60000));
+      if (delay.value_or(0) == 0) return reader.bad("delay_ms", "milliseconds from 1 to 60000");
+      spec.delay = std::chrono::milliseconds(*delay);
+      return Status{};
+    }
+    case FaultKind::kReplayCompletion:
+      FAULTLINE_TRY(spec.reuse_qp_number, reader.flag("reuse_qp_number"));
+      return Status{};
+    case FaultKind::kFailPost:
+      FAULTLINE_TRY(spec.error_number, read_errno(reader, true));
+      return Status{};
+    case FaultKind::kInline: {
+      std::string mode;
+      FAULTLINE_TRY(mode, reader.choice("mode", {"off", "above_limit"}, ""));
+      if (mode.empty()) return reader.bad("mode", "off or above_limit");
+      spec.inline_mode = mode == "off" ? InlineMode::kOff : InlineMode::kAboveLimit;
+      return Status{};
+    }
+    case FaultKind::kLimits: return read_limits(reader, spec);
+    case FaultKind::kDropSegment:
+    case FaultKind::kAddSegment:
+    case FaultKind::kReorderSegments:
+    case FaultKind::kCorruptHeader: return read_protocol(reader, spec);
+    case FaultKind::kDropCompletion:
+    case FaultKind::kDuplicateCompletion:
+    case FaultKind::kObserve: return Status{};
+  }
+  return Status{};
+}
+
+}  // namespace
+
+bool FiringRule::fires(uint64_t match, std::mt19937_64& random) const {
+  if (nth != 0) return match == nth;
+  if (every != 0) return match % every == 0;
+  return std::uniform_real_distribution<double>(0.0, 1.0)(random) < probability;
+}
+
+Result<FaultSpec> parse_fault(const json& fault, unsigned appliers, const std::string& where) {
+  FaultReader reader(fault, where);
+  if (!fault.is_object()) return reader.bad("", "a fault object {\"kind\": ...}");
+  FaultSpec spec;
+  FAULTLINE_TRY(spec.kind, read_kind(reader, appliers));
+  if (auto keys = check_keys(reader, spec.info(), appliers); !keys.ok()) return keys.error();
+  if (auto action = read_action(reader, spec); !action.ok()) return action.error();
+  if (spec.info().firing) {
+    if (auto firing = read_firing(reader, spec); !firing.ok()) return firing.error();
+  }
+  if (auto filters = read_filters(reader, spec); !filters.ok()) return filters.error();
+  return spec;
+}
+
+Result<FaultSet> parse_fault_set(const json& plan, unsigned appliers, const std::string& origin) {
+  if (!plan.is_object() || !plan.contains("faults") || !plan.at("faults").is_array())
+    return Error{ErrorCode::kInvalidArgument, origin + ": expected {\"faults\": [...]} at the top"};
+  for (const auto& [key, value] : plan.items()) {
+    if (key != "faults" && key != "seed")
+      return Error{ErrorCode::kInvalidArgument,
+                   origin + ": /" + key + ": expected a key of a plan (faults, seed); \"" + key +
+                       "\" is none"};
+  }
+  FaultSet parsed;
+  if (plan.contains("seed")) {
+    if (!plan.at("seed").is_number_unsigned())
+      return Error{ErrorCode::kInvalidArgument,
+                   origin + ": /seed: expected an integer from 0 to 2^64-1"};
+    parsed.seed = plan.at("seed").get<uint64_t>();
+  }
+  const json& faults = plan.at("faults");
+  for (size_t i = 0; i < faults.size(); ++i) {
+    auto spec = parse_fault(faults[i], appliers, origin + ": /faults/" + std::to_string(i));
+    if (!spec.ok()) return std::move(spec).take_error();
+    parsed.faults.push_back(std::move(spec).value());
+  }
+  return parsed;
+}
+
+}  // namespace faultline::transports::fault
