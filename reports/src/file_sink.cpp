@@ -4,8 +4,6 @@
 
 namespace faultline::reports {
 
-std::string to_report_json(const nlohmann::json& report) { return report.dump(2) + "\n"; }
-
 FileSink::FileSink(std::string path, ReportFormatter format)
     : path_(std::move(path)), format_(std::move(format)) {}
 
@@ -24,9 +22,11 @@ Status FileSink::on_run_finished(const nlohmann::json& report) { return write(re
 
 std::vector<std::unique_ptr<ReportSink>> report_directory_sinks(const std::string& directory) {
   std::vector<std::unique_ptr<ReportSink>> sinks;
-  sinks.push_back(std::make_unique<FileSink>(directory + "/report.json", to_report_json));
-  sinks.push_back(std::make_unique<FileSink>(directory + "/junit.xml", to_junit));
-  sinks.push_back(std::make_unique<FileSink>(directory + "/summary.md", to_markdown));
+  for (const ReportFormat& format : report_formats()) {
+    if (format.in_report_folder)
+      sinks.push_back(
+          std::make_unique<FileSink>(directory + "/" + std::string(format.file), format.write));
+  }
   return sinks;
 }
 

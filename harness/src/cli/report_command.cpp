@@ -23,8 +23,10 @@ void add_report_command(CLI::App& app, CommandAction& run) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* command = app.add_subcommand(
       "report", "Convert a report.json to Markdown, JUnit XML or one self-contained HTML file");
-  command->add_option("--format", options->format, "md, junit or html")
-      ->check(CLI::IsMember({"md", "junit", "html"}))
+  std::vector<std::string> names;
+  for (const auto& format : reports::report_formats()) names.emplace_back(format.name);
+  command->add_option("--format", options->format, "The format: " + CLI::detail::join(names, ", "))
+      ->check(CLI::IsMember(names))
       ->capture_default_str();
   command->add_option("-o,--output", options->output, "Write here (atomically) instead of stdout");
   command->add_option("report", options->input, "The report.json of a run")->required();
@@ -41,14 +43,7 @@ void add_report_command(CLI::App& app, CommandAction& run) {
         std::cerr << "faultline report: " << report.error().describe() << "\n";
         return static_cast<int>(harness::kExitUsage);
       }
-      std::string text;
-      if (options->format == "junit") {
-        text = reports::to_junit(report.value());
-      } else if (options->format == "html") {
-        text = reports::to_html(report.value());
-      } else {
-        text = reports::to_markdown(report.value());
-      }
+      const std::string text = reports::find_report_format(options->format)->write(report.value());
       if (options->output.empty()) {
         std::cout << text;
         return static_cast<int>(harness::kExitPass);

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
+#include <string_view>
 
 namespace faultline::reports {
 
@@ -18,5 +20,19 @@ std::string to_junit(const nlohmann::json& report);
 std::string to_markdown(const nlohmann::json& report);
 /// The same as one self-contained HTML file (inline style, no scripts, no external links).
 std::string to_html(const nlohmann::json& report);
+
+/// One report format: its name (`faultline report --format NAME`), the file it is kept in, its
+/// writer, and whether a run keeps it up to date in its report folder as it goes.
+struct ReportFormat {
+  std::string_view name;
+  std::string_view file;
+  std::string (*write)(const nlohmann::json& report);
+  bool in_report_folder;
+};
+
+/// Every report format (report_formats.cpp: a new format is its writer's file and a row there).
+std::span<const ReportFormat> report_formats();
+/// The format named `name`, or nullptr.
+const ReportFormat* find_report_format(std::string_view name);
 
 }  // namespace faultline::reports
