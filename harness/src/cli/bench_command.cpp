@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "faultline/harness/bench/allreduce.hpp"
 #include "faultline/harness/bench/bandwidth.hpp"
+#include "faultline/harness/bench/bench_table.hpp"
 #include "faultline/harness/bench/control_plane.hpp"
 #include "faultline/harness/bench/pingpong.hpp"
 #include "faultline/harness/device_listing.hpp"
@@ -166,16 +167,7 @@ struct BenchCommand {
       out["idle_decorator"] = pingpong.idle_decorator;
       out["two_processes"] = pingpong.two_processes;
       if (!client.empty()) out["server"] = client;
-      for (const auto& row : rows)
-        out["rows"].push_back({{"bytes", row.bytes},
-                               {"iterations", row.iterations},
-                               {"min_us", row.min_us},
-                               {"median_us", row.median_us},
-                               {"mean_us", row.mean_us},
-                               {"p99_us", row.p99_us},
-                               {"p99_9_us", row.p999_us},
-                               {"max_us", row.max_us},
-                               {"stdev_us", row.stdev_us}});
+      out["rows"] = harness::bench::rows_json(rows);
       std::cout << out.dump(2) << "\n";
       return;
     }
@@ -185,18 +177,7 @@ struct BenchCommand {
               << (pingpong.two_processes ? ", responder in a process of its own" : "")
               << (client.empty() ? "" : ", responder on " + client)
               << "\n# one-way latency = half the round trip\n";
-    const char* columns[] = {"t_min[usec]",   "t_median[usec]", "t_mean[usec]", "t_p99[usec]",
-                             "t_p99.9[usec]", "t_max[usec]",    "t_stdev[usec]"};
-    std::cout << std::setw(10) << "#bytes" << std::setw(13) << "#iterations";
-    for (const char* column : columns) std::cout << std::setw(16) << column;
-    std::cout << "\n" << std::fixed << std::setprecision(2);
-    for (const auto& row : rows) {
-      std::cout << std::setw(10) << row.bytes << std::setw(13) << row.iterations;
-      for (double value : {row.min_us, row.median_us, row.mean_us, row.p99_us, row.p999_us,
-                           row.max_us, row.stdev_us})
-        std::cout << std::setw(16) << value;
-      std::cout << "\n";
-    }
+    harness::bench::print_table(std::cout, rows);
   }
 
   int run_bandwidth() {
@@ -212,11 +193,7 @@ struct BenchCommand {
             out["op"] = bandwidth.op;
             out["window"] = bandwidth.window;
             out["idle_decorator"] = bandwidth.idle_decorator;
-            for (const auto& row : rows)
-              out["rows"].push_back({{"bytes", row.bytes},
-                                     {"iterations", row.iterations},
-                                     {"mib_per_second", row.mib_per_second},
-                                     {"messages_per_second", row.messages_per_second}});
+            out["rows"] = harness::bench::rows_json(rows);
             std::cout << out.dump(2) << "\n";
             return;
           }
@@ -224,16 +201,8 @@ struct BenchCommand {
                     << (bandwidth.op == "write" ? "RDMA write" : "send/recv") << ", window "
                     << bandwidth.window
                     << (bandwidth.idle_decorator ? ", idle fault decorator in the path" : "")
-                    << "\n"
-                    << std::setw(10) << "#bytes" << std::setw(13) << "#iterations" << std::setw(20)
-                    << "BW average[MB/sec]" << std::setw(16) << "MsgRate[Mpps]"
-                    << "\n"
-                    << std::fixed << std::setprecision(2);
-          for (const auto& row : rows)
-            std::cout << std::setw(10) << row.bytes << std::setw(13) << row.iterations
-                      << std::setw(20) << row.mib_per_second << std::setw(16)
-                      << std::setprecision(6) << row.messages_per_second / 1e6
-                      << std::setprecision(2) << "\n";
+                    << "\n";
+          harness::bench::print_table(std::cout, rows);
         });
   }
 
@@ -247,14 +216,8 @@ struct BenchCommand {
         [&](const std::vector<harness::bench::AllreduceRow>& rows) {
           if (json_output) {
             json out = header("allreduce");
-            for (const auto& row : rows)
-              out["rows"].push_back({{"ranks", row.ranks},
-                                     {"bytes", row.bytes},
-                                     {"iterations", row.iterations},
-                                     {"median_us", row.median_us},
-                                     {"algbw_gb_s", row.algbw_gb_s},
-                                     {"busbw_gb_s", row.busbw_gb_s},
-                                     {"status_checked", allreduce.check_status}});
+            out["rows"] = harness::bench::rows_json(rows);
+            for (auto& row : out["rows"]) row["status_checked"] = allreduce.check_status;
             std::cout << out.dump(2) << "\n";
             return;
           }
@@ -263,17 +226,8 @@ struct BenchCommand {
                     << (allreduce.check_status
                             ? "every completion's status checked"
                             : "completion status NOT checked (--no-status-check)")
-                    << "\n"
-                    << std::setw(7) << "ranks" << std::setw(12) << "size(B)" << std::setw(13)
-                    << "#iterations" << std::setw(13) << "time(us)" << std::setw(16)
-                    << "algbw(GB/s)" << std::setw(16) << "busbw(GB/s)"
-                    << "\n"
-                    << std::fixed;
-          for (const auto& row : rows)
-            std::cout << std::setw(7) << row.ranks << std::setw(12) << row.bytes << std::setw(13)
-                      << row.iterations << std::setprecision(1) << std::setw(13) << row.median_us
-                      << std::setprecision(3) << std::setw(16) << row.algbw_gb_s << std::setw(16)
-                      << row.busbw_gb_s << "\n";
+                    << "\n";
+          harness::bench::print_table(std::cout, rows);
         });
   }
 
