@@ -6,15 +6,14 @@
 #include <csignal>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "commands.hpp"
 #include "faultline/harness/control/local_run.hpp"
 #include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/sut/exec_plan.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/reports/atomic_file.hpp"
-#include "faultline/transports/fault/fault_spec.hpp"
 #include "option_checks.hpp"
 
 namespace faultline::cli {
@@ -32,31 +31,6 @@ struct SutExecOptions {
   std::vector<std::string> command;
 };
 
-// The faults of every --plan file and every --fault, each checked as the interposers will read
-// it and named by its option in an error.
-Result<json> merged_plan(const SutExecOptions& options) {
-  using namespace transports::fault;
-  json faults = json::array();
-  for (const auto& path : options.plans) {
-    std::ifstream file(path);
-    if (!file) return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": cannot be read"};
-    const json plan = json::parse(file, nullptr, false);
-    if (plan.is_discarded())
-      return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": not JSON"};
-    if (auto parsed = parse_fault_set(plan, kInterposer, "--plan " + path); !parsed.ok())
-      return std::move(parsed).take_error();
-    for (const auto& fault : plan.at("faults")) faults.push_back(fault);
-  }
-  for (const auto& spec : options.faults) {
-    auto fault = harness::sut::parse_fault_spec(spec);
-    if (!fault.ok()) return std::move(fault).take_error();
-    if (auto parsed = parse_fault(*fault, kInterposer, "--fault " + spec); !parsed.ok())
-      return std::move(parsed).take_error();
-    faults.push_back(std::move(fault).value());
-  }
-  return json{{"faults", faults}};
-}
-
 void print_result(const harness::sut::ExecResult& result, const std::string& report) {
   std::cout << "faultline sut exec: " << harness::sut::to_string(result.verdict) << " after "
             << result.seconds << " s, " << result.faults_applied << " fault(s) applied\n";
@@ -72,7 +46,7 @@ int run_sut_exec(const SutExecOptions& options) {
     return usage_error("sut exec", "no command: faultline sut exec [options] -- COMMAND");
   if (!(options.deadline_seconds > 0 && options.deadline_seconds <= 86400))
     return usage_error("sut exec", "--deadline must be between 0 and 86400 seconds");
-  auto plan = merged_plan(options);
+  auto plan = harness::sut::plan_from_options(options.plans, options.faults);
   if (!plan.ok()) return usage_error("sut exec", plan.error().describe());
   harness::sut::ExecOptions exec;
   exec.command = options.command;

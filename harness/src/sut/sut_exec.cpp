@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "faultline/harness/control/local_run.hpp"
 #include "faultline/harness/install_paths.hpp"
@@ -148,26 +147,6 @@ std::string default_interpose_dir() {
     return dir;
   if (std::string installed = installed_interpose_dir(); !installed.empty()) return installed;
   return std::filesystem::path(own_executable()).parent_path().string() + "/interpose";
-}
-
-Result<json> parse_fault_spec(const std::string& spec) {
-  json fault = json::object();
-  std::istringstream pairs(spec);
-  for (std::string pair; std::getline(pairs, pair, ',');) {
-    const size_t equals = pair.find('=');
-    if (equals == std::string::npos || equals == 0 || equals + 1 == pair.size()) {
-      return Error{ErrorCode::kInvalidArgument,
-                   "--fault " + spec + ": expected key=value pairs separated by commas, got \"" +
-                       pair + "\""};
-    }
-    const std::string key = pair.substr(0, equals);
-    const std::string value = pair.substr(equals + 1);
-    // Numbers (nth=5, probability=0.5) and true/false (qp_error=true) are JSON's; the rest
-    // (status=REM_ACCESS_ERR) a string.
-    const json parsed = json::parse(value, nullptr, false);
-    fault[key] = parsed.is_number() || parsed.is_boolean() ? parsed : json(value);
-  }
-  return fault;
 }
 
 json ExecResult::to_json() const {

@@ -70,9 +70,6 @@ struct ExecResult {
 /// (PREFIX/lib/faultline/interpose), else interpose/ beside this binary (a build tree).
 std::string default_interpose_dir();
 
-/// A fault in compact form, keys of the plan's schema: "status=REM_ACCESS_ERR,nth=5,side=recv".
-Result<nlohmann::json> parse_fault_spec(const std::string& spec);
-
 /// Ends the program exec_under_faults is running as at its deadline (its stacks taken), with
 /// the verdict `hang` and `stopped` set. Async-signal-safe: `sut exec` calls it on SIGTERM.
 void stop_running_program();

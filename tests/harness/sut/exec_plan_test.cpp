@@ -1,7 +1,7 @@
 // `--fault` in compact form: keys of the plan's schema, values typed as the plan expects.
 #include <catch2/catch.hpp>
 
-#include "faultline/harness/sut/sut_exec.hpp"
+#include "faultline/harness/sut/exec_plan.hpp"
 
 using faultline::harness::sut::parse_fault_spec;
 

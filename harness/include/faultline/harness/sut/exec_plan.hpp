@@ -1,0 +1,21 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "faultline/core/status.hpp"
+
+namespace faultline::harness::sut {
+
+/// A fault in compact form, keys of the fault language: "status=REM_ACCESS_ERR,nth=5,side=recv"
+/// (numbers and true/false as JSON's, the rest as strings). Not yet checked as a fault.
+Result<nlohmann::json> parse_fault_spec(const std::string& spec);
+
+/// The plan a program runs under: the faults of every `--plan` file, then of every `--fault`,
+/// each checked by the fault language's parser for the interposers and named by its option in
+/// an error (`--fault status=X,rnak=1: rnak: expected ...`).
+Result<nlohmann::json> plan_from_options(const std::vector<std::string>& plan_files,
+                                         const std::vector<std::string>& faults);
+
+}  // namespace faultline::harness::sut
