@@ -70,28 +70,37 @@ Status write_report(const harness::port_check::PortCheckResult& result, const st
   return {};
 }
 
+// The targets and the profile to enforce, from --profile and --enforce; a usage error names
+// the option.
+Result<harness::port_check::PortCheckOptions> chosen_targets(
+    const PortCheckCommandOptions& options) {
+  const std::string dir =
+      options.profile_dir.empty() ? harness::default_devices_dir() : options.profile_dir;
+  auto targets = harness::select_device_profiles(options.profiles, dir);
+  if (!targets.ok()) return std::move(targets).take_error();
+  harness::port_check::PortCheckOptions check;
+  check.targets = std::move(targets).value();
+  if (options.enforce.empty()) return check;
+  auto enforced = harness::select_device_profiles(options.enforce, dir);
+  if (!enforced.ok()) return std::move(enforced).take_error();
+  if (enforced->size() != 1)
+    return Error{ErrorCode::kInvalidArgument, "--enforce " + options.enforce + ": names " +
+                                                  std::to_string(enforced->size()) +
+                                                  " profiles; name exactly one"};
+  check.enforced = enforced->front();
+  return check;
+}
+
 int run_port_check(const PortCheckCommandOptions& options) {
   const auto& command = program_command_line();
   if (command.empty())
     return usage_error("port-check", "no command: faultline port-check --profile NAMES -- COMMAND");
   if (!(options.deadline_seconds > 0 && options.deadline_seconds <= 86400))
     return usage_error("port-check", "--deadline must be between 0 and 86400 seconds");
-  const std::string dir =
-      options.profile_dir.empty() ? harness::default_devices_dir() : options.profile_dir;
-  auto targets = harness::select_device_profiles(options.profiles, dir);
-  if (!targets.ok()) return usage_error("port-check", targets.error().describe());
-  harness::port_check::PortCheckOptions check;
+  auto chosen = chosen_targets(options);
+  if (!chosen.ok()) return usage_error("port-check", chosen.error().describe());
+  harness::port_check::PortCheckOptions check = std::move(chosen).value();
   check.command = command;
-  check.targets = std::move(targets).value();
-  if (!options.enforce.empty()) {
-    auto enforced = harness::select_device_profiles(options.enforce, dir);
-    if (!enforced.ok()) return usage_error("port-check", enforced.error().describe());
-    if (enforced->size() != 1)
-      return usage_error("port-check", "--enforce " + options.enforce + ": names " +
-                                           std::to_string(enforced->size()) +
-                                           " profiles; name exactly one");
-    check.enforced = enforced->front();
-  }
   check.deadline = std::chrono::milliseconds(static_cast<int64_t>(options.deadline_seconds * 1000));
   check.interpose_dir = harness::sut::default_interpose_dir();
   check.work_dir = options.report_dir + "/program";

@@ -16,6 +16,51 @@
 
 namespace faultline::harness {
 
+namespace {
+
+// The scenario document with the agent's own faults (its --fault-file) joined to the
+// scenario's, for this side's role.
+nlohmann::json document_with_agent_faults(const nlohmann::json& params) {
+  nlohmann::json document = params.value("document", nlohmann::json());
+  if (document.is_object() && params.contains("agent_faults")) {
+    if (!document.contains("faults")) document["faults"] = nlohmann::json::array();
+    for (nlohmann::json fault : params.at("agent_faults")) {
+      fault["role"] = params.at("role_name");
+      document["faults"].push_back(std::move(fault));
+    }
+  }
+  return document;
+}
+
+// Runs the scenario the assignment names: a scenario file's document, or a built-in.
+ScenarioOutcome run_assigned(ScenarioLink& link, const nlohmann::json& message,
+                             const transports::Target& where) {
+  const nlohmann::json& params = message.at("params");
+  if (params.contains("document")) {
+    const nlohmann::json document = document_with_agent_faults(params);
+    const auto problems = scenario_schema_problems(document);
+    if (!problems.empty()) {
+      std::string lines;
+      for (size_t i = 0; i < std::min<size_t>(problems.size(), 5); ++i)
+        lines += (i == 0 ? "" : "; ") + problems[i];
+      return {Verdict::kError, "",
+              "the scenario from the coordinator breaks the scenario schema, so none of it ran: " +
+                  lines,
+              "", "the coordinator runs another faultline version, or is not faultline"};
+    }
+    return run_scenario_document(link, document, params.at("role_name"),
+                                 params.value("seed", uint64_t{0}), where,
+                                 params.value("rank", size_t{0}), params.value("size", size_t{2}));
+  }
+  if (const BuiltinScenario* scenario = find_builtin_scenario(message.at("scenario"))) {
+    ScenarioContext context{link, message.at("role"), params, where};
+    return scenario->run(context);
+  }
+  return {Verdict::kError, "", "unknown scenario " + message.at("scenario").dump(), "", ""};
+}
+
+}  // namespace
+
 int run_scenario_child(int fd, std::optional<int> priority) {
   using namespace std::chrono_literals;
   control::Channel channel(fd, "agent");
@@ -41,42 +86,11 @@ int run_scenario_child(int fd, std::optional<int> priority) {
   const auto& target = message.at("target");
   const transports::Target where{target.value("transport", "ofi"), target.value("provider", ""),
                                  target.value("device", "")};
-  const nlohmann::json& params = message.at("params");
-  // The agent's own faults (its --fault-file) join the scenario's, for this side's role.
-  nlohmann::json document = params.value("document", nlohmann::json());
-  if (document.is_object() && params.contains("agent_faults")) {
-    if (!document.contains("faults")) document["faults"] = nlohmann::json::array();
-    for (nlohmann::json fault : params.at("agent_faults")) {
-      fault["role"] = params.at("role_name");
-      document["faults"].push_back(std::move(fault));
-    }
-  }
   ScenarioLink link(channel, run_id,
                     std::chrono::milliseconds(message.at("deadline_ms").get<uint64_t>()));
   ScenarioOutcome outcome;
   try {
-    if (params.contains("document")) {
-      const auto problems = scenario_schema_problems(document);
-      if (!problems.empty()) {
-        std::string lines;
-        for (size_t i = 0; i < std::min<size_t>(problems.size(), 5); ++i)
-          lines += (i == 0 ? "" : "; ") + problems[i];
-        outcome = {Verdict::kError, "",
-                   "the scenario from the coordinator breaks the scenario schema, so none of it "
-                   "ran: " +
-                       lines,
-                   "", "the coordinator runs another faultline version, or is not faultline"};
-      } else {
-        outcome = run_scenario_document(
-            link, document, params.at("role_name"), params.value("seed", uint64_t{0}), where,
-            params.value("rank", size_t{0}), params.value("size", size_t{2}));
-      }
-    } else if (const BuiltinScenario* scenario = find_builtin_scenario(message.at("scenario"))) {
-      ScenarioContext context{link, message.at("role"), params, where};
-      outcome = scenario->run(context);
-    } else {
-      outcome = {Verdict::kError, "", "unknown scenario " + message.at("scenario").dump(), "", ""};
-    }
+    outcome = run_assigned(link, message, where);
   } catch (const nlohmann::json::exception& e) {
     outcome = {Verdict::kError, "", std::string("malformed scenario: ") + e.what(), "", ""};
   }

@@ -81,6 +81,37 @@ Status rdma_checked(ProbePair& pair, Opcode op, size_t length, bool inline_data)
   return {};
 }
 
+// One data path probe: `op` of `size` bytes, inline or not, moved and checked.
+ProbeResult probe_one(ProbePair& pair, Opcode op, size_t size, bool inline_data,
+                      const transports::DeviceInfo& info,
+                      const transports::EndpointConfig& config) {
+  ProbeResult probe{std::string(transports::to_string(op)) + " " + std::to_string(size) +
+                        " B inline " + (inline_data ? "on" : "off"),
+                    ProbeVerdict::kPass,
+                    "completes with SUCCESS and every byte arrives",
+                    "",
+                    "",
+                    ""};
+  Status moved = op == Opcode::kSend ? send_checked(pair, size, inline_data)
+                                     : rdma_checked(pair, op, size, inline_data);
+  if (moved.ok()) {
+    probe.observed = "ok";
+    return probe;
+  }
+  probe = failed_probe(probe.name, probe.expected, moved.error());
+  if (!inline_data && moved.error().message.find("inline") != std::string::npos) {
+    probe.hint =
+        "this post asked for no inline, yet it went inline above the endpoint's limit: "
+        "something between the application and the device forces inline "
+        "(IBV_SEND_INLINE, FI_INJECT); cap payloads posted inline at max_inline, or "
+        "turn inline off";
+  }
+  probe.evidence =
+      "endpoint max_inline " + std::to_string(config.max_inline) + ", active MTU " +
+      (info.limits.active_mtu ? std::to_string(*info.limits.active_mtu) : std::string("n/a"));
+  return probe;
+}
+
 }  // namespace
 
 std::vector<ProbeResult> probe_data_path(const ProbeContext& context) {
@@ -117,34 +148,9 @@ std::vector<ProbeResult> probe_data_path(const ProbeContext& context) {
       const bool can_inline = path.op != Opcode::kRdmaRead && size <= config.max_inline;
       for (bool inline_data : {false, true}) {
         if (inline_data && !can_inline) continue;
-        ProbeResult probe{std::string(transports::to_string(path.op)) + " " + std::to_string(size) +
-                              " B inline " + (inline_data ? "on" : "off"),
-                          ProbeVerdict::kPass,
-                          "completes with SUCCESS and every byte arrives",
-                          "",
-                          "",
-                          ""};
-        Status moved = path.op == Opcode::kSend
-                           ? send_checked(*pair.value(), size, inline_data)
-                           : rdma_checked(*pair.value(), path.op, size, inline_data);
-        if (!moved.ok()) {
-          probe = failed_probe(probe.name, probe.expected, moved.error());
-          if (!inline_data && moved.error().message.find("inline") != std::string::npos) {
-            probe.hint =
-                "this post asked for no inline, yet it went inline above the endpoint's limit: "
-                "something between the application and the device forces inline "
-                "(IBV_SEND_INLINE, FI_INJECT); cap payloads posted inline at max_inline, or "
-                "turn inline off";
-          }
-          probe.evidence = "endpoint max_inline " + std::to_string(config.max_inline) +
-                           ", active MTU " +
-                           (info.limits.active_mtu ? std::to_string(*info.limits.active_mtu)
-                                                   : std::string("n/a"));
-          probes.push_back(probe);
-          return probes;  // the pair may be in error: the first failure is the finding
-        }
-        probe.observed = "ok";
-        probes.push_back(probe);
+        probes.push_back(probe_one(*pair.value(), path.op, size, inline_data, info, config));
+        // The pair may be in error: the first failure is the finding.
+        if (probes.back().verdict != ProbeVerdict::kPass) return probes;
       }
     }
   }

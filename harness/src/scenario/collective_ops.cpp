@@ -159,74 +159,90 @@ Status within_receive_bound(Ring& ring, size_t rank, Operation&& operation) {
       .with_hint("post at most the chunks still expected (RMLX PR #87)");
 }
 
-StepResult collective(StepState& state, const json& step, const std::string& op) {
-  auto ring = ring_of(state);
-  if (!ring.ok()) return broken(ring.error());
-  const size_t elements = step.at("elements");
-  const DataType type =
-      protocols::collective::data_type_from_string(step.value("dtype", std::string("float32")))
-          .value_or(DataType::kFloat32);
-  const size_t width = protocols::collective::element_size(type);
-  const size_t root = step.value("root", size_t{0}) % state.size;
-  std::vector<std::byte> data(elements * width);
-  for (size_t e = 0; e < elements; ++e)
-    write_value(data.data() + e * width, type, input_value(state.rank, e));
+// What one collective step computes, on which data.
+struct CollectiveCall {
+  std::string op;
+  DataType type = DataType::kFloat32;
+  size_t width = 4;  // bytes per element
+  size_t elements = 0;
+  size_t root = 0;
+};
 
-  // What each element must hold afterwards, and which elements this operation defines.
-  const auto own = ring.value()->segment(data.size(), type, state.rank);
-  auto expected_at = [&](size_t e) {
-    if (op == "broadcast") return input_value(root, e);
-    double sum = 0;
-    for (size_t r = 0; r < state.size; ++r) sum += input_value(r, e);
-    if (op == "allgather") {
-      for (size_t r = 0; r < state.size; ++r) {
-        const auto [begin, end] = ring.value()->segment(data.size(), type, r);
-        if (e * width >= begin && e * width < end) return input_value(r, e);
-      }
-    }
-    return sum;
-  };
-  auto checked = [&](size_t e) {
-    return op != "reduce_scatter" || (e * width >= own.first && e * width < own.second);
-  };
-
-  const Status status = within_receive_bound(*ring.value(), state.rank, [&]() -> Status {
-    if (op == "allreduce") return ring.value()->allreduce(data, type);
-    if (op == "reduce_scatter") return ring.value()->reduce_scatter(data, type);
-    if (op == "allgather") return ring.value()->allgather(data, type);
-    return ring.value()->broadcast(data, root);
-  });
-  const std::string what = "collective." + op + " of " + std::to_string(elements) + " " +
-                           std::string(protocols::collective::to_string(type));
-  const bool mismatch_expected =
-      step.contains("expect") && step.at("expect").value("data_mismatch", false);
-  if (!status.ok() || (step.contains("expect") && !mismatch_expected))
-    return judge_status(step, status, what, "");
-  for (size_t e = 0; e < elements; ++e) {
-    if (!checked(e)) continue;
-    const double got = read_value(data.data() + e * width, type);
-    if (got != expected_at(e)) {
-      StepResult mismatch =
-          failed(what + " equals the CPU reference",
-                 "data_mismatch: element " + std::to_string(e) + " is " + std::to_string(got) +
-                     ", expected " + std::to_string(expected_at(e)));
-      for (const auto& ignored : ring.value()->stats().ignored_errors)
-        mismatch.note += (mismatch.note.empty() ? "completion errors ignored: " : "; ") + ignored;
-      // Expected when the protocol ignores completion status: the harness's own data check
-      // is what catches the corruption.
-      if (mismatch_expected)
-        return met("caught as expected: " + mismatch.observed + "; " + mismatch.note);
-      return mismatch;
+// The value element `e` holds after the call on every rank that defines it: the root's input
+// (broadcast), its owner's input (allgather), or the sum over ranks.
+double expected_value(const CollectiveCall& call, Ring& ring, size_t ranks, size_t e) {
+  if (call.op == "broadcast") return input_value(call.root, e);
+  if (call.op == "allgather") {
+    for (size_t r = 0; r < ranks; ++r) {
+      const auto [begin, end] = ring.segment(call.elements * call.width, call.type, r);
+      if (e * call.width >= begin && e * call.width < end) return input_value(r, e);
     }
   }
-  const auto& stats = ring.value()->stats();
+  double sum = 0;
+  for (size_t r = 0; r < ranks; ++r) sum += input_value(r, e);
+  return sum;
+}
+
+// Every element the call defines on this rank against the CPU reference.
+StepResult check_result(const CollectiveCall& call, Ring& ring, const StepState& state,
+                        const std::vector<std::byte>& data, const std::string& what,
+                        bool mismatch_expected) {
+  const auto own = ring.segment(data.size(), call.type, state.rank);
+  for (size_t e = 0; e < call.elements; ++e) {
+    const size_t at = e * call.width;
+    if (call.op == "reduce_scatter" && (at < own.first || at >= own.second)) continue;
+    const double got = read_value(data.data() + at, call.type);
+    const double expected = expected_value(call, ring, state.size, e);
+    if (got == expected) continue;
+    StepResult mismatch =
+        failed(what + " equals the CPU reference", "data_mismatch: element " + std::to_string(e) +
+                                                       " is " + std::to_string(got) +
+                                                       ", expected " + std::to_string(expected));
+    for (const auto& ignored : ring.stats().ignored_errors)
+      mismatch.note += (mismatch.note.empty() ? "completion errors ignored: " : "; ") + ignored;
+    // Expected when the protocol ignores completion status: the harness's own data check
+    // is what catches the corruption.
+    if (mismatch_expected)
+      return met("caught as expected: " + mismatch.observed + "; " + mismatch.note);
+    return mismatch;
+  }
   if (mismatch_expected) {
     return failed(what + " gives a data_mismatch the protocol itself missed",
                   "the result equals the CPU reference");
   }
-  return met(what + " equals the CPU reference (" + std::to_string(stats.chunks_sent) +
-             " chunks sent, at most " + std::to_string(stats.most_receives_in_flight) +
+  return met(what + " equals the CPU reference (" + std::to_string(ring.stats().chunks_sent) +
+             " chunks sent, at most " + std::to_string(ring.stats().most_receives_in_flight) +
              " receives in flight)");
+}
+
+StepResult collective(StepState& state, const json& step, const std::string& op) {
+  auto ring = ring_of(state);
+  if (!ring.ok()) return broken(ring.error());
+  CollectiveCall call;
+  call.op = op;
+  call.elements = step.at("elements");
+  call.type =
+      protocols::collective::data_type_from_string(step.value("dtype", std::string("float32")))
+          .value_or(DataType::kFloat32);
+  call.width = protocols::collective::element_size(call.type);
+  call.root = step.value("root", size_t{0}) % state.size;
+  std::vector<std::byte> data(call.elements * call.width);
+  for (size_t e = 0; e < call.elements; ++e)
+    write_value(data.data() + e * call.width, call.type, input_value(state.rank, e));
+
+  const Status status = within_receive_bound(*ring.value(), state.rank, [&]() -> Status {
+    if (op == "allreduce") return ring.value()->allreduce(data, call.type);
+    if (op == "reduce_scatter") return ring.value()->reduce_scatter(data, call.type);
+    if (op == "allgather") return ring.value()->allgather(data, call.type);
+    return ring.value()->broadcast(data, call.root);
+  });
+  const std::string what = "collective." + op + " of " + std::to_string(call.elements) + " " +
+                           std::string(protocols::collective::to_string(call.type));
+  const bool mismatch_expected =
+      step.contains("expect") && step.at("expect").value("data_mismatch", false);
+  if (!status.ok() || (step.contains("expect") && !mismatch_expected))
+    return judge_status(step, status, what, "");
+  return check_result(call, *ring.value(), state, data, what, mismatch_expected);
 }
 
 StepResult sendrecv(StepState& state, const json& step) {
