@@ -6,7 +6,7 @@
 
 #include "faultline/harness/control/messages.hpp"
 #include "faultline/harness/control/peer_record_checks.hpp"
-#include "faultline/harness/report_document.hpp"
+#include "faultline/harness/runs/report_document.hpp"
 #include "faultline/reports/formats.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "fuzz_input.hpp"

@@ -1,6 +1,6 @@
 // A report.json as `faultline report` reads it, and every format rendered from it when it
 // conforms to the schema.
-#include "faultline/harness/report_reader.hpp"
+#include "faultline/harness/runs/report_reader.hpp"
 #include "faultline/reports/formats.hpp"
 #include "fuzz_input.hpp"
 

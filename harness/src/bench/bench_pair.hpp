@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
 #include "faultline/transports/local_pair.hpp"
 
 namespace faultline::harness::bench {

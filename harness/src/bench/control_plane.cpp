@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "faultline/harness/control/local_run.hpp"
+#include "faultline/harness/runs/local_run.hpp"
 #include "faultline/harness/scenario/scenario_loader.hpp"
 #include "statistics.hpp"
 

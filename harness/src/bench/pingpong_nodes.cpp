@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "control/agent_device.hpp"
+#include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/control/channel.hpp"
-#include "faultline/harness/net_address.hpp"
 #include "pingpong_loop.hpp"
 
 namespace faultline::harness::bench {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
+#include "options/commands.hpp"
 #include "faultline/core/closest_names.hpp"
-#include "faultline/harness/exit_codes.hpp"
+#include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/transports/library_signal_handlers.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <random>
 
 #include "faultline/harness/scenario/scenario_catalog.hpp"
-#include "option_checks.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 

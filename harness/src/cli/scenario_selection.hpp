@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/harness/scenario/scenario.hpp"
+#include "faultline/harness/base/scenario_spec.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
 
 namespace faultline::cli {
 

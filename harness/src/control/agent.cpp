@@ -19,13 +19,13 @@
 
 #include "agent_join.hpp"
 #include "agent_programs.hpp"
+#include "faultline/harness/base/event_queue.hpp"
+#include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/base/metrics_plan.hpp"
+#include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/control/agent_faults.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/messages.hpp"
-#include "faultline/harness/event_queue.hpp"
-#include "faultline/harness/exit_codes.hpp"
-#include "faultline/harness/metrics_plan.hpp"
-#include "faultline/harness/net_address.hpp"
 #include "oom_kills.hpp"
 #include "role_log.hpp"
 

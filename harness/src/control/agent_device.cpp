@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "faultline/harness/device_listing.hpp"
-#include "faultline/harness/net_address.hpp"
+#include "faultline/harness/base/net_address.hpp"
+#include "faultline/harness/devices/device_listing.hpp"
 #include "faultline/transports/target.hpp"
 
 namespace faultline::harness {

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "faultline/core/json_depth.hpp"
-#include "faultline/harness/scenario/scenario_loader.hpp"
-#include "faultline/harness/strict_json.hpp"
+#include "faultline/harness/base/strict_json.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness {
 
@@ -33,26 +33,15 @@ Result<nlohmann::json> read_agent_faults(const std::string& path) {
   if (!parsed) return invalid(problem.pointer, problem.expected);
   const nlohmann::json& faults = *parsed;
   if (!faults.is_array()) return invalid("", "expected an array of faults");
-  // Checked as the faults of a scenario whose one role is this side.
-  nlohmann::json document = {{"id", "agent-faults"},
-                             {"title", "the agent's fault file"},
-                             {"tags", nlohmann::json::array()},
-                             {"roles", {{"side", nlohmann::json::object()}}},
-                             {"steps", {{{"op", "create_endpoint"}}}},
-                             {"faults", nlohmann::json::array()}};
-  for (const auto& fault : faults) {
-    nlohmann::json entry = fault;
-    if (entry.is_object()) {
-      if (entry.contains("role")) return invalid("", "an entry names a role: leave it out");
-      entry["role"] = "side";
-    }
-    document["faults"].push_back(std::move(entry));
-  }
-  const auto problems = scenario_schema_problems(document);
-  if (!problems.empty()) {
-    std::string first = problems.front();
-    if (first.rfind("/faults", 0) == 0) first = first.substr(std::string("/faults").size());
-    return invalid("", first);
+  // Checked by the fault language as a scenario file's faults are (the decorator's and the kv
+  // protocol's kinds); the scenario child checks the whole document against the schema again.
+  for (size_t i = 0; i < faults.size(); ++i) {
+    const nlohmann::json& fault = faults[i];
+    if (fault.is_object() && fault.contains("role"))
+      return invalid("/" + std::to_string(i), "an entry names a role: leave it out");
+    using namespace transports::fault;
+    auto spec = parse_fault(fault, kDecorator | kProtocolHook, "/" + std::to_string(i));
+    if (!spec.ok()) return invalid("", spec.error().message);
   }
   return faults;
 }

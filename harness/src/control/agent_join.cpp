@@ -11,10 +11,10 @@
 #include <iostream>
 #include <thread>
 
+#include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/messages.hpp"
-#include "faultline/harness/device_listing.hpp"
-#include "faultline/harness/net_address.hpp"
+#include "faultline/harness/devices/device_listing.hpp"
 #include "faultline/harness/sut/sut_scenario.hpp"
 #include "faultline/transports/json.hpp"
 #include "role_log.hpp"
@@ -39,23 +39,7 @@ nlohmann::json hello(const AgentOptions& options, const HostFacts& facts) {
           {"programs", facts.programs}};
 }
 
-bool allowed_in_label(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == ':' ||
-         c == '@' || c == '+' || c == '-';
-}
-
 }  // namespace
-
-bool is_agent_label(const std::string& text) {
-  return !text.empty() && text.size() <= 64 &&
-         std::all_of(text.begin(), text.end(), allowed_in_label);
-}
-
-std::string agent_name_from_host(const std::string& host) {
-  std::string name = host.substr(0, 64);
-  for (char& c : name) c = allowed_in_label(c) ? c : '-';
-  return name.empty() ? "agent" : name;
-}
 
 // Connects with exponential backoff until the budget is spent (the whole of it).
 Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOptions& options) {

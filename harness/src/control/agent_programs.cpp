@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/sut/sut_role.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
 
@@ -33,11 +34,6 @@ std::string path_component(const std::string& name) {
   for (char c : name.substr(0, 80))
     safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
   return safe.empty() ? std::string("_") : safe;
-}
-
-std::string text_at(const json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
 }
 
 json failed(uint64_t run_id, const std::string& role, const std::string& why) {

@@ -19,9 +19,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <iostream>
 
+#include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/messages.hpp"
-#include "faultline/harness/net_address.hpp"
 #include "role_log.hpp"
 
 namespace faultline::harness {

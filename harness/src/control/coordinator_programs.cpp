@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/control/coordinator.hpp"
 
 namespace faultline::harness {
@@ -25,11 +26,6 @@ json error_summary(const std::string& agent, const std::string& why) {
           {"faults_applied", 0},
           {"evidence", why},
           {"agent", agent}};
-}
-
-std::string text_at(const json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
 }
 
 bool offers(const AgentRecord& agent, const std::string& needs) {

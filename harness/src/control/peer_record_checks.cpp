@@ -2,8 +2,8 @@
 
 #include "faultline/harness/control/agent.hpp"
 
-#include "../scenario/schema_checker.hpp"
-#include "../schema_texts.hpp"
+#include "base/schema_checker.hpp"
+#include "base/schema_texts.hpp"
 
 namespace faultline::harness {
 

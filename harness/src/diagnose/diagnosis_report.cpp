@@ -2,9 +2,9 @@
 #include <iomanip>
 #include <sstream>
 
+#include "base/schema_checker.hpp"
+#include "base/schema_texts.hpp"
 #include "faultline/harness/diagnose/diagnosis.hpp"
-#include "scenario/schema_checker.hpp"
-#include "schema_texts.hpp"
 
 namespace faultline::harness::diagnose {
 

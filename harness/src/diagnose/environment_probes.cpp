@@ -2,7 +2,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "faultline/harness/device_listing.hpp"
+#include "faultline/harness/devices/device_listing.hpp"
 #include "kernel_rdma.hpp"
 #include "layers.hpp"
 

@@ -3,7 +3,7 @@
 #include <functional>
 #include <optional>
 
-#include "faultline/harness/control/local_run.hpp"
+#include "faultline/harness/runs/local_run.hpp"
 
 #include "faultline/harness/diagnose/diagnosis.hpp"
 #include "faultline/harness/diagnose/workload_limits.hpp"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
 #include "faultline/transports/local_pair.hpp"
 
 namespace faultline::harness::diagnose {

@@ -2,7 +2,7 @@
 // conformant protocol give), on a local pair of agents, with the injected faults in every role.
 #include <sstream>
 
-#include "faultline/harness/report_reader.hpp"
+#include "faultline/harness/runs/report_reader.hpp"
 #include "faultline/harness/scenario/scenario_catalog.hpp"
 #include "layers.hpp"
 

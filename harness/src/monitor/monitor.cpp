@@ -3,8 +3,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "faultline/harness/exit_codes.hpp"
-#include "faultline/harness/report_document.hpp"
+#include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/runs/report_document.hpp"
 #include "faultline/reports/directory_lock.hpp"
 #include "faultline/reports/monitor_metrics.hpp"
 #include "round_section.hpp"

@@ -266,6 +266,14 @@ StepResult sendrecv(StepState& state, const json& step) {
              " receives in flight)");
 }
 
+uint64_t collective_memory(const json& step) {
+  // Input, output and staging of 4-byte elements.
+  constexpr uint64_t kBytesPerElement = 12;
+  return kBytesPerElement * step.value("elements", uint64_t{0});
+}
+
+uint64_t sendrecv_memory(const json& step) { return 2 * step.value("bytes", uint64_t{0}); }
+
 }  // namespace
 
 void add_collective_ops(StepOps& ops) {
@@ -273,9 +281,11 @@ void add_collective_ops(StepOps& ops) {
   for (const char* op : {"allreduce", "allgather", "reduce_scatter", "broadcast"}) {
     const std::string name = op;
     ops["collective." + name] = {
-        [name](StepState& s, const json& step) { return collective(s, step, name); }, {}};
+        [name](StepState& s, const json& step) { return collective(s, step, name); },
+        {},
+        collective_memory};
   }
-  ops["collective.sendrecv"] = {sendrecv, {}};
+  ops["collective.sendrecv"] = {sendrecv, {}, sendrecv_memory};
 }
 
 }  // namespace faultline::harness

@@ -172,12 +172,17 @@ std::vector<Mutation> kv_mutations_for(const json& document, const std::string& 
   return mutations;
 }
 
+// The values a push or pull moves, held by the worker and by the server.
+uint64_t kv_memory(const json& step) {
+  return step.value("keys", uint64_t{0}) * step.value("value_bytes", uint64_t{0});
+}
+
 }  // namespace
 
 void add_kv_ops(StepOps& ops) {
   // The kv engine signals RDMA-written data with immediate data.
-  ops["kv.push"] = {kv_push, {"write_with_imm"}};
-  ops["kv.pull"] = {kv_pull, {"write_with_imm"}};
+  ops["kv.push"] = {kv_push, {"write_with_imm"}, kv_memory, true};
+  ops["kv.pull"] = {kv_pull, {"write_with_imm"}, kv_memory, true};
   ops["kv.serve"] = {kv_serve, {"write_with_imm"}};
 }
 

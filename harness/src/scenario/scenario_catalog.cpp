@@ -1,7 +1,7 @@
 #include "faultline/harness/scenario/scenario_catalog.hpp"
 
 #include "faultline/core/closest_names.hpp"
-#include "faultline/harness/install_paths.hpp"
+#include "faultline/harness/base/install_paths.hpp"
 
 #include <fnmatch.h>
 
@@ -41,13 +41,6 @@ std::optional<json> read_json(const std::string& path, std::vector<LoadProblem>&
 }
 
 }  // namespace
-
-std::string default_scenario_dir() {
-  if (const char* dir = std::getenv("FAULTLINE_SCENARIO_DIR"); dir != nullptr && *dir != '\0')
-    return dir;
-  if (std::string installed = installed_scenario_dir(); !installed.empty()) return installed;
-  return FAULTLINE_SOURCE_SCENARIO_DIR;
-}
 
 ScenarioSpec spec_of(const BuiltinScenario& scenario) {
   ScenarioSpec spec;

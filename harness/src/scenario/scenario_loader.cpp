@@ -1,10 +1,8 @@
 #include "faultline/harness/scenario/scenario_loader.hpp"
 
+#include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/control/frame.hpp"
-#include "faultline/harness/diagnose/workload_limits.hpp"
-#include "faultline/harness/strict_json.hpp"
-
-#include <openssl/evp.h>
+#include "faultline/harness/scenario/derivation.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,12 +13,11 @@
 #include <set>
 #include <sstream>
 
-#include "faultline/core/hex.hpp"
+#include "base/schema_checker.hpp"
 #include "faultline/core/json_depth.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/fault/fault_spec.hpp"
 #include "scenario_schema.hpp"
-#include "schema_checker.hpp"
 
 namespace faultline::harness {
 
@@ -102,32 +99,6 @@ class SemanticChecker {
   }
 
   // What a step makes its side hold in memory, as far as its fields say.
-  static uint64_t memory_of(const json& step) {
-    const std::string op = step.at("op");
-    auto messages_bytes = [](const json& list) {
-      uint64_t total = 0;
-      for (const auto& message : list)
-        total += message.value("bytes", uint64_t{0}) * message.value("count", uint64_t{1});
-      return total;
-    };
-    if (op == "register") return step.value("bytes", uint64_t{0});
-    if (op == "kv.push" || op == "kv.pull")
-      return step.value("keys", uint64_t{0}) * step.value("value_bytes", uint64_t{0});
-    if (op == "collective.sendrecv") return 2 * step.value("bytes", uint64_t{0});
-    // Input, output and staging of 4-byte elements.
-    constexpr uint64_t kBytesPerElement = 12;
-    if (op.rfind("collective.", 0) == 0)
-      return kBytesPerElement * step.value("elements", uint64_t{0});
-    if (op == "tagged.send" || op == "tagged.recv")
-      return messages_bytes(step.value("messages", json::array()));
-    if (op == "tagged.group_recv") {
-      uint64_t total = 0;
-      for (const auto& group : step.value("groups", json::array())) total += messages_bytes(group);
-      return total;
-    }
-    return 0;
-  }
-
   // Each role's memory within the bound, so an oversized scenario is refused before it runs
   // rather than OOM-killed as if the code under test crashed.
   void check_memory_totals(const json& steps) {
@@ -135,11 +106,12 @@ class SemanticChecker {
     std::map<std::string, std::string> largest_step;
     std::map<std::string, uint64_t> largest;
     for (size_t i = 0; i < steps.size(); ++i) {
-      const uint64_t bytes = memory_of(steps[i]);
+      // What the op registered for its steps holds; some ops' memory is held by every role.
+      const auto op = step_ops().find(steps[i].at("op").get<std::string>());
+      if (op == step_ops().end() || op->second.memory == nullptr) continue;
+      const uint64_t bytes = op->second.memory(steps[i]);
       if (bytes == 0) continue;
-      // kv values are held by the worker and by the server; other steps by their role.
-      const bool every_role =
-          !steps[i].contains("role") || steps[i].at("op").get<std::string>().rfind("kv.", 0) == 0;
+      const bool every_role = !steps[i].contains("role") || op->second.every_role_holds_it;
       for (const auto& role : roles_) {
         if (!every_role && steps[i].at("role") != role) continue;
         totals[role] += bytes;
@@ -200,7 +172,7 @@ class SemanticChecker {
         problem(at, "a derivation of a value the step's config sets; config has no " + field);
         continue;
       }
-      auto value = diagnose::evaluate_derivation(text.get<std::string>());
+      auto value = evaluate_derivation(text.get<std::string>());
       if (!value.ok()) {
         problem(at, value.error().message);
       } else if (*value != config.at(field).get<uint64_t>()) {
@@ -328,33 +300,6 @@ std::vector<std::pair<std::string, std::string>> fault_language_problems(const j
 }
 
 }  // namespace
-
-std::string sha256_hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  return to_hex(std::as_bytes(std::span(digest, length)));
-}
-
-Topology topology_of(const nlohmann::json& document) {
-  return document.value("topology", "pair") == "ring" ? Topology::kRing : Topology::kPair;
-}
-
-bool KnownFailure::applies_to(const transports::Target& target) const {
-  const transports::Target filled = target.with_defaults();
-  return (transport.empty() || transport == filled.transport) &&
-         (provider.empty() || provider == filled.provider);
-}
-
-std::string ScenarioSpec::exclude_reason(const std::vector<transports::Target>& targets) const {
-  std::string reason;
-  for (const auto& known : known_failures) {
-    if (std::all_of(targets.begin(), targets.end(),
-                    [&](const transports::Target& target) { return known.applies_to(target); }))
-      reason = known.reason;
-  }
-  return reason;
-}
 
 std::string LoadProblem::describe() const {
   return file + ": " + (pointer.empty() ? std::string("(document)") : pointer) + ": expected " +

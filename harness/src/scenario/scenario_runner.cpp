@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "faultline/harness/scenario/scenario.hpp"
+#include "faultline/harness/base/scenario_spec.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/json.hpp"
 #include "side_evidence.hpp"

@@ -1,6 +1,6 @@
 #include "side_evidence.hpp"
 
-#include "faultline/harness/net_address.hpp"
+#include "faultline/harness/base/net_address.hpp"
 
 namespace faultline::harness {
 

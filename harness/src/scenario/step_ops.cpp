@@ -161,6 +161,8 @@ StepResult create_endpoint(StepState& state, const json& step) {
   return judge(step, status, "create_endpoint", note);
 }
 
+uint64_t registered_memory(const json& step) { return step.value("bytes", uint64_t{0}); }
+
 StepResult register_buffer(StepState& state, const json& step) {
   const std::string name = step.at("buffer");
   const size_t bytes = step.at("bytes");
@@ -474,7 +476,7 @@ const StepOps& step_ops() {
   static const StepOps ops = [] {
     StepOps all = {
         {"create_endpoint", {create_endpoint, {}}},
-        {"register", {register_buffer, {}}},
+        {"register", {register_buffer, {}, registered_memory}},
         {"connect", {connect, {}}},
         {"post_recv", {post_recv, {}}},
         {"post_send", {post_send, {}}},

@@ -317,14 +317,29 @@ StepResult tagged_progress(StepState& state, const json& step) {
   return met(note);
 }
 
+// The bytes of the messages a send or receive step lists (each `bytes` x `count`).
+uint64_t messages_memory(const json& step) {
+  uint64_t total = 0;
+  for (const auto& message : step.value("messages", json::array()))
+    total += message.value("bytes", uint64_t{0}) * message.value("count", uint64_t{1});
+  return total;
+}
+
+uint64_t groups_memory(const json& step) {
+  uint64_t total = 0;
+  for (const auto& group : step.value("groups", json::array()))
+    total += messages_memory({{"messages", group}});
+  return total;
+}
+
 }  // namespace
 
 void add_tagged_ops(StepOps& ops) {
   // The tagged engine's rendezvous path signals RDMA-written data with immediate data.
   ops["tagged.open"] = {tagged_open, {"write_with_imm"}};
-  ops["tagged.send"] = {tagged_send, {"write_with_imm"}};
-  ops["tagged.recv"] = {tagged_recv, {"write_with_imm"}};
-  ops["tagged.group_recv"] = {tagged_group_recv, {"write_with_imm"}};
+  ops["tagged.send"] = {tagged_send, {"write_with_imm"}, messages_memory};
+  ops["tagged.recv"] = {tagged_recv, {"write_with_imm"}, messages_memory};
+  ops["tagged.group_recv"] = {tagged_group_recv, {"write_with_imm"}, groups_memory};
   ops["tagged.progress"] = {tagged_progress, {"write_with_imm"}};
 }
 

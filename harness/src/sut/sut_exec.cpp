@@ -7,8 +7,8 @@
 #include <fstream>
 #include <regex>
 
-#include "faultline/harness/control/local_run.hpp"
-#include "faultline/harness/install_paths.hpp"
+#include "faultline/harness/base/install_paths.hpp"
+#include "faultline/harness/base/process.hpp"
 #include "process_group.hpp"
 
 namespace faultline::harness::sut {

@@ -4,6 +4,7 @@
 #include <array>
 #include <string_view>
 
+#include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
 
 namespace faultline::harness::sut {
@@ -26,11 +27,6 @@ const std::vector<std::string>& role_verdict_names() {
 namespace {
 
 // Only values of the schema's types reach the report, whatever the file held.
-std::string text_at(const json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-
 json integer_or_null(const json& object, const char* key) {
   auto found = object.find(key);
   return found != object.end() && found->is_number_integer() ? *found : json(nullptr);

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "faultline/harness/scenario/scenario_loader.hpp"
+#include "faultline/harness/base/scenario_spec.hpp"
 #include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness::sut {

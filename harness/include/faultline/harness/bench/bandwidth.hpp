@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "faultline/core/status.hpp"
-#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
 
 namespace faultline::harness::bench {
 

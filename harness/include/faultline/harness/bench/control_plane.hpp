@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "faultline/core/status.hpp"
-#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
 
 namespace faultline::harness::bench {
 

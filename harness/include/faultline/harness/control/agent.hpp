@@ -3,7 +3,8 @@
 #include <chrono>
 #include <string>
 
-#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/base/labels.hpp"
+#include "faultline/transports/target.hpp"
 
 namespace faultline::harness {
 
@@ -38,12 +39,6 @@ struct AgentOptions {
   std::chrono::seconds metrics_linger{0};
 };
 
-/// Whether `text` can name an agent or a rail in reports: 1 to 64 of A-Z a-z 0-9 . _ : @ + -.
-bool is_agent_label(const std::string& text);
-
-/// An agent's default name: its host name with every other character made '-' and cut to 64
-/// ("(none)", a host without a name, becomes "-none-").
-std::string agent_name_from_host(const std::string& host);
 
 /// Runs an agent: connects (with bounded retries), authenticates, reports its host and
 /// devices, and runs each assigned scenario in a child process until the coordinator says

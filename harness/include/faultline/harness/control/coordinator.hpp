@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "faultline/core/status.hpp"
+#include "faultline/harness/base/event_queue.hpp"
+#include "faultline/harness/base/scenario_spec.hpp"
+#include "faultline/harness/base/verdict.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/pair_schedule.hpp"
-#include "faultline/harness/event_queue.hpp"
-#include "faultline/harness/scenario/scenario.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
-#include "faultline/harness/verdict.hpp"
 #include "faultline/transports/target.hpp"
 
 namespace faultline::harness {

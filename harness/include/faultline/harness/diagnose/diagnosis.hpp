@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "faultline/core/status.hpp"
-#include "faultline/harness/builtin_scenarios.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
 #include "faultline/reports/metrics.hpp"
 
 namespace faultline::harness::diagnose {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/device_profiles.hpp"
+#include "faultline/harness/devices/device_profiles.hpp"
 #include "faultline/harness/diagnose/workload_limits.hpp"
 
 namespace faultline::harness::diagnose {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "faultline/harness/base/scenario_spec.hpp"
 #include "faultline/harness/control/coordinator.hpp"
 #include "faultline/harness/monitor/localization.hpp"
-#include "faultline/harness/scenario/scenario.hpp"
 
 namespace faultline::reports {
 class Metrics;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "faultline/core/status.hpp"
-#include "faultline/harness/device_profiles.hpp"
+#include "faultline/harness/devices/device_profiles.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 
 namespace faultline::harness::port_check {

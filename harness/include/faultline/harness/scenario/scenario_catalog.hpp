@@ -1,17 +1,15 @@
 #pragma once
 
+#include "faultline/harness/base/install_paths.hpp"
+
 #include <string>
 #include <vector>
 
-#include "faultline/harness/builtin_scenarios.hpp"
-#include "faultline/harness/scenario/scenario.hpp"
+#include "faultline/harness/base/scenario_spec.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
 #include "faultline/harness/scenario/scenario_loader.hpp"
 
 namespace faultline::harness {
-
-/// The scenario directory: $FAULTLINE_SCENARIO_DIR, else the installation's
-/// (PREFIX/share/faultline/scenarios), else the source tree's `scenarios/`.
-std::string default_scenario_dir();
 
 /// One entry of an exclude file: a known failure on some target, with its reason.
 struct ExcludeEntry {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/harness/scenario/scenario.hpp"
+#include "faultline/harness/base/scenario_spec.hpp"
 
 namespace faultline::harness {
 
@@ -15,9 +15,6 @@ struct LoadProblem {
   std::string expected;
   std::string describe() const;  ///< "FILE: /steps/2/op: expected ..."
 };
-
-/// The SHA-256 of a scenario file's bytes, in hex: the report's `sha256`.
-std::string sha256_hex(const std::string& bytes);
 
 /// Where device profiles live, for `limits` faults that name a `profile`.
 struct LoaderOptions {

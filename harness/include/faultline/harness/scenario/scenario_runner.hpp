@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "faultline/harness/builtin_scenarios.hpp"
 #include "faultline/harness/control/scenario_link.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 
 namespace faultline::harness {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "faultline/harness/base/first_contact.hpp"
+#include "faultline/harness/base/verdict.hpp"
 #include "faultline/harness/control/scenario_link.hpp"
-#include "faultline/harness/first_contact.hpp"
 #include "faultline/harness/scenario/protocol_session.hpp"
-#include "faultline/harness/verdict.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/registered_buffer.hpp"
 #include "faultline/transports/transport.hpp"
@@ -76,11 +76,18 @@ struct StepResult {
 
 using StepOp = std::function<StepResult(StepState&, const nlohmann::json& step)>;
 
-/// One step operation and the capabilities any use of it needs (the kv engine signals its
-/// writes with immediate data, so every kv step needs write_with_imm).
+/// The bytes of memory one step of an op holds (its buffers), for the loader's bound on a
+/// scenario's memory; 0 for an op that holds none worth counting.
+using StepMemory = uint64_t (*)(const nlohmann::json& step);
+
+/// One step operation, the capabilities any use of it needs (the kv engine signals its writes
+/// with immediate data, so every kv step needs write_with_imm), and the memory it holds: an
+/// engine that registers memory says how much here, so the loader names no engine.
 struct StepOpEntry {
   StepOp run;
   std::vector<std::string> capabilities;
+  StepMemory memory = nullptr;
+  bool every_role_holds_it = false;  ///< both sides hold the memory (kv: worker and server)
 };
 using StepOps = std::map<std::string, StepOpEntry>;
 

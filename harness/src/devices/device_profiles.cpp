@@ -1,0 +1,133 @@
+#include "faultline/harness/devices/device_profiles.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/schema_checker.hpp"
+#include "base/schema_texts.hpp"
+#include "faultline/harness/base/install_paths.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
+
+namespace faultline::harness {
+
+namespace {
+
+using nlohmann::json;
+
+const SchemaChecker& profile_schema() {
+  static const SchemaChecker checker(device_profile_schema_text());
+  return checker;
+}
+
+Error bad(const std::string& file, const std::string& what) {
+  return Error{ErrorCode::kInvalidArgument, file + ": " + what};
+}
+
+int errno_value(const std::string& name) {
+  if (name == "ENOMEM") return ENOMEM;
+  if (name == "EOPNOTSUPP") return EOPNOTSUPP;
+  return EINVAL;
+}
+
+std::vector<std::string> profile_names(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+std::string DeviceProfile::source_of(const std::string& limit) const {
+  const json source = document.value("sources", json::object()).value(limit, json());
+  if (!source.is_object()) return "";
+  return source.value("kind", std::string()) + ": " + source.value("ref", std::string());
+}
+
+json DeviceProfile::limits_fault() const {
+  json fault = {{"kind", "limits"},
+                {"errno", errno_value(refusal_errno)},
+                {"inline", clamps_inline ? "clamp" : "refuse_create"}};
+  // Every limit the verbs interposer enforces; "no limit" (2^64 - 1) as the largest its type holds.
+  for (const auto& limit : transports::fault::limit_infos()) {
+    if ((limit.appliers & transports::fault::kInterposer) == 0) continue;
+    auto found = limits.find(std::string(limit.name));
+    if (found != limits.end())
+      fault[std::string(limit.name)] = std::min(found->second, limit.maximum);
+  }
+  // Who the device is: perftest and UCX pick their inline sizes and paths by vendor part.
+  const json identity = document.value("identity", json::object());
+  for (const char* id : {"vendor_id", "vendor_part_id"})
+    if (identity.contains(id)) fault[id] = identity.at(id);
+  return fault;
+}
+
+std::string default_devices_dir() { return default_scenario_dir() + "/devices"; }
+
+Result<DeviceProfile> load_device_profile(const std::string& path) {
+  std::ifstream input(path);
+  if (!input) return bad(path, "cannot be read");
+  const json document = json::parse(input, nullptr, false);
+  if (document.is_discarded()) return bad(path, "not JSON (a device profile)");
+  if (const auto problems = profile_schema().problem_lines(document); !problems.empty())
+    return bad(path, problems.front());
+  DeviceProfile profile;
+  profile.file = path;
+  profile.name = std::filesystem::path(path).stem().string();
+  profile.document = document;
+  for (const auto& [limit, value] : document.at("limits").items()) {
+    if (!value.is_number_unsigned())
+      return bad(path, "/limits/" + limit + ": expected a whole count >= 0");
+    if (!document.at("sources").contains(limit))
+      return bad(path, "/sources/" + limit + ": expected the source of limits/" + limit);
+    profile.limits[limit] = value.get<uint64_t>();
+  }
+  if (document.contains("refusal")) {
+    profile.refusal_errno = document.at("refusal").at("errno");
+    profile.clamps_inline = document.at("refusal").at("inline") == "clamp";
+  }
+  return profile;
+}
+
+Result<std::vector<DeviceProfile>> select_device_profiles(const std::string& names,
+                                                          const std::string& dir) {
+  const std::vector<std::string> present = profile_names(dir);
+  std::vector<std::string> chosen;
+  bool all = false;
+  std::istringstream list(names);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (name.empty()) continue;
+    all = all || name == "all";
+    size_t before = chosen.size();
+    for (const auto& candidate : present) {
+      if (name == "all" || candidate == name || candidate.rfind(name + "-", 0) == 0)
+        chosen.push_back(candidate);
+    }
+    if (chosen.size() == before) {
+      std::string known;
+      for (const auto& candidate : present) known += (known.empty() ? "" : ", ") + candidate;
+      return Error{ErrorCode::kInvalidArgument,
+                   "--profile " + name + ": no such profile in " + dir + " (present: " + known +
+                       "; a prefix such as mlx5 selects every mlx5-* profile, all selects all)"};
+    }
+  }
+  std::vector<DeviceProfile> profiles;
+  for (const auto& name : chosen) {
+    if (std::any_of(profiles.begin(), profiles.end(),
+                    [&](const DeviceProfile& profile) { return profile.name == name; }))
+      continue;
+    auto profile = load_device_profile(dir + "/" + name + ".json");
+    if (!profile.ok()) return std::move(profile).take_error();
+    if (all && profile->document.at("transport") != "verbs")
+      continue;  // "all" means the NICs: a libfabric provider is no port target
+    profiles.push_back(std::move(profile).value());
+  }
+  return profiles;
+}
+
+}  // namespace faultline::harness

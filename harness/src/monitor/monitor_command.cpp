@@ -1,0 +1,153 @@
+// faultline monitor: a coordinator that stays up and probes its agents' pairs every interval.
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+#include "options/commands.hpp"
+#include "control/coordinator_options.hpp"
+#include "options/metrics_options.hpp"
+#include "options/option_checks.hpp"
+#include "cli/scenario_selection.hpp"
+#include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/control/auth.hpp"
+#include "faultline/harness/monitor/monitor.hpp"
+#include "faultline/reports/metrics.hpp"
+#include "faultline/reports/monitor_metrics.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+std::atomic<bool> stop_requested{false};
+
+void request_stop(int /*signal*/) { stop_requested = true; }
+
+// "60s", "2m", "500ms", "1h" or plain seconds, as a duration; nullopt for anything else.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
+  double value = 0;
+  size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit == "ms"                  ? 1
+                       : unit == "s" || unit.empty() ? 1000
+                       : unit == "m"                 ? 60000
+                       : unit == "h"                 ? 3600000
+                                                     : -1;
+  if (scale < 0 || !(value > 0) || value * scale > 86400000.0 * 7) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<int64_t>(value * scale));
+}
+
+struct MonitorCommand {
+  harness::CoordinatorOptions coordinator;
+  harness::monitor::MonitorOptions monitor;
+  std::string token_file;
+  std::string port_file;
+  ScenarioSelection selection;
+  MetricsOptions metrics_options;
+  bool pair_metrics = false;
+
+  int run() {
+    std::string warning;
+    auto token = harness::control::load_token(token_file, warning);
+    if (!token.ok()) return usage("" + token.error().describe());
+    if (!warning.empty()) std::cerr << "faultline monitor: warning: " << warning << "\n";
+    coordinator.token = token.value();
+    coordinator.open_membership = true;
+    auto scenarios = selection.resolve("monitor");
+    if (!scenarios) return harness::kExitUsage;
+    monitor.scenarios = std::move(scenarios).value();
+    monitor.suite = selection.names.empty() ? selection.suite : "selection";
+    monitor.seed = selection.seed_or_random();
+    auto metrics = metrics_options.start();
+    if (!metrics.ok()) return usage(metrics.error().describe_with_hint());
+    std::unique_ptr<reports::MonitorMetrics> monitor_metrics;
+    if (*metrics) {
+      monitor_metrics =
+          std::make_unique<reports::MonitorMetrics>((*metrics)->registry(), pair_metrics);
+    }
+    harness::Coordinator listening(coordinator);
+    if (auto listened = listening.listen(); !listened.ok())
+      return usage(listened.error().describe_with_hint());
+    if (!port_file.empty()) std::ofstream(port_file) << listening.port() << "\n";
+    // SIGINT and SIGTERM end the monitor after the round under way; its agents (with
+    // --reconnect) wait for the next monitor on this address.
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    const int code =
+        harness::monitor::run_monitor(listening, monitor, monitor_metrics.get(), stop_requested);
+    return metrics_options.finish("monitor", metrics->get(), code);
+  }
+
+  static int usage(const std::string& text) {
+    std::cerr << "faultline monitor: " << text << "\n";
+    return harness::kExitUsage;
+  }
+};
+
+}  // namespace
+
+void add_monitor_command(CLI::App& app, CommandAction& run) {
+  auto command = std::make_shared<MonitorCommand>();
+  command->coordinator.listen = "127.0.0.1:7400";
+  command->coordinator.agents = 4096;
+  command->selection.suite = "pingmesh";
+  CLI::App* m = app.add_subcommand(
+      "monitor",
+      "Stay up and probe the agents' pairs every interval; name the NIC, rail or "
+      "link at fault");
+  m->add_option("--listen", command->coordinator.listen,
+                "ADDR:PORT to listen on for agents (port 0: any free port)")
+      ->capture_default_str();
+  m->add_option("--token-file", command->token_file,
+                "File with the shared token (else $FAULTLINE_TOKEN)");
+  m->add_option_function<std::string>(
+       "--every",
+       [command](const std::string& text) {
+         const auto every = parse_duration(text);
+         if (!every)
+           throw CLI::ValidationError(
+               "--every: expected a duration (60s, 2m, 500ms), "
+               "got '" +
+               text + "'");
+         command->monitor.every = *every;
+       },
+       "Time from the start of one round to the next (60s, 2m, 500ms; default 60s)")
+      ->type_name("DURATION");
+  m->add_option("--max-agents", command->coordinator.agents, "Most agents connected at once")
+      ->capture_default_str();
+  m->add_option("--concurrency", command->coordinator.max_concurrent_runs,
+                "Most pairs probed at once (0: every disjoint pair of a round; 1 when the agents "
+                "share a host's cores)")
+      ->capture_default_str();
+  command->selection.add_to(m);
+  add_pairs(m, command->coordinator);
+  add_step_timeout(m, command->coordinator);
+  m->add_option("--report-dir", command->monitor.report_dir,
+                "Where each round's report goes (rounds/, latest.json)")
+      ->capture_default_str();
+  m->add_option("--keep-rounds", command->monitor.keep_rounds, "Round reports kept")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1000000}));
+  m->add_option("--rounds", command->monitor.rounds, "Stop after this many rounds (0: never)")
+      ->capture_default_str();
+  m->add_option("--slow-factor", command->monitor.localization.slow_factor,
+                "A pair is slow above this many times the fabric's median round trip")
+      ->capture_default_str()
+      ->check(CLI::Range(1.1, 1000.0));
+  m->add_flag("--pair-metrics", command->pair_metrics,
+              "Also export each pair's round trip (up to 64 agents)");
+  m->add_option("--port-file", command->port_file, "Write the port listened on to this file");
+  command->metrics_options.add_to(m, false);
+  m->footer(
+      "Example:\n  faultline monitor --listen 0.0.0.0:7400 --every 60s --metrics-port 9470\n"
+      "  faultline agent --coordinator head:7400 --reconnect --rail rail0   (on every node)\n"
+      "Each round's report: faultline-monitor/rounds/; `faultline report --format html` shows "
+      "one.");
+  m->callback([&run, command] { run = [command] { return command->run(); }; });
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,56 @@
+#include "faultline/harness/runs/report_reader.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "base/schema_checker.hpp"
+#include "base/schema_texts.hpp"
+#include "faultline/core/json_depth.hpp"
+#include "faultline/harness/base/strict_json.hpp"
+
+namespace faultline::harness {
+
+std::vector<std::string> report_schema_problems(const nlohmann::json& report) {
+  static const SchemaChecker checker(report_schema_text());
+  return checker.problem_lines(report);
+}
+
+Result<nlohmann::json> read_report(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return errno_error("open", errno, "cannot read the report " + path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_report(path, text.str());
+}
+
+Result<nlohmann::json> parse_report(const std::string& name, const std::string& text) {
+  if (const size_t depth = json_nesting_depth(text); depth > kMaxJsonDepth) {
+    return Error{ErrorCode::kInvalidArgument, name + ": nests " + std::to_string(depth) +
+                                                  " levels deep; no faultline report nests more "
+                                                  "than " +
+                                                  std::to_string(kMaxJsonDepth)};
+  }
+  JsonTextProblem bad_text;
+  auto parsed = parse_json_strictly(text, bad_text);
+  if (!parsed) {
+    return Error{ErrorCode::kInvalidArgument,
+                 name + ": " + (bad_text.pointer.empty() ? "" : bad_text.pointer + ": ") +
+                     "expected " + bad_text.expected};
+  }
+  nlohmann::json report = std::move(*parsed);
+  const auto problems = report_schema_problems(report);
+  if (!problems.empty()) {
+    std::string text_of_problems;
+    const size_t shown = std::min<size_t>(problems.size(), 10);
+    for (size_t i = 0; i < shown; ++i) text_of_problems += "\n  " + problems[i];
+    if (problems.size() > shown)
+      text_of_problems += "\n  ... and " + std::to_string(problems.size() - shown) + " more";
+    return Error{
+        ErrorCode::kInvalidArgument,
+        name + ": not a faultline report (reports/schema/report.schema.json):" + text_of_problems};
+  }
+  return report;
+}
+
+}  // namespace faultline::harness

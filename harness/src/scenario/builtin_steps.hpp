@@ -1,0 +1,30 @@
+// What the built-in scenarios share: their outcomes, buffers and the wait for one completion.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "faultline/harness/base/first_contact.hpp"
+#include "faultline/harness/scenario/builtin_scenarios.hpp"
+#include "faultline/transports/registered_buffer.hpp"
+
+namespace faultline::harness {
+
+ScenarioOutcome harness_error(const Error& error);
+
+ScenarioOutcome failure(std::string expected, std::string observed, std::string evidence,
+                        std::string hint = {});
+
+/// `length` bytes of host memory registered on `device` for every access.
+Result<transports::RegisteredBuffer> make_buffer(transports::Device& device, size_t length);
+
+/// The next completion, which must be a success of `op` (of `byte_len` bytes for a receive);
+/// anything else is the scenario's failure, described (with both addresses, while nothing got
+/// through yet).
+std::optional<ScenarioOutcome> expect_completion(transports::Endpoint& endpoint,
+                                                 FirstContact& first, transports::Opcode op,
+                                                 uint32_t byte_len,
+                                                 std::chrono::milliseconds timeout);
+
+}  // namespace faultline::harness

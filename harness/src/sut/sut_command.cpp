@@ -1,0 +1,143 @@
+// faultline sut exec: one run of any program (a launcher such as mpirun included) under the
+// interposers, with faults, judged: detected, silent-corruption, hang, crashed, masked,
+// not-reached, or pass/fail without a fault.
+#include <unistd.h>
+
+#include <csignal>
+
+#include <filesystem>
+#include <iostream>
+
+#include "options/commands.hpp"
+#include "options/option_checks.hpp"
+#include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/sut/exec_plan.hpp"
+#include "faultline/harness/sut/sut_exec.hpp"
+#include "faultline/reports/atomic_file.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct SutExecOptions {
+  std::vector<std::string> plans;
+  std::vector<std::string> faults;
+  double deadline_seconds = 60;
+  harness::sut::Checker checker;
+  std::string report_dir = "faultline-report";
+  std::vector<std::string> command;
+};
+
+void print_result(const harness::sut::ExecResult& result, const std::string& report) {
+  std::cout << "faultline sut exec: " << harness::sut::to_string(result.verdict) << " after "
+            << result.seconds << " s, " << result.faults_applied << " fault(s) applied\n";
+  if (!result.evidence.empty()) std::cout << "  evidence: " << result.evidence << "\n";
+  if (result.fault_to_error_ms)
+    std::cout << "  first error line " << *result.fault_to_error_ms << " ms after the fault\n";
+  if (!result.hint.empty()) std::cout << "  hint: " << result.hint << "\n";
+  std::cout << "  report: " << report << "\n";
+}
+
+int run_sut_exec(const SutExecOptions& options) {
+  if (options.command.empty())
+    return usage_error("sut exec", "no command: faultline sut exec [options] -- COMMAND");
+  if (!(options.deadline_seconds > 0 && options.deadline_seconds <= 86400))
+    return usage_error("sut exec", "--deadline must be between 0 and 86400 seconds");
+  auto plan = harness::sut::plan_from_options(options.plans, options.faults);
+  if (!plan.ok()) return usage_error("sut exec", plan.error().describe());
+  harness::sut::ExecOptions exec;
+  exec.command = options.command;
+  exec.plan = plan.value();
+  exec.deadline = std::chrono::milliseconds(static_cast<int64_t>(options.deadline_seconds * 1000));
+  exec.checker = options.checker;
+  exec.interpose_dir = harness::sut::default_interpose_dir();
+  exec.work_dir = options.report_dir;
+  if (!std::filesystem::exists(exec.interpose_dir + "/libfaultline-fi.so")) {
+    std::cerr << "faultline sut exec: no libfaultline-fi.so in " << exec.interpose_dir
+              << "\n  hint: build the default preset, or set FAULTLINE_INTERPOSE_DIR\n";
+    return harness::kExitHarnessError;
+  }
+  std::error_code made;
+  std::filesystem::create_directories(options.report_dir, made);
+  if (made)
+    return usage_error("sut exec", "--report-dir " + options.report_dir + ": " + made.message());
+  // `sut run` ends a peer still waiting after the judged side ended: it is judged (a hang,
+  // with stacks) and its report written, not lost.
+  std::signal(SIGTERM, [](int) { harness::sut::stop_running_program(); });
+  auto result = harness::sut::exec_under_faults(exec);
+  if (!result.ok()) {
+    std::cerr << "faultline sut exec: " << result.error().describe_with_hint() << "\n";
+    return harness::kExitHarnessError;
+  }
+  json report = result->to_json();
+  report["command"] = options.command;
+  report["plan"] = plan.value();
+  const std::string path = options.report_dir + "/sut.json";
+  if (auto written = reports::write_file_atomically(path, report.dump(2) + "\n"); !written.ok()) {
+    std::cerr << "faultline sut exec: " << written.error().describe() << "\n";
+    return harness::kExitHarnessError;
+  }
+  print_result(result.value(), path);
+  return harness::sut::exit_code_of(result->verdict);
+}
+
+std::vector<std::string>& command_line() {
+  static std::vector<std::string> command;
+  return command;
+}
+
+}  // namespace
+
+const std::vector<std::string>& program_command_line() { return command_line(); }
+
+int take_program_command(int argc, char** argv) {
+  // Only `faultline sut exec ... -- COMMAND`, `faultline port-check ... -- COMMAND` and
+  // `faultline slurm ... -- OPTIONS`: everything after the first `--` is the command (or the
+  // coordinator's options), never parsed as faultline's.
+  const bool sut_exec =
+      argc >= 3 && std::string(argv[1]) == "sut" && std::string(argv[2]) == "exec";
+  const bool port_check = argc >= 2 && std::string(argv[1]) == "port-check";
+  const bool slurm = argc >= 2 && std::string(argv[1]) == "slurm";
+  if (!sut_exec && !port_check && !slurm) return argc;
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) != "--") continue;
+    command_line().assign(argv + i + 1, argv + argc);
+    return i;
+  }
+  return argc;
+}
+
+void add_sut_command(CLI::App& app, CommandAction& run) {
+  CLI::App* sut = app.add_subcommand("sut", "Run your own program under faults and judge it");
+  sut->require_subcommand(1);
+  auto options = std::make_shared<SutExecOptions>();
+  CLI::App* exec = sut->add_subcommand(
+      "exec", "Run one command under the interposers with faults, and say how it reacted");
+  exec->add_option("--plan", options->plans, "A fault plan file: {\"faults\": [...]}");
+  exec->add_option("--fault", options->faults,
+                   "One fault, keys of the plan: status=REM_ACCESS_ERR,nth=5,side=recv,rank=1");
+  exec->add_option("--deadline", options->deadline_seconds,
+                   "Seconds before the run is a hang (stacks are taken)")
+      ->capture_default_str();
+  exec->add_option("--ok", options->checker.ok, "Regex the output of a correct run matches");
+  exec->add_option("--wrong", options->checker.wrong, "Regex the output of wrong data matches");
+  exec->add_option("--error", options->checker.error, "Regex of the line a detected error prints");
+  exec->add_option("--report-dir", options->report_dir, "sut.json and the fault log go here")
+      ->capture_default_str();
+  exec->footer(
+      "Examples:\n"
+      "  faultline sut exec --fault status=REM_ACCESS_ERR,nth=5 -- fi_pingpong -p tcp 127.0.0.1\n"
+      "  faultline sut exec --plan faults.json --deadline 30 -- mpirun -n 2 ./allreduce\n"
+      "Verdicts: detected, silent-corruption, hang, crashed, masked, not-reached; pass or fail\n"
+      "without a fault. Exit codes: 0 pass, detected or masked; 1 any other verdict; 2 a usage\n"
+      "error; 3 the harness could not run it.");
+  exec->callback([options, &run] {
+    options->command = program_command_line();
+    run = [options] { return run_sut_exec(*options); };
+  });
+  add_sut_run_command(*sut, run);
+}
+
+}  // namespace faultline::cli

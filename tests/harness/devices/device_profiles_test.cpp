@@ -1,0 +1,180 @@
+// The device profile library (scenarios/devices/): every profile conforms to its schema and
+// every value it holds has a source; profiles are selected by name or prefix; and a program's
+// requests are held against each target as port-check does.
+#include "faultline/harness/devices/device_profiles.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "faultline/harness/diagnose/workload_targets.hpp"
+#include "faultline/harness/port_check/port_check.hpp"
+#include "support/background_process.hpp"
+
+using faultline::harness::DeviceProfile;
+using faultline::harness::load_device_profile;
+using faultline::harness::select_device_profiles;
+using nlohmann::json;
+
+namespace {
+
+const std::string kLibrary = std::string(FAULTLINE_SOURCE_DIR) + "/scenarios/devices";
+
+DeviceProfile profile(const std::string& name) {
+  auto loaded = load_device_profile(kLibrary + "/" + name + ".json");
+  REQUIRE(loaded.ok());
+  return loaded.value();
+}
+
+// A request as the verbs interposer logs it under observe.
+json qp_request(uint64_t send_wr, uint64_t inline_data = 0) {
+  return {{"event", "request"},
+          {"call", "ibv_create_qp"},
+          {"asked",
+           {{"max_send_wr", send_wr},
+            {"max_recv_wr", 16},
+            {"max_send_sge", 1},
+            {"max_recv_sge", 1},
+            {"max_inline_data", inline_data}}},
+          {"stack", {"./prog(main+0x4d)"}}};
+}
+
+}  // namespace
+
+TEST_CASE("every profile of the library conforms and names a source for each value", "[unit]") {
+  size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kLibrary)) {
+    if (entry.path().extension() != ".json") continue;  // the README
+    INFO(entry.path());
+    auto loaded = load_device_profile(entry.path().string());
+    if (!loaded.ok()) FAIL(loaded.error().describe());
+    CHECK(loaded->document.at("name") == loaded->name);
+    for (const auto& [limit, value] : loaded->limits) CHECK_FALSE(loaded->source_of(limit).empty());
+    ++count;
+  }
+  CHECK(count >= 13);
+  // Each target a port is made to has its profile.
+  for (const char* name :
+       {"mlx5-cx5", "mlx5-cx6dx", "mlx5-cx7", "hns_roce-hip08", "hns_roce-hip09", "bnxt_re-thor",
+        "irdma-e810", "efa", "erdma", "qedr", "rxe-linux-6.1", "siw"})
+    CHECK(std::filesystem::exists(kLibrary + "/" + name + ".json"));
+}
+
+TEST_CASE("a profile value without a source, or a guessed field, is refused by name", "[unit]") {
+  faultline::testing::TempDir dir;
+  json document = profile("siw").document;
+  document["sources"].erase("max_cqe");
+  std::ofstream(dir.path() + "/siw.json") << document.dump();
+  auto missing = load_device_profile(dir.path() + "/siw.json");
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error().message, Catch::Contains("/sources/max_cqe"));
+  document = profile("siw").document;
+  document["limits"]["max_qp"] = 5;  // not a limit faultline knows
+  std::ofstream(dir.path() + "/odd.json") << document.dump();
+  auto odd = load_device_profile(dir.path() + "/odd.json");
+  REQUIRE_FALSE(odd.ok());
+  CHECK_THAT(odd.error().message, Catch::Contains("odd.json") && Catch::Contains("/limits"));
+}
+
+TEST_CASE("profiles are chosen by name, by prefix, or all, and an unknown one lists those present",
+          "[unit]") {
+  auto mlx5 = select_device_profiles("mlx5,hns_roce-hip08", kLibrary);
+  REQUIRE(mlx5.ok());
+  CHECK(mlx5->size() == 4);
+  auto all = select_device_profiles("all", kLibrary);
+  REQUIRE(all.ok());
+  for (const auto& chosen : all.value()) CHECK(chosen.document.at("transport") == "verbs");
+  auto unknown = select_device_profiles("cx9", kLibrary);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(unknown.error().message, Catch::Contains("cx9") && Catch::Contains("mlx5-cx7"));
+}
+
+TEST_CASE("DeepEP's send depth is refused by every hardware profile that knows max_qp_wr",
+          "[unit]") {
+  using faultline::harness::port_check::judge_target;
+  const std::vector<json> requests = {qp_request(3 * 65536 + 1)};
+  const auto hns = judge_target(requests, profile("hns_roce-hip08"));
+  CHECK(hns.verdict == "would-fail");
+  REQUIRE(hns.refusals.size() == 1);
+  CHECK(hns.refusals[0].field == "max_send_wr");
+  CHECK(hns.refusals[0].asked == 196609);
+  CHECK(hns.refusals[0].allowed == 32768);
+  CHECK_THAT(hns.refusals[0].how, Catch::Contains("EINVAL"));
+  CHECK(judge_target(requests, profile("mlx5-cx7")).refusals.at(0).how ==
+        "ibv_create_qp fails with ENOMEM");
+  CHECK(judge_target(requests, profile("rxe-linux-6.1")).verdict == "runs");
+  // bnxt_re's depth comes from firmware: not known, so not claimed either way.
+  const auto bnxt = judge_target(requests, profile("bnxt_re-thor"));
+  CHECK(bnxt.verdict == "unknown");
+  CHECK(bnxt.unknown == std::vector<std::string>{"max_qp_wr", "max_recv_wr"});
+  // 1024 tokens: depth 3073 fits every profile that knows the limit.
+  for (const char* name : {"mlx5-cx5", "hns_roce-hip09", "irdma-e810", "efa", "qedr", "siw"})
+    CHECK(judge_target({qp_request(3073)}, profile(name)).verdict == "runs");
+}
+
+TEST_CASE("an inline request above hns's cap is clamped at create and refused at the post",
+          "[unit]") {
+  using faultline::harness::port_check::judge_target;
+  const std::vector<json> create = {qp_request(64, 256)};
+  CHECK(judge_target(create, profile("hns_roce-hip08")).verdict == "runs");
+  const auto irdma = judge_target(create, profile("irdma-e810"));
+  REQUIRE(irdma.refusals.size() == 1);
+  CHECK(irdma.refusals[0].field == "max_inline_data");
+  const std::vector<json> posted = {
+      qp_request(64, 256),
+      {{"call", "ibv_post_send"}, {"asked", {{"inline_bytes", 256}, {"qp_num", 17}}}}};
+  const auto hns = judge_target(posted, profile("hns_roce-hip08"));
+  REQUIRE(hns.refusals.size() == 1);
+  CHECK(hns.refusals[0].call == "ibv_post_send");
+  CHECK(hns.refusals[0].allowed == 32);
+}
+
+TEST_CASE("SRQ depth, read/atomic depth, remote atomics and MR size are held against targets",
+          "[unit]") {
+  using faultline::harness::port_check::judge_target;
+  const std::vector<json> requests = {
+      {{"call", "ibv_create_srq"}, {"asked", {{"max_wr", 65536}, {"max_sge", 4}}}},
+      {{"call", "ibv_modify_qp"},
+       {"asked", {{"path_mtu", 4096}, {"max_dest_rd_atomic", 16}, {"atomic", 1}}}},
+      {{"call", "ibv_reg_mr"}, {"asked", {{"length", uint64_t{1} << 46}}}}};
+  // hns: an SRQ above 32768 WRs; atomics and MTU unknown there.
+  const auto hns = judge_target(requests, profile("hns_roce-hip08"));
+  REQUIRE(hns.refusals.size() == 1);
+  CHECK(hns.refusals[0].call == "ibv_create_srq");
+  CHECK(hns.refusals[0].allowed == 32768);
+  // E810 (measured): 8 reads in flight, no atomics, 32 TiB memory regions.
+  const auto irdma = judge_target(requests, profile("irdma-e810"));
+  std::vector<std::string> limits;
+  for (const auto& refusal : irdma.refusals) limits.push_back(refusal.limit);
+  CHECK(limits == std::vector<std::string>{"max_qp_rd_atom", "atomic_cap", "max_mr_size"});
+  CHECK(irdma.refusals[1].how == "the target has no atomics (atomic_cap NONE)");
+  CHECK(judge_target(requests, profile("rxe-linux-6.1")).verdict == "runs");
+}
+
+TEST_CASE("an enforced profile carries its caps and the device identity it shows", "[unit]") {
+  const json fault = profile("irdma-e810").limits_fault();
+  CHECK(fault.at("max_inline_data") == 101);
+  CHECK(fault.at("max_qp_rd_atom") == 8);
+  CHECK(fault.at("atomic_cap") == 0);
+  CHECK(fault.at("max_mr_size") == uint64_t{35184372088832});
+  CHECK(fault.at("vendor_id") == 0x8086);
+  CHECK(fault.at("vendor_part_id") == 5522);
+  CHECK_FALSE(profile("siw").limits_fault().contains("vendor_id"));  // no public id
+}
+
+TEST_CASE("a workload's formulas are held against each target", "[unit]") {
+  auto workload = faultline::harness::diagnose::load_workload(std::string(FAULTLINE_SOURCE_DIR) +
+                                                              "/examples/limits/deepep.json");
+  REQUIRE(workload.ok());
+  const auto checks = faultline::harness::diagnose::check_workload_against(
+      workload.value(), {profile("hns_roce-hip08"), profile("bnxt_re-thor")});
+  REQUIRE(checks.size() == 6);  // send_depth, recv_depth, max_send_sge for each
+  CHECK(checks[0].target == "hns_roce-hip08");
+  CHECK(checks[0].field == "send_depth");
+  CHECK(checks[0].derivation == "3 x max_tokens_per_rank 65536 + 1");
+  CHECK(checks[0].value == 196609);
+  CHECK(checks[0].verdict == "refused");
+  CHECK(checks[1].verdict == "fits");  // recv_depth 1024 against max_recv_wr 32768
+  CHECK(checks[3].target == "bnxt_re-thor");
+  CHECK(checks[3].verdict == "unknown");
+}
