@@ -1,5 +1,6 @@
 #include "faultline/harness/base/process.hpp"
 
+#include <csignal>
 #include <filesystem>
 
 namespace faultline::harness {
@@ -9,5 +10,15 @@ std::string own_executable() {
   auto path = std::filesystem::read_symlink("/proc/self/exe", error);
   return error ? std::string("faultline") : path.string();
 }
+
+namespace {
+
+volatile sig_atomic_t stop_flag = 0;
+
+}  // namespace
+
+void request_stop() { stop_flag = 1; }
+
+bool stop_requested() { return stop_flag != 0; }
 
 }  // namespace faultline::harness

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "faultline/core/join.hpp"
+
 namespace faultline::harness {
 
 namespace {
@@ -145,9 +147,7 @@ std::string describe(const std::vector<const json*>& schemas) {
     }
   }
   if (parts.empty()) return "a value the schema allows";
-  std::string text;
-  for (const auto& part : parts) text += (text.empty() ? "" : ", ") + part;
-  return text;
+  return join(parts);
 }
 
 // The fields of the schemas that close the object (additionalProperties: false).

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "faultline/core/join.hpp"
 #include "faultline/transports/registry.hpp"
 
 namespace faultline::harness {
@@ -11,9 +12,7 @@ namespace {
 using transports::DeviceInfo;
 
 std::string join(const std::set<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text.empty() ? "none" : text;
+  return names.empty() ? "none" : faultline::join(names);
 }
 
 }  // namespace

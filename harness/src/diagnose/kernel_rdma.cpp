@@ -5,6 +5,8 @@
 #include <set>
 #include <vector>
 
+#include "faultline/core/join.hpp"
+
 namespace faultline::harness::diagnose {
 
 namespace {
@@ -23,9 +25,7 @@ std::vector<std::string> entries(const std::string& dir) {
 }
 
 std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text.empty() ? "none" : text;
+  return names.empty() ? "none" : join(names);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/schema_checker.hpp"
+#include "faultline/core/join.hpp"
 #include "faultline/core/json_depth.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/transports/fault/fault_spec.hpp"
@@ -42,12 +43,6 @@ constexpr size_t kMaxScenarioBytes = control::kMaxFrameSize - 64 * 1024;
 const SchemaChecker& scenario_schema() {
   static const SchemaChecker checker(scenario_schema_text());
   return checker;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
 }
 
 // Checks the schema cannot express. Each problem names the pointer of the field at fault.

@@ -17,6 +17,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "faultline/harness/base/process.hpp"
+
 namespace faultline::harness::sut {
 
 namespace {
@@ -134,11 +136,7 @@ bool read_lines(int fd, std::string& pending, std::vector<OutputLine>& lines) {
   return true;
 }
 
-volatile sig_atomic_t stop_requested = 0;
-
 }  // namespace
-
-void request_stop() { stop_requested = 1; }
 
 int64_t wall_clock_ms() {
   timespec now{};
@@ -167,8 +165,8 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   for (bool open = true; !exited;) {
     const auto left =
         deadline - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-    if (left.count() <= 0 || stop_requested != 0) {
-      (stop_requested != 0 ? run.stopped : run.timed_out) = true;
+    if (left.count() <= 0 || stop_requested()) {
+      (stop_requested() ? run.stopped : run.timed_out) = true;
       run.stacks = stacks_of_all();
       break;
     }

@@ -40,8 +40,6 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
                                    const Environment& environment,
                                    std::chrono::milliseconds deadline);
 
-/// Ends the running group as at its deadline (stacks taken first), from a signal handler too.
-void request_stop();
 
 /// Wall-clock milliseconds now (CLOCK_REALTIME), as the interposers' log stamps its events.
 int64_t wall_clock_ms();

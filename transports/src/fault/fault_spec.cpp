@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "faultline/core/join.hpp"
+
 namespace faultline::transports::fault {
 
 namespace {
@@ -74,12 +76,6 @@ std::vector<std::string> split(std::string_view list) {
   return items;
 }
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
-
 // Reads one fault object's values, naming the fault and the key in each error.
 class FaultReader {
  public:
@@ -115,7 +111,7 @@ class FaultReader {
     if (value.is_string() &&
         std::find(choices.begin(), choices.end(), value.get<std::string>()) != choices.end())
       return value.get<std::string>();
-    return bad(key, "one of " + joined(choices));
+    return bad(key, "one of " + join(choices));
   }
 
   Result<bool> flag(const char* key) const {
@@ -155,7 +151,7 @@ Result<FaultKind> read_kind(const FaultReader& reader, unsigned appliers) {
   const auto info = std::find_if(kinds.begin(), kinds.end(),
                                  [&](const FaultKindInfo& row) { return kind == row.name; });
   if (info == kinds.end())
-    return reader.bad("kind", "one of " + joined(names) + "; got " + kind.dump());
+    return reader.bad("kind", "one of " + join(names) + "; got " + kind.dump());
   if ((info->appliers & appliers) == 0)
     return reader.bad("kind", "a kind " + who(appliers) + " can be given; " +
                                   std::string(info->name) + " applies to " + who(info->appliers) +
@@ -188,7 +184,7 @@ Status check_keys(const FaultReader& reader, const FaultKindInfo& info, unsigned
     if ((applied_by(key, info).first & at_hand) != 0) allowed.push_back(key);
   for (const auto& [key, value] : reader.fault().items()) {
     if (std::find(takes.begin(), takes.end(), key) == takes.end())
-      return reader.bad(key, "a key of kind " + std::string(info.name) + " (" + joined(allowed) +
+      return reader.bad(key, "a key of kind " + std::string(info.name) + " (" + join(allowed) +
                                  "); \"" + key + "\" is none");
     const auto [by, why_not] = applied_by(key, info);
     if ((by & at_hand) == 0)
@@ -241,7 +237,7 @@ Status read_filters(const FaultReader& reader, FaultSpec& spec) {
     if (!spec.opcode) {
       std::vector<std::string> names;
       for (Opcode op : kAllOpcodes) names.emplace_back(to_string(op));
-      return reader.bad("opcode", "one of " + joined(names) + "; got " + opcode.dump());
+      return reader.bad("opcode", "one of " + join(names) + "; got " + opcode.dump());
     }
   }
   return Status{};
@@ -271,7 +267,7 @@ Status read_status(const FaultReader& reader, FaultSpec& spec) {
     for (const auto& row : kCompletionStatusTable)
       if (row.status != CompletionStatus::kSuccess) names.emplace_back(row.name);
     return reader.bad("status",
-                      "an error status name, one of " + joined(names) + "; got " + status.dump());
+                      "an error status name, one of " + join(names) + "; got " + status.dump());
   }
   spec.status = *parsed;
   std::optional<uint64_t> vendor_err;
@@ -311,7 +307,7 @@ Status read_caps(const FaultReader& reader, LimitCaps& caps) {
   if (caps.atomic_cap > 2U)
     return reader.bad("atomic_cap", "an integer from 0 to 2 (enum ibv_atomic_cap)");
   if (!any)
-    return reader.bad("max_qp_wr", "at least one cap: " + joined(limit_names(kAll)) +
+    return reader.bad("max_qp_wr", "at least one cap: " + join(limit_names(kAll)) +
                                        " (or vendor_id, vendor_part_id)");
   return Status{};
 }
