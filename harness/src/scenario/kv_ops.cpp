@@ -1,10 +1,12 @@
 // The kv engine's step operations (kv.push, kv.pull, kv.serve) driven from a scenario, with
 // the mutations of the scenario's faults.
+#include <map>
 #include <string>
 
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/protocols/kv/kv_store.hpp"
 #include "faultline/transports/data_pattern.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness {
 
@@ -144,29 +146,28 @@ StepResult kv_serve(StepState& state, const json& step) {
   return met(expectation + (seen.empty() ? "" : ": " + seen) + " [" + session.events() + "]");
 }
 
-// The protocol mutations of `role` from the scenario's `faults` block.
+// The protocol mutations of `role` from the scenario's `faults` block (read by the fault
+// language, which checked them when the scenario was loaded).
 std::vector<Mutation> kv_mutations_for(const json& document, const std::string& role) {
+  using transports::fault::FaultKind;
   std::vector<Mutation> mutations;
   for (const auto& fault : document.value("faults", json::array())) {
-    if (fault.at("role") != role) continue;
-    const std::string kind = fault.at("kind");
+    auto spec = transports::fault::parse_fault(
+        fault, transports::fault::kProtocolHook | transports::fault::kDecorator, "/faults");
+    if (!spec.ok() || spec->role != role) continue;
+    // The kv protocol's kinds; the decorator's are not its to apply.
+    static const std::map<FaultKind, Mutation::Kind> kMutations = {
+        {FaultKind::kDropSegment, Mutation::Kind::kDropSegment},
+        {FaultKind::kAddSegment, Mutation::Kind::kAddSegment},
+        {FaultKind::kReorderSegments, Mutation::Kind::kReorderSegments},
+        {FaultKind::kCorruptHeader, Mutation::Kind::kCorruptHeader}};
+    const auto kind = kMutations.find(spec->kind);
+    if (kind == kMutations.end()) continue;
     Mutation mutation;
-    if (kind == "drop_segment") {
-      mutation.kind = Mutation::Kind::kDropSegment;
-      mutation.target = fault.value("segment", "");
-    } else if (kind == "add_segment") {
-      mutation.kind = Mutation::Kind::kAddSegment;
-    } else if (kind == "reorder_segments") {
-      mutation.kind = Mutation::Kind::kReorderSegments;
-    } else if (kind == "corrupt_header") {
-      mutation.kind = Mutation::Kind::kCorruptHeader;
-      mutation.target = fault.value("field", "");
-    } else {
-      continue;
-    }
-    mutation.message =
-        protocols::kv::message_type_from_string(fault.at("message").get<std::string>())
-            .value_or(protocols::kv::MessageType::kPushRequest);
+    mutation.kind = kind->second;
+    mutation.target = spec->target;
+    mutation.message = protocols::kv::message_type_from_string(spec->message)
+                           .value_or(protocols::kv::MessageType::kPushRequest);
     mutations.push_back(std::move(mutation));
   }
   return mutations;
