@@ -8,8 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "options/commands.hpp"
-#include "options/option_checks.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/bench/allreduce.hpp"
 #include "faultline/harness/bench/bandwidth.hpp"
@@ -17,6 +15,8 @@
 #include "faultline/harness/bench/control_plane.hpp"
 #include "faultline/harness/bench/pingpong.hpp"
 #include "faultline/harness/devices/device_listing.hpp"
+#include "options/commands.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 

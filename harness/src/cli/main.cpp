@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "options/commands.hpp"
 #include "faultline/core/closest_names.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/transports/library_signal_handlers.hpp"
+#include "options/commands.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <thread>
 
-#include "options/commands.hpp"
+#include "cli/scenario_selection.hpp"
 #include "control/coordinator_options.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/process.hpp"
@@ -20,12 +20,12 @@
 #include "faultline/harness/runs/local_run.hpp"
 #include "faultline/harness/runs/report_document.hpp"
 #include "faultline/harness/runs/suite_runner.hpp"
-#include "faultline/harness/scenario/scenario_child.hpp"
 #include "faultline/harness/runs/sut_suite.hpp"
+#include "faultline/harness/scenario/scenario_child.hpp"
 #include "faultline/reports/metrics.hpp"
+#include "options/commands.hpp"
 #include "options/metrics_options.hpp"
 #include "options/option_checks.hpp"
-#include "cli/scenario_selection.hpp"
 
 namespace faultline::cli {
 

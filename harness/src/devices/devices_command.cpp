@@ -7,11 +7,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "options/commands.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/devices/device_listing.hpp"
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/transports/json.hpp"
+#include "options/commands.hpp"
 
 namespace faultline::cli {
 

@@ -2,14 +2,14 @@
 // protocol contract), the evidence, and the likely cause.
 #include <iostream>
 
-#include "options/commands.hpp"
-#include "options/metrics_options.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/devices/device_listing.hpp"
 #include "faultline/harness/devices/device_profiles.hpp"
 #include "faultline/harness/diagnose/diagnosis.hpp"
 #include "faultline/harness/diagnose/workload_targets.hpp"
+#include "options/commands.hpp"
+#include "options/metrics_options.hpp"
 
 namespace faultline::cli {
 

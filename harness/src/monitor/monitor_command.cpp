@@ -3,16 +3,16 @@
 #include <fstream>
 #include <iostream>
 
-#include "options/commands.hpp"
-#include "control/coordinator_options.hpp"
-#include "options/metrics_options.hpp"
-#include "options/option_checks.hpp"
 #include "cli/scenario_selection.hpp"
+#include "control/coordinator_options.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/monitor/monitor.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "faultline/reports/monitor_metrics.hpp"
+#include "options/commands.hpp"
+#include "options/metrics_options.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 

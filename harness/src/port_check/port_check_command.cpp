@@ -5,14 +5,14 @@
 #include <iomanip>
 #include <iostream>
 
-#include "options/commands.hpp"
-#include "options/option_checks.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/devices/device_profiles.hpp"
 #include "faultline/harness/port_check/port_check.hpp"
 #include "faultline/harness/runs/report_document.hpp"
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/report_sink.hpp"
+#include "options/commands.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 

@@ -1,11 +1,11 @@
 // faultline report: a report.json turned into Markdown, JUnit or HTML after the run.
 #include <iostream>
 
-#include "options/commands.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/runs/report_reader.hpp"
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/formats.hpp"
+#include "options/commands.hpp"
 
 namespace faultline::cli {
 

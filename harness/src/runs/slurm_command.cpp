@@ -10,12 +10,12 @@
 #include <iostream>
 #include <memory>
 
-#include "options/commands.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/base/process.hpp"
 #include "faultline/harness/control/slurm_launch.hpp"
 #include "faultline/harness/runs/local_run.hpp"
+#include "options/commands.hpp"
 #include "options/option_checks.hpp"
 
 namespace faultline::cli {

@@ -2,11 +2,11 @@
 // the judged role's verdict against the expected one, and one report for all of them.
 #include <iostream>
 
-#include "options/commands.hpp"
-#include "options/metrics_options.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/process.hpp"
 #include "faultline/harness/runs/sut_suite.hpp"
+#include "options/commands.hpp"
+#include "options/metrics_options.hpp"
 
 namespace faultline::cli {
 

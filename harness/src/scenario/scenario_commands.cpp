@@ -4,9 +4,9 @@
 #include <iomanip>
 #include <iostream>
 
-#include "options/commands.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/scenario/scenario_catalog.hpp"
+#include "options/commands.hpp"
 
 namespace faultline::cli {
 

@@ -40,7 +40,6 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
                                    const Environment& environment,
                                    std::chrono::milliseconds deadline);
 
-
 /// Wall-clock milliseconds now (CLOCK_REALTIME), as the interposers' log stamps its events.
 int64_t wall_clock_ms();
 

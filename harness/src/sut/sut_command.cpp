@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <iostream>
 
-#include "options/commands.hpp"
-#include "options/option_checks.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/sut/exec_plan.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/reports/atomic_file.hpp"
+#include "options/commands.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 

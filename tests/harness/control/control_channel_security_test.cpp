@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "../harness_test_paths.hpp"
 #include "control_peers.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/runs/report_reader.hpp"
-#include "../harness_test_paths.hpp"
 #include "support/local_port.hpp"
 #include "support/run_command.hpp"
 

@@ -11,9 +11,9 @@
 #include <sstream>
 #include <thread>
 
+#include "../harness_test_paths.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/messages.hpp"
-#include "../harness_test_paths.hpp"
 
 namespace faultline::testing {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "control_peers.hpp"
 #include "../harness_test_paths.hpp"
+#include "control_peers.hpp"
 #include "support/background_process.hpp"
 
 using namespace std::chrono_literals;

@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "faultline/harness/devices/device_profiles.hpp"
 #include "../harness_test_paths.hpp"
+#include "faultline/harness/devices/device_profiles.hpp"
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
 

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "faultline/harness/sut/sut_scenario.hpp"
 #include "../harness_test_paths.hpp"
+#include "faultline/harness/sut/sut_scenario.hpp"
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
 #include "support/run_command.hpp"

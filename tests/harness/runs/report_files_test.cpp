@@ -10,9 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../harness_test_paths.hpp"
 #include "faultline/harness/runs/report_reader.hpp"
 #include "faultline/reports/directory_lock.hpp"
-#include "../harness_test_paths.hpp"
 #include "support/background_process.hpp"
 #include "support/run_command.hpp"
 

@@ -39,7 +39,6 @@ struct AgentOptions {
   std::chrono::seconds metrics_linger{0};
 };
 
-
 /// Runs an agent: connects (with bounded retries), authenticates, reports its host and
 /// devices, and runs each assigned scenario in a child process until the coordinator says
 /// shutdown. Returns the process exit code (0 after shutdown, 2 when the coordinator cannot
