@@ -131,6 +131,22 @@ TEST_CASE("fail_post fails the nth post with its errno, named", "[integration][o
   CHECK_THAT(second.error().describe(), Catch::Contains("the 2nd post_send fails"));
 }
 
+TEST_CASE("fail_post with an opcode counts and fails only posts of that opcode",
+          "[integration][ofi]") {
+  // Two sends, then a write: the write is the 1st RDMA_WRITE post, the sends are untouched.
+  FaultedPair pair(
+      plan_of({{{"kind", "fail_post"}, {"opcode", "RDMA_WRITE"}, {"nth", 1}, {"errno", 95}}}));
+  pair.send(0);
+  pair.send(1);
+  Segment from = pair.tx.segment(0, 64);
+  const RemoteBuffer remote = pair.rx.region->remote();
+  Status write = pair.sender->post_send(
+      {.wr_id = 2, .op = Opcode::kRdmaWrite, .segments = {&from, 1}, .remote = remote});
+  REQUIRE_FALSE(write.ok());
+  CHECK(write.error().sys_errno == 95);
+  CHECK_THAT(write.error().describe(), Catch::Contains("the 1st post_send fails"));
+}
+
 TEST_CASE("replay returns a stale completion after the next connect", "[integration][ofi]") {
   FaultedPair pair(plan_of({{{"kind", "replay_completion"}, {"opcode", "SEND"}, {"nth", 1}}}));
   pair.send(0);

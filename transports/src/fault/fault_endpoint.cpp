@@ -48,6 +48,7 @@ FaultEndpoint::FaultEndpoint(std::unique_ptr<Endpoint> inner, const FaultPlan& p
     random_.emplace_back(plan.seed * 0x9e3779b97f4a7c15ULL + i + 1);
   }
   matches_.assign(completions_.size(), 0);
+  post_matches_.assign(post_faults_.size(), 0);
 }
 
 void FaultEndpoint::record(std::string kind, std::string detail) {
@@ -67,17 +68,19 @@ Status FaultEndpoint::connect(std::span<const std::byte> peer_address) {
   return connected;
 }
 
-Status FaultEndpoint::check_post_fault(Side post, uint64_t wr_id) {
-  const uint64_t count = ++posts_[post == Side::kRecv ? 1 : 0];
+Status FaultEndpoint::check_post_fault(Side post, Opcode op, uint64_t wr_id) {
   const char* call = post == Side::kRecv ? "post_recv" : "post_send";
-  for (const FaultSpec& fault : post_faults_) {
+  for (size_t i = 0; i < post_faults_.size(); ++i) {
+    const FaultSpec& fault = post_faults_[i];
     // A fail_post without `post` fails a send, as scenario files have always read it.
     const Side faulted = fault.side == Side::kRecv ? Side::kRecv : Side::kSend;
-    if (faulted != post || !fault.when.fires(count, post_random_)) continue;
-    record("fail_post", std::string(call) + " #" + std::to_string(count) + " wr_id " + hex(wr_id) +
+    if (faulted != post || (fault.opcode && *fault.opcode != op)) continue;
+    const uint64_t match = ++post_matches_[i];
+    if (!fault.when.fires(match, post_random_)) continue;
+    record("fail_post", std::string(call) + " #" + std::to_string(match) + " wr_id " + hex(wr_id) +
                             " failed with errno " + std::to_string(fault.error_number));
     Error error = errno_error(call, fault.error_number,
-                              "injected fault: the " + ordinal(count) + " " + call + " fails");
+                              "injected fault: the " + ordinal(match) + " " + call + " fails");
     error.where.qp = inner_->qp_num();
     return std::move(error).with_hint("a fail_post fault of the scenario fired");
   }
@@ -85,7 +88,7 @@ Status FaultEndpoint::check_post_fault(Side post, uint64_t wr_id) {
 }
 
 Status FaultEndpoint::post_send(const WorkRequest& request) {
-  FAULTLINE_RETURN_IF_ERROR(check_post_fault(Side::kSend, request.wr_id));
+  FAULTLINE_RETURN_IF_ERROR(check_post_fault(Side::kSend, request.op, request.wr_id));
   WorkRequest changed = request;
   if (is_inline_capable(request.op)) {
     if (inline_mode_ == InlineMode::kOff && request.inline_data) {
@@ -103,7 +106,7 @@ Status FaultEndpoint::post_send(const WorkRequest& request) {
 }
 
 Status FaultEndpoint::post_recv(const RecvRequest& request) {
-  FAULTLINE_RETURN_IF_ERROR(check_post_fault(Side::kRecv, request.wr_id));
+  FAULTLINE_RETURN_IF_ERROR(check_post_fault(Side::kRecv, Opcode::kRecv, request.wr_id));
   if (keeps_local_buffers_)
     local_buffers_[request.wr_id].assign(request.segments.begin(), request.segments.end());
   return inner_->post_recv(request);

@@ -38,7 +38,7 @@ class FaultEndpoint : public Endpoint {
     Completion completion;
   };
 
-  Status check_post_fault(Side post, uint64_t wr_id);
+  Status check_post_fault(Side post, Opcode op, uint64_t wr_id);
   bool any_fault_for(Opcode op) const;
   void apply(Completion completion);
   size_t take_ready(std::span<Completion> out);
@@ -54,7 +54,7 @@ class FaultEndpoint : public Endpoint {
   std::vector<std::mt19937_64> random_;  // one per completion fault, seeded from the plan
   std::vector<uint64_t> matches_;        // per completion fault
   std::mt19937_64 post_random_;          // for fail_post faults with a probability
-  std::array<uint64_t, 2> posts_{};      // sends, receives
+  std::vector<uint64_t> post_matches_;   // per fail_post fault: the posts it matched
   // wr_id -> receive/read targets, kept only when a fault may scribble over them
   bool keeps_local_buffers_ = false;
   std::map<uint64_t, std::vector<Segment>> local_buffers_;
