@@ -156,13 +156,13 @@ std::vector<Mutation> kv_mutations_for(const json& document, const std::string& 
         fault, transports::fault::kProtocolHook | transports::fault::kDecorator, "/faults");
     if (!spec.ok() || spec->role != role) continue;
     // The kv protocol's kinds; the decorator's are not its to apply.
-    static const std::map<FaultKind, Mutation::Kind> kMutations = {
+    static const std::map<FaultKind, Mutation::Kind> mutation_of_kind = {
         {FaultKind::kDropSegment, Mutation::Kind::kDropSegment},
         {FaultKind::kAddSegment, Mutation::Kind::kAddSegment},
         {FaultKind::kReorderSegments, Mutation::Kind::kReorderSegments},
         {FaultKind::kCorruptHeader, Mutation::Kind::kCorruptHeader}};
-    const auto kind = kMutations.find(spec->kind);
-    if (kind == kMutations.end()) continue;
+    const auto kind = mutation_of_kind.find(spec->kind);
+    if (kind == mutation_of_kind.end()) continue;
     Mutation mutation;
     mutation.kind = kind->second;
     mutation.target = spec->target;
