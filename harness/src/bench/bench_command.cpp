@@ -160,24 +160,36 @@ struct BenchCommand {
         [&](const std::vector<harness::bench::LatencyRow>& rows) { print_latency(rows); });
   }
 
-  void print_latency(const std::vector<harness::bench::LatencyRow>& rows) const {
+  // A benchmark's rows: as JSON (its header, `fields`, the rows, each with `row_fields`) or as
+  // the reference tool's table under `title`.
+  template <typename Row>
+  void print_rows(const std::string& benchmark, const json& fields, const json& row_fields,
+                  const std::string& title, const std::vector<Row>& rows) const {
     if (json_output) {
-      json out = header("pingpong");
-      out["op"] = pingpong.op;
-      out["idle_decorator"] = pingpong.idle_decorator;
-      out["two_processes"] = pingpong.two_processes;
-      if (!client.empty()) out["server"] = client;
+      json out = header(benchmark);
+      out.update(fields);
       out["rows"] = harness::bench::rows_json(rows);
+      for (auto& row : out["rows"]) row.update(row_fields);
       std::cout << out.dump(2) << "\n";
       return;
     }
-    std::cout << "# faultline bench pingpong: " << target_label() << ", "
-              << (pingpong.op == "write" ? "RDMA write with immediate" : "send/recv")
-              << (pingpong.idle_decorator ? ", idle fault decorator in the path" : "")
-              << (pingpong.two_processes ? ", responder in a process of its own" : "")
-              << (client.empty() ? "" : ", responder on " + client)
-              << "\n# one-way latency = half the round trip\n";
+    std::cout << title;
     harness::bench::print_table(std::cout, rows);
+  }
+
+  void print_latency(const std::vector<harness::bench::LatencyRow>& rows) const {
+    json fields = {{"op", pingpong.op},
+                   {"idle_decorator", pingpong.idle_decorator},
+                   {"two_processes", pingpong.two_processes}};
+    if (!client.empty()) fields["server"] = client;
+    print_rows("pingpong", fields, json::object(),
+               "# faultline bench pingpong: " + target_label() + ", " +
+                   (pingpong.op == "write" ? "RDMA write with immediate" : "send/recv") +
+                   (pingpong.idle_decorator ? ", idle fault decorator in the path" : "") +
+                   (pingpong.two_processes ? ", responder in a process of its own" : "") +
+                   (client.empty() ? "" : ", responder on " + client) +
+                   "\n# one-way latency = half the round trip\n",
+               rows);
   }
 
   int run_bandwidth() {
@@ -188,21 +200,17 @@ struct BenchCommand {
           return harness::bench::run_bandwidth(bandwidth);
         },
         [&](const std::vector<harness::bench::BandwidthRow>& rows) {
-          if (json_output) {
-            json out = header("bandwidth");
-            out["op"] = bandwidth.op;
-            out["window"] = bandwidth.window;
-            out["idle_decorator"] = bandwidth.idle_decorator;
-            out["rows"] = harness::bench::rows_json(rows);
-            std::cout << out.dump(2) << "\n";
-            return;
-          }
-          std::cout << "# faultline bench bandwidth: " << target_label() << ", "
-                    << (bandwidth.op == "write" ? "RDMA write" : "send/recv") << ", window "
-                    << bandwidth.window
-                    << (bandwidth.idle_decorator ? ", idle fault decorator in the path" : "")
-                    << "\n";
-          harness::bench::print_table(std::cout, rows);
+          print_rows("bandwidth",
+                     {{"op", bandwidth.op},
+                      {"window", bandwidth.window},
+                      {"idle_decorator", bandwidth.idle_decorator}},
+                     json::object(),
+                     "# faultline bench bandwidth: " + target_label() + ", " +
+                         (bandwidth.op == "write" ? "RDMA write" : "send/recv") + ", window " +
+                         std::to_string(bandwidth.window) +
+                         (bandwidth.idle_decorator ? ", idle fault decorator in the path" : "") +
+                         "\n",
+                     rows);
         });
   }
 
@@ -214,20 +222,14 @@ struct BenchCommand {
           return harness::bench::run_allreduce(allreduce);
         },
         [&](const std::vector<harness::bench::AllreduceRow>& rows) {
-          if (json_output) {
-            json out = header("allreduce");
-            out["rows"] = harness::bench::rows_json(rows);
-            for (auto& row : out["rows"]) row["status_checked"] = allreduce.check_status;
-            std::cout << out.dump(2) << "\n";
-            return;
-          }
-          std::cout << "# faultline bench allreduce: " << target_label()
-                    << ", ring, float32 sum, every result checked, "
-                    << (allreduce.check_status
-                            ? "every completion's status checked"
-                            : "completion status NOT checked (--no-status-check)")
-                    << "\n";
-          harness::bench::print_table(std::cout, rows);
+          print_rows(
+              "allreduce", json::object(), {{"status_checked", allreduce.check_status}},
+              "# faultline bench allreduce: " + target_label() +
+                  ", ring, float32 sum, every result checked, " +
+                  (allreduce.check_status ? "every completion's status checked"
+                                          : "completion status NOT checked (--no-status-check)") +
+                  "\n",
+              rows);
         });
   }
 

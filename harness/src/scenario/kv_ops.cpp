@@ -3,10 +3,10 @@
 #include <map>
 #include <string>
 
+#include "faultline/harness/scenario/scenario_runner.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 #include "faultline/protocols/kv/kv_store.hpp"
 #include "faultline/transports/data_pattern.hpp"
-#include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness {
 
@@ -146,27 +146,25 @@ StepResult kv_serve(StepState& state, const json& step) {
   return met(expectation + (seen.empty() ? "" : ": " + seen) + " [" + session.events() + "]");
 }
 
-// The protocol mutations of `role` from the scenario's `faults` block (read by the fault
-// language, which checked them when the scenario was loaded).
+// The protocol mutations of `role` from the scenario's `faults` block (the side's other faults
+// are the decorator's; a block that does not parse failed the side before its steps ran).
 std::vector<Mutation> kv_mutations_for(const json& document, const std::string& role) {
   using transports::fault::FaultKind;
+  static const std::map<FaultKind, Mutation::Kind> mutation_of_kind = {
+      {FaultKind::kDropSegment, Mutation::Kind::kDropSegment},
+      {FaultKind::kAddSegment, Mutation::Kind::kAddSegment},
+      {FaultKind::kReorderSegments, Mutation::Kind::kReorderSegments},
+      {FaultKind::kCorruptHeader, Mutation::Kind::kCorruptHeader}};
   std::vector<Mutation> mutations;
-  for (const auto& fault : document.value("faults", json::array())) {
-    auto spec = transports::fault::parse_fault(
-        fault, transports::fault::kProtocolHook | transports::fault::kDecorator, "/faults");
-    if (!spec.ok() || spec->role != role) continue;
-    // The kv protocol's kinds; the decorator's are not its to apply.
-    static const std::map<FaultKind, Mutation::Kind> mutation_of_kind = {
-        {FaultKind::kDropSegment, Mutation::Kind::kDropSegment},
-        {FaultKind::kAddSegment, Mutation::Kind::kAddSegment},
-        {FaultKind::kReorderSegments, Mutation::Kind::kReorderSegments},
-        {FaultKind::kCorruptHeader, Mutation::Kind::kCorruptHeader}};
-    const auto kind = mutation_of_kind.find(spec->kind);
+  auto faults = side_faults(document, role);
+  if (!faults.ok()) return mutations;
+  for (const auto& fault : faults.value()) {
+    const auto kind = mutation_of_kind.find(fault.kind);
     if (kind == mutation_of_kind.end()) continue;
     Mutation mutation;
     mutation.kind = kind->second;
-    mutation.target = spec->target;
-    mutation.message = protocols::kv::message_type_from_string(spec->message)
+    mutation.target = fault.target;
+    mutation.message = protocols::kv::message_type_from_string(fault.message)
                            .value_or(protocols::kv::MessageType::kPushRequest);
     mutations.push_back(std::move(mutation));
   }

@@ -283,12 +283,14 @@ std::vector<std::pair<std::string, std::string>> fault_language_problems(const j
     auto fault =
         parse_fault((*faults)[i], kDecorator | kProtocolHook, "/faults/" + std::to_string(i));
     if (fault.ok()) continue;
+    // The parser's message is "POINTER: expected WHAT".
+    constexpr std::string_view kExpected = ": expected ";
     const std::string& message = fault.error().message;
-    const size_t split = message.find(": expected ");
+    const size_t split = message.find(kExpected);
     if (split == std::string::npos) {
       found.emplace_back("/faults/" + std::to_string(i), message);
     } else {
-      found.emplace_back(message.substr(0, split), message.substr(split + 11));
+      found.emplace_back(message.substr(0, split), message.substr(split + kExpected.size()));
     }
   }
   return found;

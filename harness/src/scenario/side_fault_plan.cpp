@@ -18,18 +18,28 @@ uint64_t side_seed(uint64_t run_seed, const std::string& scenario_id, const std:
   return hash;
 }
 
-Result<FaultPlan> fault_plan_for(const json& document, const std::string& role, uint64_t seed,
-                                 size_t rank) {
-  FaultPlan plan;
-  plan.seed = seed;
+Result<std::vector<FaultSpec>> side_faults(const json& document, const std::string& role,
+                                           size_t rank) {
+  std::vector<FaultSpec> side;
   const json faults = document.value("faults", json::array());
   for (size_t i = 0; i < faults.size(); ++i) {
     auto fault = parse_fault(faults[i], kDecorator | kProtocolHook, "/faults/" + std::to_string(i));
     if (!fault.ok()) return std::move(fault).take_error();
     if (fault->role != role || (fault->rank && static_cast<size_t>(*fault->rank) != rank)) continue;
-    // The protocol's own mutations are applied by its engine (kv_ops), not the decorator.
-    if ((fault->info().appliers & kDecorator) != 0) plan.faults.push_back(std::move(fault).value());
+    side.push_back(std::move(fault).value());
   }
+  return side;
+}
+
+Result<FaultPlan> fault_plan_for(const json& document, const std::string& role, uint64_t seed,
+                                 size_t rank) {
+  auto faults = side_faults(document, role, rank);
+  if (!faults.ok()) return std::move(faults).take_error();
+  FaultPlan plan;
+  plan.seed = seed;
+  // The protocol's own mutations are applied by its engine (kv_ops), not the decorator.
+  for (FaultSpec& fault : faults.value())
+    if ((fault.info().appliers & kDecorator) != 0) plan.faults.push_back(std::move(fault));
   return plan;
 }
 

@@ -57,11 +57,10 @@ void FaultEndpoint::record(std::string kind, std::string detail) {
 
 Status FaultEndpoint::connect(std::span<const std::byte> peer_address) {
   Status connected = inner_->connect(peer_address);
-  const bool reuse_qp_number = reuse_qp_number_;
   for (Completion& stale : *replay_after_connect_) {
-    if (reuse_qp_number) stale.qp_num = inner_->qp_num();
+    if (reuse_qp_number_) stale.qp_num = inner_->qp_num();
     record("replay_completion", "stale " + stale.describe() + " returned again after reconnect" +
-                                    (reuse_qp_number ? " on the reused qp number" : ""));
+                                    (reuse_qp_number_ ? " on the reused qp number" : ""));
     ready_.push_back(std::move(stale));
   }
   replay_after_connect_->clear();

@@ -313,7 +313,7 @@ Status read_caps(const FaultReader& reader, LimitCaps& caps) {
 }
 
 Status read_limits(const FaultReader& reader, FaultSpec& spec) {
-  if (auto caps = read_caps(reader, spec.caps); !caps.ok()) return caps;
+  FAULTLINE_RETURN_IF_ERROR(read_caps(reader, spec.caps));
   FAULTLINE_TRY(spec.caps.refusal_errno, read_errno(reader, false));
   if (spec.caps.refusal_errno == 0) spec.caps.refusal_errno = 22;  // EINVAL
   std::string inline_mode;
@@ -389,12 +389,10 @@ Result<FaultSpec> parse_fault(const json& fault, unsigned appliers, const std::s
   if (!fault.is_object()) return reader.bad("", "a fault object {\"kind\": ...}");
   FaultSpec spec;
   FAULTLINE_TRY(spec.kind, read_kind(reader, appliers));
-  if (auto keys = check_keys(reader, spec.info(), appliers); !keys.ok()) return keys.error();
-  if (auto action = read_action(reader, spec); !action.ok()) return action.error();
-  if (spec.info().firing) {
-    if (auto firing = read_firing(reader, spec); !firing.ok()) return firing.error();
-  }
-  if (auto filters = read_filters(reader, spec); !filters.ok()) return filters.error();
+  FAULTLINE_RETURN_IF_ERROR(check_keys(reader, spec.info(), appliers));
+  FAULTLINE_RETURN_IF_ERROR(read_action(reader, spec));
+  if (spec.info().firing) FAULTLINE_RETURN_IF_ERROR(read_firing(reader, spec));
+  FAULTLINE_RETURN_IF_ERROR(read_filters(reader, spec));
   return spec;
 }
 

@@ -3,12 +3,19 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "faultline/harness/control/scenario_link.hpp"
 #include "faultline/harness/scenario/builtin_scenarios.hpp"
 #include "faultline/transports/fault/fault_device.hpp"
 
 namespace faultline::harness {
+
+/// The faults of `role` (at `rank` of a ring) in a scenario's `faults` block, read by the fault
+/// language, or the error of the first fault that is not of it.
+Result<std::vector<transports::fault::FaultSpec>> side_faults(const nlohmann::json& document,
+                                                              const std::string& role,
+                                                              size_t rank = 0);
 
 /// The fault plan of `role` (at `rank` of a ring) from a scenario's `faults` block, seeded with
 /// `seed`: the faults the decorator applies (a fault naming another rank is not this side's),
