@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """The harness's areas (harness/src/<area>/, harness/include/faultline/harness/<area>/) include
 each other one way only, with no cycle: read from every #include of harness/, each file mapped
-to its area. Prints the areas from the bottom up with what each uses; exits 1 naming the
-includes of a cycle."""
+to its area. The areas built as libraries of their own below the harness (harness/CMakeLists.txt)
+use only the ones below them. Prints the areas from the bottom up with what each uses; exits 1
+naming the includes of a cycle or of a library reaching up."""
 import collections
 import pathlib
 import re
 import sys
 
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.MULTILINE)
+# The libraries below faultline::harness, each with what it may use.
+LIBRARIES = {"base": set(), "control": {"base"}}
 
 
 def area_of(path, harness):
@@ -72,6 +75,10 @@ def main():
         level_of(area, [])
     for area in sorted(areas, key=lambda a: (level[a], a)):
         print(f"{level[area]} {area} -> {', '.join(sorted(edges[area])) or '(nothing)'}")
+    for library, allowed in LIBRARIES.items():
+        for other in sorted(set(edges[library]) - allowed):
+            print(f"the {library} library uses {other}: " + "; ".join(edges[library][other][:3]))
+            return 1
     print(f"{len(areas)} areas in {max(level.values()) + 1} levels, every include pointing down")
     return 0
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "control/agent_device.hpp"
+#include "devices/agent_device.hpp"
 #include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "pingpong_loop.hpp"

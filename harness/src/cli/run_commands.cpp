@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "cli/scenario_selection.hpp"
-#include "control/coordinator_options.hpp"
+#include "devices/agent_device.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/process.hpp"
 #include "faultline/harness/control/agent.hpp"
@@ -22,8 +22,10 @@
 #include "faultline/harness/runs/suite_runner.hpp"
 #include "faultline/harness/runs/sut_suite.hpp"
 #include "faultline/harness/scenario/scenario_child.hpp"
+#include "faultline/harness/sut/sut_jobs.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "options/commands.hpp"
+#include "options/coordinator_options.hpp"
 #include "options/metrics_options.hpp"
 #include "options/option_checks.hpp"
 
@@ -110,7 +112,8 @@ struct CoordinatorCommand {
     } else {
       harness::sut::SutSuiteSettings settings{own_executable(), report_dir, "sut", metrics->get()};
       settings.run_scenario = [&coordinator](const harness::sut::SutScenario& scenario) {
-        return Result<harness::sut::ScenarioOutcome>(coordinator.run_programs(scenario));
+        return Result<harness::sut::ScenarioOutcome>(harness::sut::scenario_outcome(
+            scenario, coordinator.run_programs(harness::sut::program_job(scenario))));
       };
       settings.agents = harness::ReportDocument(coordinator, {}, 0).json().at("run").at("agents");
       code = harness::sut::run_sut_suite(programs, settings, std::cout, std::cerr);
@@ -146,6 +149,8 @@ struct AgentCommand {
     options.connect_budget =
         std::chrono::milliseconds(static_cast<int64_t>(connect_timeout_s * 1000));
     options.executable = own_executable();
+    options.host = std::make_shared<harness::DeviceHost>();
+    options.programs = std::make_shared<harness::sut::SutRoleLauncher>(options.executable);
     options.metrics_listen = metrics_options.listen;
     options.metrics_linger = std::chrono::seconds(metrics_options.linger_seconds);
     return harness::run_agent(options);

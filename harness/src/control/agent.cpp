@@ -17,13 +17,13 @@
 #include <memory>
 #include <thread>
 
-#include "agent_join.hpp"
 #include "agent_programs.hpp"
 #include "faultline/harness/base/event_queue.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/metrics_plan.hpp"
 #include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/control/agent_faults.hpp"
+#include "faultline/harness/control/agent_join.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/messages.hpp"
 #include "oom_kills.hpp"
@@ -44,7 +44,7 @@ std::string signal_name(int signal) {
 enum class Source { kCoordinator, kChild, kProgram };
 struct Event {
   Source source;
-  Result<nlohmann::json> message;  ///< kProgram: {"role": the role whose sut exec ended}
+  Result<nlohmann::json> message;  ///< kProgram: {"role": the role whose process ended}
   uint64_t run_id = 0;  ///< for child events: which child, so a late event of an old one is dropped
 };
 
@@ -205,7 +205,7 @@ class AgentSession {
         coordinator_(coordinator),
         welcome_(std::move(welcome)),
         metrics_(metrics),
-        programs_(options.executable, welcome_.agent_id,
+        programs_(options.programs, welcome_.agent_id,
                   [this](uint64_t run_id, const std::string& role) {
                     events_.push({Source::kProgram, nlohmann::json{{"role", role}}, run_id});
                   }) {}

@@ -1,8 +1,7 @@
 // How an agent joins its coordinator: the connection (retried within a budget) and the
 // challenge-response handshake. Also used by the control.join step, which joins on purpose
 // with a wrong token or address to show what a misconfigured agent is told.
-#include "agent_join.hpp"
-#include "agent_device.hpp"
+#include "faultline/harness/control/agent_join.hpp"
 
 #include <unistd.h>
 
@@ -14,8 +13,6 @@
 #include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/messages.hpp"
-#include "faultline/harness/devices/device_listing.hpp"
-#include "faultline/harness/sut/sut_scenario.hpp"
 #include "faultline/transports/json.hpp"
 #include "role_log.hpp"
 
@@ -77,11 +74,8 @@ Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOption
 
 HostFacts gather_host_facts(const AgentOptions& options) {
   HostFacts facts{nlohmann::json::array(), nlohmann::json::array()};
-  if (auto listed = list_devices({options.target.transport, "", ""}); listed.ok())
-    facts.devices = std::move(listed).value();
-  // The kinds of SUT programs this host can run (harness/sut: a verbs device, mpirun).
-  for (const char* needs : {"ofi", "verbs", "mpi"})
-    if (sut::missing_for_needs(needs).empty()) facts.programs.push_back(needs);
+  if (options.host) facts.devices = options.host->devices(options.target.transport);
+  if (options.programs) facts.programs = options.programs->kinds();
   return facts;
 }
 
@@ -97,7 +91,9 @@ Result<Joined> join_coordinator(const AgentOptions& options, const HostFacts& fa
     auto channel = connect_with_retries(left);
     if (!channel.ok()) return std::move(channel).take_error();
     std::string why;
-    left.target = target_toward(options.target, local_address(channel.value()->fd()), why);
+    if (options.host)
+      left.target =
+          options.host->target_toward(options.target, local_address(channel.value()->fd()), why);
     if (!why.empty() && attempt == 1) agent_log("using " + why);
     auto welcome = authenticate(*channel.value(), left, facts);
     if (welcome.ok())

@@ -1,6 +1,7 @@
 #include "agent_programs.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,9 +10,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/base/strict_json.hpp"
-#include "faultline/harness/sut/sut_role.hpp"
-#include "faultline/harness/sut/sut_run.hpp"
 
 namespace faultline::harness {
 
@@ -45,13 +45,9 @@ json failed(uint64_t run_id, const std::string& role, const std::string& why) {
 
 }  // namespace
 
-AgentPrograms::AgentPrograms(std::string executable, std::string agent_id, Ended ended)
-    : executable_(std::move(executable)),
-      agent_id_(std::move(agent_id)),
-      work_dir_(
-          (std::filesystem::temp_directory_path() / ("faultline-agent-" + std::to_string(getpid())))
-              .string()),
-      ended_(std::move(ended)) {}
+AgentPrograms::AgentPrograms(std::shared_ptr<JobLauncher> launcher, std::string agent_id,
+                             Ended ended)
+    : launcher_(std::move(launcher)), agent_id_(std::move(agent_id)), ended_(std::move(ended)) {}
 
 AgentPrograms::~AgentPrograms() {
   std::vector<std::unique_ptr<Program>> programs;
@@ -64,41 +60,37 @@ AgentPrograms::~AgentPrograms() {
     if (program->waiter.joinable()) program->waiter.join();
 }
 
+Result<std::string> AgentPrograms::work_dir() {
+  if (!work_dir_.empty()) return work_dir_;
+  // A name no other user can take ahead of this agent, a folder only this user can enter.
+  std::string pattern = (std::filesystem::temp_directory_path() / "faultline-agent-XXXXXX");
+  if (mkdtemp(pattern.data()) == nullptr)
+    return errno_error("mkdtemp", errno, pattern + ", the agent's folder for its programs");
+  work_dir_ = pattern;
+  return work_dir_;
+}
+
 std::pair<std::string, json> AgentPrograms::start(const json& message,
                                                   const std::string& local_address) {
   const uint64_t run_id = message.at("run_id");
   const std::string role = message.at("role");
-  std::vector<std::string> command;
-  for (const auto& argument : message.at("command")) {
-    if (!argument.is_string())
-      return {"program_result", failed(run_id, role, "a command argument is not a string")};
-    command.push_back(argument.get<std::string>());
-  }
-  if (command.empty()) return {"program_result", failed(run_id, role, "an empty command")};
+  if (!launcher_) return {"program_result", failed(run_id, role, agent_id_ + " runs no programs")};
+  auto work = work_dir();
+  if (!work.ok()) return {"program_result", failed(run_id, role, work.error().describe())};
   // The first role's agent chooses the port and gives its address; the others get them.
   const json& given = message.at("values");
   std::string port = text_at(given, "port");
   std::string address = text_at(given, "address");
-  if (port.empty()) port = sut::free_local_port();
+  if (port.empty()) port = free_local_port();
   if (address.empty()) address = local_address;
-  const sut::Placeholders values =
-      sut::local_placeholders(message.at("needs"), executable_, port, address);
-  const json& checker = message.at("checker");
-  sut::RoleLaunch launch{
-      executable_,
-      work_dir_ + "/" + std::to_string(run_id) + "-" + path_component(message.at("scenario")) +
-          "/" + path_component(role),
-      sut::expand(command, values),
-      message.at("faults"),
-      static_cast<double>(std::min<uint64_t>(message.at("deadline_ms").get<uint64_t>(), 3600000)) /
-          1000,
-      {text_at(checker, "ok"), text_at(checker, "wrong"), text_at(checker, "error")}};
-  auto pid = sut::start_role(launch);
+  const std::string dir = work.value() + "/" + std::to_string(run_id) + "-" +
+                          path_component(message.at("job")) + "/" + path_component(role);
+  auto pid = launcher_->start(message.at("body"), port, address, dir);
   if (!pid.ok()) return {"program_result", failed(run_id, role, pid.error().describe())};
   auto program = std::make_unique<Program>();
   program->run_id = run_id;
   program->role = role;
-  program->dir = launch.dir;
+  program->dir = dir;
   program->pid = pid.value();
   program->waiter = std::thread([this, run_id, role, child = pid.value()] {
     waitpid(child, nullptr, 0);
@@ -124,7 +116,7 @@ json AgentPrograms::finish(uint64_t run_id, const std::string& role) {
     programs_.erase(found);
   }
   if (program->waiter.joinable()) program->waiter.join();
-  json summary = sut::read_role_summary(program->dir);
+  json summary = launcher_->summary(program->dir);
   summary["log"] = agent_id_ + ":" + program->dir;
   return {{"run_id", run_id}, {"role", role}, {"summary", summary}};
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -9,36 +11,42 @@
 #include <utility>
 #include <vector>
 
+#include "faultline/harness/control/program_jobs.hpp"
+
 namespace faultline::harness {
 
-/// The roles of SUT scenarios an agent runs for its coordinator (`run_program`), each under
-/// `faultline sut exec` in a folder of its own, judged there; the coordinator gets each
-/// role's summary (`program_result`) when it ends.
+/// The roles of program jobs an agent runs for its coordinator (`run_program`), each started by
+/// the agent's JobLauncher in a folder of its own under a private one (mode 0700) of this
+/// agent; the coordinator gets each role's summary (`program_result`) when its process ends.
 class AgentPrograms {
  public:
-  /// Called from a waiter thread when a role's `sut exec` has ended.
+  /// Called from a waiter thread when a role's process has ended.
   using Ended = std::function<void(uint64_t run_id, const std::string& role)>;
 
-  AgentPrograms(std::string executable, std::string agent_id, Ended ended);
-  /// Stops every role still running (as at its deadline: stacks taken) and waits for them.
+  /// `launcher`: none, and every role is refused.
+  AgentPrograms(std::shared_ptr<JobLauncher> launcher, std::string agent_id, Ended ended);
+  /// Stops every role still running (SIGTERM, as at its deadline) and waits for them.
   ~AgentPrograms();
   AgentPrograms(const AgentPrograms&) = delete;
   AgentPrograms& operator=(const AgentPrograms&) = delete;
 
   /// Starts the role a `run_program` message describes. `local_address`: this host's address
-  /// on the coordinator's network, the `{address}` a first role gives its peers. Returns the
-  /// message to send: `program_started` with the placeholder values used, or
-  /// `program_result` with an error summary when it could not start.
+  /// on the coordinator's network, the address a first role gives its peers. Returns the
+  /// message to send: `program_started` with the port and address used, or `program_result`
+  /// with an error summary when it could not start.
   std::pair<std::string, nlohmann::json> start(const nlohmann::json& message,
                                                const std::string& local_address);
   /// The `program_result` of a role that ended.
   nlohmann::json finish(uint64_t run_id, const std::string& role);
-  /// Stops the run's roles still running (SIGTERM: `sut exec` takes their stacks).
+  /// Stops the run's roles still running (SIGTERM).
   void stop_run(uint64_t run_id);
 
  private:
   struct Program;
-  std::string executable_;
+  /// This agent's private folder, made on first use.
+  Result<std::string> work_dir();
+
+  std::shared_ptr<JobLauncher> launcher_;
   std::string agent_id_;
   std::string work_dir_;
   Ended ended_;

@@ -4,7 +4,7 @@
 
 namespace faultline::harness {
 
-Result<nlohmann::json> ScenarioLink::await(std::string_view type, const std::string& name) {
+Result<nlohmann::json> CoordinatorLink::await(std::string_view type, const std::string& name) {
   using namespace std::chrono_literals;
   const auto give_up = std::chrono::steady_clock::now() + deadline_;
   auto message = channel_.receive(progress_ ? 2ms : deadline_);
@@ -23,7 +23,7 @@ Result<nlohmann::json> ScenarioLink::await(std::string_view type, const std::str
   return std::move(message).value();
 }
 
-Result<nlohmann::json> ScenarioLink::exchange(const nlohmann::json& info) {
+Result<nlohmann::json> CoordinatorLink::exchange(const nlohmann::json& info) {
   FAULTLINE_RETURN_IF_ERROR(
       channel_.send_message("endpoint_info", {{"run_id", run_id_}, {"info", info}}));
   auto peer = await("peer_info", "");
@@ -31,7 +31,7 @@ Result<nlohmann::json> ScenarioLink::exchange(const nlohmann::json& info) {
   return peer->at("info");
 }
 
-Status ScenarioLink::barrier(const std::string& name) {
+Status CoordinatorLink::barrier(const std::string& name) {
   FAULTLINE_RETURN_IF_ERROR(
       channel_.send_message("barrier", {{"run_id", run_id_}, {"name", name}}));
   auto released = await("barrier_release", name);
@@ -39,7 +39,7 @@ Status ScenarioLink::barrier(const std::string& name) {
   return {};
 }
 
-void ScenarioLink::step(const std::string& name) {
+void CoordinatorLink::step(const std::string& name) {
   (void)channel_.send_message("step", {{"run_id", run_id_}, {"name", name}});
 }
 

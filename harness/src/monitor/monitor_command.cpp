@@ -4,13 +4,13 @@
 #include <iostream>
 
 #include "cli/scenario_selection.hpp"
-#include "control/coordinator_options.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/monitor/monitor.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "faultline/reports/monitor_metrics.hpp"
 #include "options/commands.hpp"
+#include "options/coordinator_options.hpp"
 #include "options/metrics_options.hpp"
 #include "options/option_checks.hpp"
 

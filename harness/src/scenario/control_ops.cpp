@@ -9,7 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "../control/agent_join.hpp"
+#include "devices/agent_device.hpp"
+#include "faultline/harness/control/agent_join.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 
 namespace faultline::harness {
@@ -54,6 +55,7 @@ StepResult control_join(StepState& /*state*/, const json& step) {
   // clock starts, so that no device discovery (libfabric's first start-up, seconds under the
   // Soft-RoCE guest's emulation) counts against the budget.
   options.target = {"ofi", "tcp", "lo"};
+  options.host = std::make_shared<DeviceHost>();
   std::optional<LocalSocket> local;
   if (wrong == "token") {
     const char* coordinator = std::getenv(kCoordinatorEnv);

@@ -86,8 +86,8 @@ int run_scenario_child(int fd, std::optional<int> priority) {
   const auto& target = message.at("target");
   const transports::Target where{target.value("transport", "ofi"), target.value("provider", ""),
                                  target.value("device", "")};
-  ScenarioLink link(channel, run_id,
-                    std::chrono::milliseconds(message.at("deadline_ms").get<uint64_t>()));
+  CoordinatorLink link(channel, run_id,
+                       std::chrono::milliseconds(message.at("deadline_ms").get<uint64_t>()));
   ScenarioOutcome outcome;
   try {
     outcome = run_assigned(link, message, where);

@@ -1,10 +1,7 @@
 #include "faultline/harness/sut/sut_role.hpp"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -65,20 +62,6 @@ Result<pid_t> start_role(const RoleLaunch& launch) {
 json read_role_summary(const std::string& dir) {
   std::ifstream file(dir + "/sut.json");
   return role_summary(json::parse(file, nullptr, false), dir);
-}
-
-std::string free_local_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t length = sizeof address;
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  if (fd >= 0) ::close(fd);
-  return std::to_string(port);
 }
 
 Placeholders local_placeholders(const std::string& needs, const std::string& faultline_binary,

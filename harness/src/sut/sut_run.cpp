@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/sut/sut_role.hpp"
 
 namespace faultline::harness::sut {

@@ -38,4 +38,7 @@ Result<int> accept_one_tcp(uint16_t port, std::chrono::milliseconds wait);
 /// A connected TCP socket descriptor to `address`, or the error of the last attempt.
 Result<int> connect_tcp(const HostPort& address);
 
+/// A TCP port on this machine nothing listens on now (a program's out-of-band exchange).
+std::string free_local_port();
+
 }  // namespace faultline::harness

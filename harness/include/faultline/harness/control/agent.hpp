@@ -1,12 +1,28 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "faultline/harness/base/labels.hpp"
+#include "faultline/harness/control/program_jobs.hpp"
 #include "faultline/transports/target.hpp"
 
 namespace faultline::harness {
+
+/// What an agent learns of its host from the layers above the control plane (harness/devices).
+class AgentHost {
+ public:
+  virtual ~AgentHost() = default;
+  /// The devices of `transport`, told to the coordinator as the agent joins.
+  virtual nlohmann::json devices(const std::string& transport) const = 0;
+  /// The target to use when --device was left out, from this host's end of the connection to
+  /// the coordinator; `why` says what was chosen and from what, for the agent's log.
+  virtual transports::Target target_toward(const transports::Target& asked,
+                                           const std::string& local_address,
+                                           std::string& why) const = 0;
+};
 
 struct AgentOptions {
   std::string coordinator;  ///< HOST:PORT
@@ -37,6 +53,11 @@ struct AgentOptions {
   /// after the coordinator says shutdown, so a last scrape sees the final counts.
   std::string metrics_listen;
   std::chrono::seconds metrics_linger{0};
+  /// Its devices and the device toward the coordinator; none: no devices listed, the target as
+  /// asked.
+  std::shared_ptr<const AgentHost> host;
+  /// The program jobs it runs (SUT scenarios' roles); none: it runs no program.
+  std::shared_ptr<JobLauncher> programs;
 };
 
 /// Runs an agent: connects (with bounded retries), authenticates, reports its host and

@@ -21,7 +21,7 @@
 #include "faultline/harness/base/verdict.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/pair_schedule.hpp"
-#include "faultline/harness/sut/sut_run.hpp"
+#include "faultline/harness/control/program_jobs.hpp"
 #include "faultline/transports/target.hpp"
 
 namespace faultline::harness {
@@ -130,10 +130,10 @@ class Coordinator {
   /// agents), round by round.
   std::vector<ScenarioRun> run(const std::vector<ScenarioSpec>& scenarios,
                                const RunSettings& settings, RunObserver& observer);
-  /// Runs a SUT scenario's roles on the agents (role i on live agent i mod n), each under
-  /// `faultline sut exec` there; the first role's port and address go to the others. A role
-  /// left running once the judged one ended gets the grace period, then is stopped.
-  sut::ScenarioOutcome run_programs(const sut::SutScenario& scenario);
+  /// Runs a program job's roles on the agents (role i on live agent i mod n), each started by
+  /// its agent's launcher; the first role's port and address go to the others. A role left
+  /// running once the judged one ended gets the grace period, then is stopped.
+  ProgramJobOutcome run_programs(const ProgramJob& job);
   /// Tells every live agent to exit.
   void shutdown_agents();
   /// Handles joins, messages and losses for `duration`, no run under way (a monitor between
@@ -211,7 +211,7 @@ class Coordinator {
   void finish(ActiveRun& run, RunObserver& observer);
   void finish_with(ActiveRun& run, Verdict verdict, std::string observed, std::string evidence,
                    std::string hint, RunObserver& observer);
-  // SUT scenarios (coordinator_programs.cpp).
+  // Program jobs (coordinator_programs.cpp).
   struct ProgramRun;
   /// Role i on live agent i mod n; false (the outcome says why) when one cannot run it.
   bool place_roles(ProgramRun& run);

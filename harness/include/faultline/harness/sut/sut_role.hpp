@@ -28,9 +28,6 @@ Result<pid_t> start_role(const RoleLaunch& launch);
 /// The role's sut.json as the report holds it (role_summary), once `sut exec` ended.
 nlohmann::json read_role_summary(const std::string& dir);
 
-/// A TCP port on this machine nothing listens on now (the programs' out-of-band exchange).
-std::string free_local_port();
-
 /// The placeholders of this machine for a scenario that `needs` ofi, verbs or mpi: `port` and
 /// `address` as given, the verbs device and its IPv4 GID index, the binary's directory.
 Placeholders local_placeholders(const std::string& needs, const std::string& faultline_binary,

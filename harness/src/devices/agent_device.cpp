@@ -1,10 +1,11 @@
-#include "agent_device.hpp"
+#include "devices/agent_device.hpp"
 
 #include <filesystem>
 #include <fstream>
 
 #include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/devices/device_listing.hpp"
+#include "faultline/transports/json.hpp"
 #include "faultline/transports/target.hpp"
 
 namespace faultline::harness {
@@ -82,6 +83,18 @@ transports::Target target_toward(const transports::Target& asked, const std::str
     why = "device " + chosen.device + " (the transport's default; --device chooses another)";
   }
   return chosen;
+}
+
+nlohmann::json DeviceHost::devices(const std::string& transport) const {
+  auto listed = list_devices({transport, "", ""});
+  if (!listed.ok()) return nlohmann::json::array();
+  return listed.value();
+}
+
+transports::Target DeviceHost::target_toward(const transports::Target& asked,
+                                             const std::string& local_address,
+                                             std::string& why) const {
+  return harness::target_toward(asked, local_address, why);
 }
 
 }  // namespace faultline::harness

@@ -1,4 +1,4 @@
-#include "coordinator_options.hpp"
+#include "options/coordinator_options.hpp"
 
 #include "faultline/harness/control/pair_schedule.hpp"
 #include "options/option_checks.hpp"

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "faultline/harness/control/agent.hpp"
 #include "faultline/transports/target.hpp"
 
 namespace faultline::harness {
@@ -20,5 +21,15 @@ transports::Target target_toward(const transports::Target& asked, const std::str
 /// The RDMA device (and port) whose GID table is tied to network interface `interface`
 /// (/sys/class/infiniband/DEV/ports/P/gid_attrs/ndevs/*), or "" when none is.
 std::string rdma_device_on(const std::string& interface, const std::string& sysfs_root = "/sys");
+
+/// An agent's host as this machine's devices describe it: `list_devices` for the hello,
+/// `target_toward` for the device toward the coordinator.
+class DeviceHost final : public AgentHost {
+ public:
+  nlohmann::json devices(const std::string& transport) const override;
+  transports::Target target_toward(const transports::Target& asked,
+                                   const std::string& local_address,
+                                   std::string& why) const override;
+};
 
 }  // namespace faultline::harness

@@ -1,0 +1,63 @@
+// A SUT scenario as a program job, and its outcome back from the job's.
+#include "faultline/harness/sut/sut_jobs.hpp"
+
+#include <algorithm>
+
+#include "faultline/harness/base/strict_json.hpp"
+
+namespace faultline::harness::sut {
+
+using nlohmann::json;
+
+ProgramJob program_job(const SutScenario& scenario) {
+  ProgramJob job{
+      scenario.name,         scenario.needs, {}, scenario.judged, scenario.deadline_seconds,
+      scenario.grace_seconds};
+  for (const SutRole& role : scenario.roles) {
+    const bool judged = role.name == scenario.judged;
+    const json checker = judged ? json{{"ok", scenario.checker.ok},
+                                       {"wrong", scenario.checker.wrong},
+                                       {"error", scenario.checker.error}}
+                                : json::object();
+    job.roles.push_back({role.name,
+                         static_cast<uint32_t>(std::max(role.after_ms, 0)),
+                         {{"needs", scenario.needs},
+                          {"command", role.command},
+                          {"faults", role.faults},
+                          {"deadline_ms", static_cast<uint64_t>(scenario.deadline_seconds * 1000)},
+                          {"checker", checker}}});
+  }
+  return job;
+}
+
+ScenarioOutcome scenario_outcome(const SutScenario& scenario, const ProgramJobOutcome& job) {
+  ScenarioOutcome outcome{scenario.name, scenario.file, scenario.sha256, scenario.expect,
+                          scenario.judged};
+  for (const auto& role : scenario.roles) outcome.role_names.push_back(role.name);
+  if (!job.unplaced_result.empty()) {
+    outcome.result = job.unplaced_result;
+    outcome.reason = job.unplaced_reason;
+    return outcome;
+  }
+  for (const auto& role : scenario.roles) {
+    const auto agent = job.agents.find(role.name);
+    json summary;
+    if (const auto sent = job.summaries.find(role.name); sent != job.summaries.end()) {
+      // Checked as any peer data: only the report schema's values come out.
+      summary = role_summary(sent->second, text_at(sent->second, "log"));
+    } else {
+      const auto why = job.errors.find(role.name);
+      summary = {{"verdict", "error"},
+                 {"seconds", 0},
+                 {"faults_applied", 0},
+                 {"evidence", why != job.errors.end() ? why->second : "no result"}};
+    }
+    if (agent != job.agents.end()) summary["agent"] = agent->second;
+    outcome.roles[role.name] = std::move(summary);
+  }
+  outcome.seconds = job.seconds;
+  outcome.judge();
+  return outcome;
+}
+
+}  // namespace faultline::harness::sut
