@@ -1,4 +1,5 @@
 #include "faultline/reports/atomic_file.hpp"
+#include "faultline/reports/owned_directory.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,11 +28,8 @@ mode_t process_umask() {
 
 Status write_file_atomically(const std::string& path, const std::string& content) {
   const std::filesystem::path target(path);
-  std::error_code error;
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), error);
-  if (error) {
-    return errno_error("mkdir", error.value(), "creating " + target.parent_path().string());
-  }
+  if (target.has_parent_path())
+    FAULTLINE_RETURN_IF_ERROR(make_owned_directory(target.parent_path().string()));
   std::string temporary = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0) return errno_error("mkstemp", errno, "next to " + path);

@@ -1,4 +1,5 @@
 #include "faultline/reports/directory_lock.hpp"
+#include "faultline/reports/owned_directory.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,11 +12,10 @@
 namespace faultline::reports {
 
 Result<DirectoryLock> DirectoryLock::acquire(const std::string& directory) {
-  std::error_code error;
-  std::filesystem::create_directories(directory, error);
-  if (error) return errno_error("mkdir", error.value(), "creating " + directory);
+  FAULTLINE_RETURN_IF_ERROR(make_owned_directory(directory));
   const std::string path = directory + "/.faultline.lock";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  // Never through a link: one planted there would have this run truncate its target.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) return errno_error("open", errno, path);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int saved = errno;

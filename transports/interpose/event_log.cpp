@@ -13,7 +13,9 @@ namespace faultline::transports::interpose {
 void log_event(nlohmann::json event) {
   static const int fd = [] {
     const char* path = std::getenv("FAULTLINE_FAULT_LOG");
-    return path == nullptr ? -1 : ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    return path == nullptr
+               ? -1
+               : ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
   }();
   if (fd < 0) return;
   event["pid"] = ::getpid();

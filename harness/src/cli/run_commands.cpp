@@ -128,6 +128,7 @@ struct CoordinatorCommand {
 struct AgentCommand {
   harness::AgentOptions options;
   std::string token_file;
+  std::string sut_scenarios;
   double connect_timeout_s = 10;
   TargetOptions target;
   MetricsOptions metrics_options;
@@ -150,7 +151,12 @@ struct AgentCommand {
         std::chrono::milliseconds(static_cast<int64_t>(connect_timeout_s * 1000));
     options.executable = own_executable();
     options.host = std::make_shared<harness::DeviceHost>();
-    options.programs = std::make_shared<harness::sut::SutRoleLauncher>(options.executable);
+    if (!sut_scenarios.empty()) {  // the opt-in: without it this agent runs no program
+      auto scenarios = harness::sut::load_sut_scenarios({sut_scenarios}, "");
+      if (!scenarios.ok()) return usage_error("agent", scenarios.error().describe());
+      options.programs = std::make_shared<harness::sut::SutRoleLauncher>(
+          options.executable, std::move(scenarios).value(), sut_scenarios);
+    }
     options.metrics_listen = metrics_options.listen;
     options.metrics_linger = std::chrono::seconds(metrics_options.linger_seconds);
     return harness::run_agent(options);
@@ -260,6 +266,9 @@ void add_agent_command(CLI::App& app, CommandAction& run) {
   a->add_option("--fault-file", agent->options.fault_file,
                 "Faults this agent applies to its side of every scenario, read before each one "
                 "(a JSON array of scenario fault entries without role; absent file: none)");
+  a->add_option("--sut-scenarios", agent->sut_scenarios,
+                "Run the roles of these SUT scenarios (a file or folder) when the coordinator "
+                "names one, from this agent's own copy; without it, this agent runs no program");
   agent->metrics_options.add_to(a, false);
   a->footer(
       "Examples:\n  FAULTLINE_TOKEN=secret srun -N 16 faultline agent --coordinator head:7300 "

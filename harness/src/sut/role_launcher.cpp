@@ -1,5 +1,6 @@
-// An agent's launcher of SUT roles: reads the body its coordinator wrote (sut_job.cpp), checked
-// as peer data, and starts the role under `faultline sut exec`.
+// An agent's launcher of SUT roles: the coordinator names a scenario, its sha256 and a role
+// (sut_job.cpp); the agent runs that role from its own copy of the scenario, never a command
+// line it was sent.
 #include <algorithm>
 
 #include "faultline/harness/base/strict_json.hpp"
@@ -10,30 +11,11 @@ namespace faultline::harness::sut {
 
 using nlohmann::json;
 
-namespace {
-
-constexpr uint64_t kLongestDeadlineMs = 3600000;
-
-Error bad_body(const std::string& what) {
-  return Error{ErrorCode::kProtocolViolation, "the coordinator's run_program: " + what};
-}
-
-// The command, each argument a string, at least one.
-Result<std::vector<std::string>> command_of(const json& body) {
-  const json command = body.value("command", json());
-  if (!command.is_array() || command.empty()) return bad_body("\"command\" is not a list of words");
-  std::vector<std::string> words;
-  for (const auto& word : command) {
-    if (!word.is_string()) return bad_body("a command argument is not a string");
-    words.push_back(word.get<std::string>());
-  }
-  return words;
-}
-
-}  // namespace
-
-SutRoleLauncher::SutRoleLauncher(std::string faultline_binary)
-    : faultline_binary_(std::move(faultline_binary)) {}
+SutRoleLauncher::SutRoleLauncher(std::string faultline_binary, std::vector<SutScenario> scenarios,
+                                 std::string from)
+    : faultline_binary_(std::move(faultline_binary)),
+      scenarios_(std::move(scenarios)),
+      from_(std::move(from)) {}
 
 std::vector<std::string> SutRoleLauncher::kinds() const {
   std::vector<std::string> kinds;
@@ -44,22 +26,32 @@ std::vector<std::string> SutRoleLauncher::kinds() const {
 
 Result<pid_t> SutRoleLauncher::start(const json& body, const std::string& port,
                                      const std::string& address, const std::string& dir) {
-  auto command = command_of(body);
-  if (!command.ok()) return std::move(command).take_error();
-  const json faults = body.value("faults", json());
-  const json deadline = body.value("deadline_ms", json());
-  const json checker = body.value("checker", json::object());
-  if (!faults.is_array()) return bad_body("\"faults\" is not a list");
-  if (!deadline.is_number_unsigned()) return bad_body("\"deadline_ms\" is not a count");
-  const Placeholders values =
-      local_placeholders(text_at(body, "needs"), faultline_binary_, port, address);
-  RoleLaunch launch{
-      faultline_binary_,
-      dir,
-      expand(command.value(), values),
-      faults,
-      static_cast<double>(std::min(deadline.get<uint64_t>(), kLongestDeadlineMs)) / 1000,
-      {text_at(checker, "ok"), text_at(checker, "wrong"), text_at(checker, "error")}};
+  const std::string name = text_at(body, "scenario");
+  const std::string sha256 = text_at(body, "sha256");
+  const std::string role_name = text_at(body, "role");
+  const auto scenario = std::find_if(scenarios_.begin(), scenarios_.end(),
+                                     [&](const SutScenario& own) { return own.name == name; });
+  if (scenario == scenarios_.end()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "no SUT scenario \"" + name + "\" among this agent's (" + from_ + ")"};
+  }
+  if (scenario->sha256 != sha256) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "this agent's copy of " + name + " (" + scenario->file + ", sha256 " +
+                     scenario->sha256.substr(0, 12) + ") differs from the coordinator's (" +
+                     sha256.substr(0, 12) + ")"};
+  }
+  const auto role = std::find_if(scenario->roles.begin(), scenario->roles.end(),
+                                 [&](const SutRole& own) { return own.name == role_name; });
+  if (role == scenario->roles.end())
+    return Error{ErrorCode::kInvalidArgument, name + " has no role \"" + role_name + "\""};
+  const Placeholders values = local_placeholders(scenario->needs, faultline_binary_, port, address);
+  const RoleLaunch launch{faultline_binary_,
+                          dir,
+                          expand(role->command, values),
+                          role->faults,
+                          scenario->deadline_seconds,
+                          role->name == scenario->judged ? scenario->checker : Checker{}};
   return start_role(launch);
 }
 

@@ -12,6 +12,7 @@
 #include "faultline/harness/sut/exec_plan.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/reports/atomic_file.hpp"
+#include "faultline/reports/directory_lock.hpp"
 #include "options/commands.hpp"
 #include "options/option_checks.hpp"
 
@@ -59,10 +60,12 @@ int run_sut_exec(const SutExecOptions& options) {
               << "\n  hint: build the default preset, or set FAULTLINE_INTERPOSE_DIR\n";
     return harness::kExitHarnessError;
   }
-  std::error_code made;
-  std::filesystem::create_directories(options.report_dir, made);
-  if (made)
-    return usage_error("sut exec", "--report-dir " + options.report_dir + ": " + made.message());
+  // Its own folder, one run at a time, writable before the program runs: a verdict is never
+  // lost after it, nor two runs' evidence mixed.
+  auto lock = reports::DirectoryLock::acquire(options.report_dir);
+  if (!lock.ok()) return usage_error("sut exec", lock.error().describe_with_hint());
+  if (::access(options.report_dir.c_str(), W_OK) != 0)
+    return usage_error("sut exec", "--report-dir " + options.report_dir + ": not writable");
   // `sut run` ends a peer still waiting after the judged side ended: it is judged (a hang,
   // with stacks) and its report written, not lost.
   std::signal(SIGTERM, [](int) { harness::sut::stop_running_program(); });

@@ -14,18 +14,10 @@ ProgramJob program_job(const SutScenario& scenario) {
       scenario.name,         scenario.needs, {}, scenario.judged, scenario.deadline_seconds,
       scenario.grace_seconds};
   for (const SutRole& role : scenario.roles) {
-    const bool judged = role.name == scenario.judged;
-    const json checker = judged ? json{{"ok", scenario.checker.ok},
-                                       {"wrong", scenario.checker.wrong},
-                                       {"error", scenario.checker.error}}
-                                : json::object();
-    job.roles.push_back({role.name,
-                         static_cast<uint32_t>(std::max(role.after_ms, 0)),
-                         {{"needs", scenario.needs},
-                          {"command", role.command},
-                          {"faults", role.faults},
-                          {"deadline_ms", static_cast<uint64_t>(scenario.deadline_seconds * 1000)},
-                          {"checker", checker}}});
+    job.roles.push_back(
+        {role.name,
+         static_cast<uint32_t>(std::max(role.after_ms, 0)),
+         {{"scenario", scenario.name}, {"sha256", scenario.sha256}, {"role", role.name}}});
   }
   return job;
 }
@@ -37,6 +29,7 @@ ScenarioOutcome scenario_outcome(const SutScenario& scenario, const ProgramJobOu
   if (!job.unplaced_result.empty()) {
     outcome.result = job.unplaced_result;
     outcome.reason = job.unplaced_reason;
+    if (outcome.result == "skip") outcome.reason += " (agents run SUT roles with --sut-scenarios)";
     return outcome;
   }
   for (const auto& role : scenario.roles) {

@@ -9,6 +9,7 @@
 
 #include "faultline/harness/sut/sut_run.hpp"
 #include "faultline/reports/atomic_file.hpp"
+#include "faultline/reports/owned_directory.hpp"
 
 extern char** environ;
 
@@ -17,8 +18,7 @@ namespace faultline::harness::sut {
 using nlohmann::json;
 
 Result<pid_t> start_role(const RoleLaunch& launch) {
-  std::error_code error;
-  std::filesystem::create_directories(launch.dir, error);
+  FAULTLINE_RETURN_IF_ERROR(reports::make_owned_directory(launch.dir));
   const std::string plan = launch.dir + "/plan.json";
   if (auto written = reports::write_file_atomically(plan, json({{"faults", launch.faults}}).dump());
       !written.ok())
@@ -46,7 +46,8 @@ Result<pid_t> start_role(const RoleLaunch& launch) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   const std::string log = launch.dir + "/sut-exec.log";
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid = -1;
   const int spawned =

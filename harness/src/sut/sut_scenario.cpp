@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
 #include "faultline/harness/base/scenario_spec.hpp"
+#include "faultline/harness/base/strict_json.hpp"
 #include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness::sut {
@@ -46,10 +49,22 @@ Result<std::vector<std::string>> strings_at(const json& value, const std::string
   return strings;
 }
 
+// A name that becomes a folder of a report (DIR/<scenario>/<role>): letters, digits, '.', '-'
+// and '_', not starting with '.', so never ".." or a path.
+bool is_folder_name(const json& value) {
+  if (!value.is_string()) return false;
+  const std::string& name = value.get_ref<const std::string&>();
+  return !name.empty() && name.size() <= 80 && name.front() != '.' &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+         });
+}
+
 Result<SutRole> load_role(const json& role, const std::string& file, size_t index) {
   const std::string at = "/roles/" + std::to_string(index);
-  if (!role.is_object() || !role.contains("name") || !role.at("name").is_string())
-    return bad(file, at + "/name", "a role name (\"server\", \"client\", \"launcher\")");
+  if (!role.is_object() || !is_folder_name(role.value("name", json())))
+    return bad(file, at + "/name",
+               "a role name of letters, digits, '.', '-' and '_' (\"server\", \"client\")");
   SutRole loaded;
   loaded.name = role.at("name").get<std::string>();
   auto command = strings_at(role.value("command", json()), file, at + "/command");
@@ -111,14 +126,18 @@ Result<SutScenario> load_sut_scenario(const std::string& path) {
   std::ifstream input(path);
   if (!input) return Error{ErrorCode::kInvalidArgument, path + ": cannot be read"};
   const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
-  const json document = json::parse(text, nullptr, false);
-  if (document.is_discarded() || !document.is_object())
-    return bad(path, "/", "a JSON object (a SUT scenario)");
+  JsonTextProblem problem;
+  const auto parsed = parse_json_strictly(text, problem);
+  if (!parsed) return bad(path, problem.pointer.empty() ? "/" : problem.pointer, problem.expected);
+  const json& document = *parsed;
+  if (!document.is_object()) return bad(path, "/", "a JSON object (a SUT scenario)");
   SutScenario scenario;
   scenario.file = path;
   scenario.sha256 = sha256_hex(text);
-  if (!document.contains("name") || !document.at("name").is_string())
-    return bad(path, "/name", "a scenario name (\"sut.fi-pingpong.completion-error\")");
+  if (!is_folder_name(document.value("name", json())))
+    return bad(path, "/name",
+               "a scenario name of letters, digits, '.', '-' and '_' "
+               "(\"sut.fi-pingpong.completion-error\")");
   scenario.name = document.at("name").get<std::string>();
   scenario.description = document.value("description", std::string());
   scenario.needs = document.value("needs", std::string("ofi"));

@@ -213,6 +213,49 @@ TEST_CASE("a scenario from the coordinator that breaks the schema runs none of i
   CHECK(agent.wait(10s).has_value());
 }
 
+TEST_CASE("a token holder cannot make an agent run a command, only roles of its own scenarios",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  const std::string marker = dir.path() + "/touched";
+  std::filesystem::copy_file(
+      std::string(FAULTLINE_SOURCE_DIR) + "/scenarios/sut/fi-pingpong-rdm-completion-error.json",
+      dir.path() + "/own.json");
+  for (const std::string& opt_in :
+       {std::string(), " --sut-scenarios " + dir.path() + "/own.json"}) {
+    FakeCoordinator fake;
+    BackgroundProcess agent("FAULTLINE_TOKEN=the-token exec " + kFaultline +
+                            " agent --coordinator 127.0.0.1:" + std::to_string(fake.port()) +
+                            opt_in);
+    auto channel = fake.accept_agent();
+    const nlohmann::json auth = handshake_as_coordinator(*channel, "the-token");
+    // Only the opted-in agent offers programs at all.
+    CHECK(auth.at("hello").at("programs").empty() == opt_in.empty());
+    const nlohmann::json command = {"sh", "-c", "touch " + marker};
+    REQUIRE(channel
+                ->send_message("run_program",
+                               {{"run_id", 1},
+                                {"job", "hostile"},
+                                {"role", "client"},
+                                {"body", {{"scenario", "hostile"}, {"command", command}}},
+                                {"values", nlohmann::json::object()}})
+                .ok());
+    nlohmann::json result;
+    for (int i = 0; i < 20 && result.is_null(); ++i) {
+      auto message = channel->receive(10s);
+      REQUIRE(message.ok());
+      if (message->at("type") == "program_result") result = message.value();
+    }
+    CAPTURE(result.dump(2));
+    CHECK(result.at("summary").at("verdict") == "error");
+    CHECK_THAT(result.at("summary").at("evidence").get<std::string>(),
+               opt_in.empty() ? Catch::Contains("runs no programs")
+                              : Catch::Contains("no SUT scenario \"hostile\""));
+    CHECK_FALSE(std::filesystem::exists(marker));
+    (void)channel->send_message("shutdown");
+    CHECK(agent.wait(10s).has_value());
+  }
+}
+
 TEST_CASE("a peer that connects and never speaks is closed after the handshake timeout",
           "[integration][ofi][control]") {
   TempDir dir;

@@ -28,8 +28,9 @@ TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][
                                 dir.path() + "/report");
   const std::string port = faultline::testing::wait_for_port_file(dir.path() + "/port");
   REQUIRE_FALSE(port.empty());
-  const std::string agent =
-      "FAULTLINE_TOKEN=t exec " + faultline + " agent --coordinator 127.0.0.1:" + port;
+  const std::string agent = "FAULTLINE_TOKEN=t exec " + faultline +
+                            " agent --coordinator 127.0.0.1:" + port + " --sut-scenarios " +
+                            dir.path() + "/sut";
   BackgroundProcess first(agent);
   BackgroundProcess second(agent);
   const auto exit_code = coordinator.wait(std::chrono::seconds(90));
@@ -58,4 +59,34 @@ TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][
                  Catch::Contains("cannot run verbs programs"));
     }
   }
+}
+
+TEST_CASE("an agent started without --sut-scenarios runs no program: the scenario is skipped",
+          "[integration][ofi]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/sut");
+  std::filesystem::copy_file(
+      std::string(FAULTLINE_SOURCE_DIR) + "/scenarios/sut/fi-pingpong-rdm-completion-error.json",
+      dir.path() + "/sut/s.json");
+  const std::string faultline = FAULTLINE_BINARY;
+  BackgroundProcess coordinator("FAULTLINE_TOKEN=t exec " + faultline +
+                                " coordinator --listen 127.0.0.1:0 --agents 2 --suite sut "
+                                "--scenario-dir " +
+                                dir.path() + " --port-file " + dir.path() + "/port --report-dir " +
+                                dir.path() + "/report");
+  const std::string port = faultline::testing::wait_for_port_file(dir.path() + "/port");
+  REQUIRE_FALSE(port.empty());
+  const std::string agent =
+      "FAULTLINE_TOKEN=t exec " + faultline + " agent --coordinator 127.0.0.1:" + port;
+  BackgroundProcess first(agent);
+  BackgroundProcess second(agent);
+  const auto exit_code = coordinator.wait(std::chrono::seconds(60));
+  INFO(coordinator.out() << coordinator.err() << first.err() << second.err());
+  REQUIRE(exit_code.has_value());
+  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
+  REQUIRE(report.at("scenarios").size() == 1);
+  const auto& scenario = report.at("scenarios").at(0);
+  CHECK(scenario.at("verdict") == "skip");
+  CHECK_THAT(scenario.at("observed").get<std::string>(),
+             Catch::Contains("cannot run ofi programs") && Catch::Contains("--sut-scenarios"));
 }

@@ -1,9 +1,11 @@
 // faultline sut exec on real programs: fabtests' fi_pingpong under a completion error, a
 // filter that matches nothing, a hung and a crashing program, and usage errors.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
@@ -202,4 +204,21 @@ TEST_CASE("sut run: a bad scenario file names the file, the field and what was e
                                                    file + " --report-dir " + dir.path());
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.err, Catch::Contains(file + ": /roles/0/command: expected a non-empty array"));
+  // Names become folders of the report: one that climbs out of it is refused, as is a key
+  // given twice.
+  for (
+      const auto& [text, pointer] : std::vector<std::pair<std::string, std::string>>{
+          {R"({"name": "../../x", "expect": "pass", "roles": [{"name": "r", "command": ["true"]}]})",
+           "/name"},
+          {R"({"name": "s", "expect": "pass", "roles": [{"name": "../../r", "command": ["true"]}]})",
+           "/roles/0/name"},
+          {R"({"name": "s", "name": "t", "expect": "pass", "roles": []})", "/name"}}) {
+    std::ofstream(file) << text;
+    const auto named = faultline::testing::run_command(std::string(FAULTLINE_BINARY) + " sut run " +
+                                                       file + " --report-dir " + dir.path() + "/r");
+    CHECK(named.exit_code == 2);
+    CHECK_THAT(named.err, Catch::Contains(file + ": " + pointer + ": expected"));
+    CHECK_FALSE(std::filesystem::exists(dir.path() + "/x"));
+    CHECK_FALSE(std::filesystem::exists(dir.path() + "/r"));
+  }
 }

@@ -1,8 +1,9 @@
 #pragma once
 
-// SUT scenarios on agents: a scenario becomes a program job (control/program_jobs.hpp) whose
-// roles' bodies this area writes and, on each agent, reads back and starts under
-// `faultline sut exec`.
+// SUT scenarios on agents: a scenario becomes a program job (control/program_jobs.hpp). A role's
+// body names the scenario (its name and sha256) and the role, never a command: an agent runs
+// only roles of the SUT scenarios it was given itself (`agent --sut-scenarios DIR`), from its
+// own copy, under `faultline sut exec`.
 
 #include <string>
 #include <vector>
@@ -13,19 +14,22 @@
 
 namespace faultline::harness::sut {
 
-/// The job of `scenario`: each role's command, faults, deadline and (the judged one's) checker.
+/// The job of `scenario`: each role's body names the scenario, its sha256 and the role.
 ProgramJob program_job(const SutScenario& scenario);
 
 /// The scenario's outcome from its job's: each summary checked as peer data (role_summary),
 /// a role without one an `error` naming why, then judged.
 ScenarioOutcome scenario_outcome(const SutScenario& scenario, const ProgramJobOutcome& job);
 
-/// An agent's launcher of SUT roles: each under `faultline sut exec`, placeholders expanded
-/// with this host's values.
+/// An agent's launcher of SUT roles: the roles of `scenarios` only, each as this agent's copy
+/// says (command, faults, deadline, checker) and only when the coordinator's copy has the same
+/// sha256; under `faultline sut exec`, placeholders expanded with this host's values.
 class SutRoleLauncher final : public JobLauncher {
  public:
-  /// `faultline_binary`: runs each role as `faultline sut exec`.
-  explicit SutRoleLauncher(std::string faultline_binary);
+  /// `faultline_binary`: runs each role as `faultline sut exec`; `from`: where they came from,
+  /// for messages.
+  SutRoleLauncher(std::string faultline_binary, std::vector<SutScenario> scenarios,
+                  std::string from);
   /// The kinds of this host has what they need for: "ofi", "verbs" (a device), "mpi" (mpirun).
   std::vector<std::string> kinds() const override;
   Result<pid_t> start(const nlohmann::json& body, const std::string& port,
@@ -34,6 +38,8 @@ class SutRoleLauncher final : public JobLauncher {
 
  private:
   std::string faultline_binary_;
+  std::vector<SutScenario> scenarios_;
+  std::string from_;
 };
 
 }  // namespace faultline::harness::sut
