@@ -1,10 +1,12 @@
 // report.json -> summary.md, for people: the run, the table of runs, what did not pass and
 // why, and for pair scans over 3 or more agents a matrix of agents.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "faultline/core/printable_text.hpp"
 #include "faultline/reports/formats.hpp"
 #include "faultline/reports/report_view.hpp"
 
@@ -14,14 +16,24 @@ namespace {
 
 using nlohmann::json;
 
-// Table cells may not hold a newline or an unescaped pipe.
-std::string cell(const std::string& text) {
+// Every value of the report as Markdown text: no HTML of its own (GitHub and GitLab render
+// some: a '<' that would open a tag and a '&' that would start an entity are escaped, while
+// "agent-1 <-> agent-2" stays readable), no escape sequence, no newline or unescaped pipe to
+// break a table cell.
+std::string cell(const std::string& bytes) {
+  const std::string text = printable(bytes);
   std::string out;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto next = static_cast<unsigned char>(i + 1 < text.size() ? text[i + 1] : ' ');
     if (c == '|') {
       out += "\\|";
     } else if (c == '\n') {
       out += "<br>";
+    } else if (c == '<' && (std::isalpha(next) || next == '/' || next == '!' || next == '?')) {
+      out += "&lt;";
+    } else if (c == '&' && (std::isalnum(next) || next == '#')) {
+      out += "&amp;";
     } else {
       out += c;
     }
@@ -29,8 +41,9 @@ std::string cell(const std::string& text) {
   return out;
 }
 
+// A field of the report as Markdown text (`cell`).
 std::string field(const json& scenario, const char* name) {
-  return scenario.value(name, std::string());
+  return cell(scenario.value(name, std::string()));
 }
 
 // For each pair of agents, how its runs went: "pass" when all passed, else the count that
@@ -72,8 +85,8 @@ void write_programs(std::ostringstream& md, const json& scenarios) {
     if (!heading) md << "\n## Programs under faults\n";
     heading = true;
     md << "\n### " << field(scenario, "id") << ": " << verdict_label(scenario) << ", expected "
-       << scenario.at("sut").value("expect", std::string()) << "\n\n";
-    for (const auto& [role, text] : lines) md << "- " << role << ": " << cell(text) << "\n";
+       << cell(scenario.at("sut").value("expect", std::string())) << "\n\n";
+    for (const auto& [role, text] : lines) md << "- " << cell(role) << ": " << cell(text) << "\n";
   }
 }
 
@@ -107,25 +120,24 @@ std::string to_markdown(const json& report) {
   const json scenarios = report.value("scenarios", json::array());
   const json summary = report.value("summary", json::object());
   std::ostringstream md;
-  md << "# faultline: " << suite_name(report) << "\n\n";
-  md << "- target: " << target_label(report) << "\n";
+  md << "# faultline: " << cell(suite_name(report)) << "\n\n";
+  md << "- target: " << cell(target_label(report)) << "\n";
   md << "- seed: " << run.value("seed", uint64_t{0}) << "\n";
-  md << "- faultline " << report.value("faultline_version", std::string()) << " on "
-     << run.value("host", std::string()) << " (" << run.value("kernel", std::string()) << ")\n";
-  md << "- started " << run.value("started_at", std::string()) << ", updated "
-     << run.value("updated_at", std::string())
+  md << "- faultline " << cell(report.value("faultline_version", std::string())) << " on "
+     << field(run, "host") << " (" << field(run, "kernel") << ")\n";
+  md << "- started " << field(run, "started_at") << ", updated " << field(run, "updated_at")
      << (run.value("complete", false) ? ", complete" : ", INCOMPLETE: the run did not finish")
      << "\n";
-  if (run.contains("not_run"))
-    md << "- nothing ran: " << run.value("not_run", std::string()) << "\n";
+  if (run.contains("not_run")) md << "- nothing ran: " << field(run, "not_run") << "\n";
   md << "- " << scenarios.size() << " of " << summary.value("total", scenarios.size())
      << " scenario runs:";
-  for (const auto& [verdict, count] : verdict_counts(report)) md << " " << count << " " << verdict;
+  for (const auto& [verdict, count] : verdict_counts(report))
+    md << " " << count << " " << cell(verdict);
   md << "\n";
   write_monitor(md, report);
   md << "\n## Scenarios\n\n| scenario | agents | verdict | seconds |\n|---|---|---|---:|\n";
   for (const auto& scenario : scenarios) {
-    md << "| " << cell(field(scenario, "id")) << " | " << cell(agents_label(scenario)) << " | "
+    md << "| " << field(scenario, "id") << " | " << cell(agents_label(scenario)) << " | "
        << verdict_label(scenario) << " | " << seconds(scenario) << " |\n";
   }
   const bool all_passed = std::all_of(scenarios.begin(), scenarios.end(), [](const json& s) {
@@ -137,23 +149,23 @@ std::string to_markdown(const json& report) {
     if (field(scenario, "verdict") != "pass" || field(scenario, "observed").empty()) continue;
     if (!detected_header) md << "\n## Failures detected as the scenarios expect\n\n";
     detected_header = true;
-    md << "- " << field(scenario, "id") << " (" << agents_label(scenario)
-       << "): " << cell(field(scenario, "observed")) << "\n";
+    md << "- " << field(scenario, "id") << " (" << cell(agents_label(scenario))
+       << "): " << field(scenario, "observed") << "\n";
   }
   if (!all_passed) {
     md << "\n## Not passed\n";
     for (const auto& scenario : scenarios) {
       if (field(scenario, "verdict") == "pass") continue;
-      md << "\n### " << field(scenario, "id") << " (" << agents_label(scenario)
+      md << "\n### " << field(scenario, "id") << " (" << cell(agents_label(scenario))
          << "): " << field(scenario, "verdict") << "\n\n";
       for (const char* name : {"expected", "observed", "evidence", "hint"}) {
         if (!field(scenario, name).empty())
-          md << "- " << name << ": " << cell(field(scenario, name)) << "\n";
+          md << "- " << name << ": " << field(scenario, name) << "\n";
       }
       for (const auto& [label, text] : device_evidence(scenario))
         md << "- " << label << ": " << cell(text) << "\n";
       if (!field(scenario, "source").empty())
-        md << "- scenario: `" << field(scenario, "source") << "`\n";
+        md << "- scenario: " << field(scenario, "source") << "\n";
     }
   }
   write_programs(md, scenarios);

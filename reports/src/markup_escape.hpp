@@ -3,11 +3,15 @@
 #include <string>
 #include <string_view>
 
+#include "faultline/core/printable_text.hpp"
+
 namespace faultline::reports {
 
-/// Text made safe for XML and HTML content and attribute values: & < > " ' escaped, and
-/// control characters XML 1.0 cannot carry replaced by '?'.
-inline std::string escape_markup(std::string_view text) {
+/// Text made safe for XML and HTML content and attribute values: & < > " ' escaped, and what
+/// XML 1.0 cannot carry (invalid UTF-8, control characters, U+FFFE, U+FFFF) replaced
+/// (`printable`).
+inline std::string escape_markup(std::string_view bytes) {
+  const std::string text = printable(bytes);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -17,10 +21,7 @@ inline std::string escape_markup(std::string_view text) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      default: {
-        const auto byte = static_cast<unsigned char>(c);
-        out += byte < 0x20 && c != '\n' && c != '\t' && c != '\r' ? '?' : c;
-      }
+      default: out += c;
     }
   }
   return out;

@@ -79,6 +79,29 @@ TEST_CASE("JUnit escapes markup in every text it carries", "[unit]") {
   CHECK(xml.find('\x01') == std::string::npos);
 }
 
+TEST_CASE("JUnit holds what a program printed as text XML 1.0 takes", "[unit]") {
+  json report = sample_report();
+  // U+FFFE, U+FFFF and a byte that is not UTF-8, as a program may print them.
+  report["scenarios"][1]["observed"] = "a\xEF\xBF\xBE b\xEF\xBF\xBF c\xFF d";
+  const std::string xml = to_junit(report);
+  CHECK_THAT(xml, Catch::Contains("a? b? c\xEF\xBF\xBD d"));
+  CHECK(xml.find("\xEF\xBF\xBE") == std::string::npos);
+}
+
+TEST_CASE("the Markdown summary carries no HTML and no escape sequence of a report's values",
+          "[unit]") {
+  json report = sample_report();
+  report["scenarios"][1]["observed"] = "<script>alert(1)</script>";
+  report["scenarios"][1]["evidence"] = "<img src=x onerror=alert(1)> step \x1B[31mred\x1B[0m";
+  report["scenarios"][1]["id"] = "<svg onload=alert(1)>";
+  report["run"]["host"] = "<b>host</b>";
+  const std::string md = to_markdown(report);
+  for (const char* raw : {"<script", "<img", "<svg", "<b>", "\x1B"})
+    CHECK(md.find(raw) == std::string::npos);
+  CHECK_THAT(md, Catch::Contains("&lt;script>alert(1)&lt;/script>"));
+  CHECK_THAT(md, Catch::Contains("step ?[31mred?[0m"));
+}
+
 TEST_CASE("the Markdown summary lists runs, explains what did not pass, and a pair matrix",
           "[unit]") {
   const std::string md = to_markdown(sample_report());
@@ -87,7 +110,7 @@ TEST_CASE("the Markdown summary lists runs, explains what did not pass, and a pa
   CHECK_THAT(md, Catch::Contains("| a.pass | agent-1 <-> agent-2 | pass | 1.25 |"));
   CHECK_THAT(md, Catch::Contains("### a.fail (agent-1 <-> agent-3): fail"));
   CHECK_THAT(md, Catch::Contains("- observed: status REM_ACCESS_ERR \\| qp 0x1a"));
-  CHECK_THAT(md, Catch::Contains("- hint: check the <rkey> & retry"));
+  CHECK_THAT(md, Catch::Contains("- hint: check the &lt;rkey> & retry"));
   CHECK(count(md, "### ") == 5);  // every run but the pass
   // 3 agents: the matrix, symmetric; agent-1/agent-2 ran pass and xfail.
   CHECK_THAT(md, Catch::Contains("| | agent-1 | agent-2 | agent-3 |"));

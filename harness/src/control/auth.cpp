@@ -2,15 +2,17 @@
 
 #include "faultline/core/hex.hpp"
 
+#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <cstring>
 #include <stdexcept>
 
 namespace faultline::harness::control {
@@ -64,18 +66,33 @@ bool answer_is_valid(const std::string& token, const std::string& nonce, Prover 
 
 Result<std::string> load_token(const std::string& token_file, std::string& warning) {
   if (!token_file.empty()) {
-    std::ifstream in(token_file);
-    if (!in) {
-      return Error{ErrorCode::kInvalidArgument, "cannot read the token file '" + token_file + "'"};
+    // Read a little more than any token: a file that is not one (a disk image, /dev/zero)
+    // costs no memory.
+    const int fd = ::open(token_file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return Error{ErrorCode::kInvalidArgument,
+                   "cannot read the token file '" + token_file + "': " + std::strerror(errno)};
     }
     struct stat info {};
-    if (::stat(token_file.c_str(), &info) == 0 && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+        (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
       warning = "the token file '" + token_file + "' is readable by group or others; chmod 600 it";
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string token = text.str();
+    std::string token(kLongestToken + 3, '\0');  // a token, its line end, and one byte more
+    size_t got = 0;
+    while (got < token.size()) {
+      const ssize_t n = ::read(fd, token.data() + got, token.size() - got);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    token.resize(got);
     while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    if (token.size() > kLongestToken) {
+      return Error{ErrorCode::kInvalidArgument,
+                   "the token file '" + token_file + "' holds more than " +
+                       std::to_string(kLongestToken) + " bytes: is it a token file?"};
+    }
     if (token.empty()) {
       return Error{ErrorCode::kInvalidArgument, "the token file '" + token_file + "' is empty"};
     }

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <utility>
 
+#include "faultline/core/printable_text.hpp"
 #include "faultline/harness/control/coordinator.hpp"
 
 #include "faultline/harness/control/agent.hpp"
@@ -81,9 +82,10 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
   ActiveRun* run = active_run(message.at("run_id"), event.agent_id);
   if (run == nullptr) return;  // a late message for a run that already ended
   if (type == "step") {
-    run->last_step[event.agent_id] = message.at("name");
+    const std::string step = printable(message.at("name").get<std::string>());
+    run->last_step[event.agent_id] = step;
     run->step_started[event.agent_id] = Clock::now();
-    observer.step(run->result, event.agent_id, message.at("name"));
+    observer.step(run->result, event.agent_id, step);
   } else if (type == "endpoint_info") {
     relay_endpoint_info(*run, event.agent_id, message.at("info"));
   } else if (type == "barrier") {
@@ -236,15 +238,16 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
     const std::string role = run.spec->topology == Topology::kRing ? "rank " + std::to_string(rank)
                              : rank == 0                           ? std::string("initiator")
                                                                    : std::string("responder");
-    observed = speaker_id + " (" + role + "): " + speaker->value("observed", "");
-    evidence = speaker->value("evidence", "");
-    hint = speaker->value("hint", "");
-    run.result.expected = speaker->value("expected", "");
+    // A peer's words reach terminals and reports: printable, no escape sequence.
+    observed = speaker_id + " (" + role + "): " + printable(speaker->value("observed", ""));
+    evidence = printable(speaker->value("evidence", ""));
+    hint = printable(speaker->value("hint", ""));
+    run.result.expected = printable(speaker->value("expected", ""));
   }
   if (verdict == Verdict::kPass) {
     // What each side saw where its steps expected a failure (a detected violation).
     for (const auto& [agent_id, side] : run.result.sides.items()) {
-      const std::string seen = side.value("observed", "");
+      const std::string seen = printable(side.value("observed", ""));
       if (!seen.empty()) observed += (observed.empty() ? "" : " | ") + agent_id + ": " + seen;
     }
   }

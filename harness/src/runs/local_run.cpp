@@ -2,6 +2,7 @@
 
 #include "faultline/harness/base/process.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,15 +19,28 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// An agent process of this binary; the token travels in its environment, never on a command
-// line that `ps` shows.
+// An agent process of this binary. The token travels through a pipe it reads as its token file
+// (fd 3), never on a command line `ps` shows nor in an environment /proc shows.
 pid_t start_agent(const std::string& executable, const std::string& address,
                   const std::string& token, const transports::Target& target) {
-  const pid_t pid = fork();
-  if (pid != 0) return pid;
-  setenv("FAULTLINE_TOKEN", token.c_str(), 1);
-  std::vector<std::string> args = {"faultline", "agent",       "--coordinator",
-                                   address,     "--transport", target.transport};
+  int token_pipe[2];
+  if (::pipe2(token_pipe, O_CLOEXEC) != 0) return -1;
+  // Far below a pipe's buffer: written whole before the agent reads it.
+  const bool written =
+      ::write(token_pipe[1], token.data(), token.size()) == static_cast<ssize_t>(token.size());
+  ::close(token_pipe[1]);
+  const pid_t pid = written ? fork() : -1;
+  if (pid != 0) {
+    ::close(token_pipe[0]);
+    return pid;
+  }
+  if (token_pipe[0] == 3) {
+    ::fcntl(3, F_SETFD, 0);  // kept across exec
+  } else {
+    dup2(token_pipe[0], 3);  // a duplicate is kept across exec
+  }
+  std::vector<std::string> args = {"faultline",   "agent",          "--coordinator", address,
+                                   "--transport", target.transport, "--token-file",  "/dev/fd/3"};
   if (!target.provider.empty()) args.insert(args.end(), {"--provider", target.provider});
   if (!target.device.empty()) args.insert(args.end(), {"--device", target.device});
   std::vector<char*> argv;

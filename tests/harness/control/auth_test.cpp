@@ -1,6 +1,7 @@
 #include "faultline/harness/control/auth.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -72,4 +73,24 @@ TEST_CASE("a token file readable by others gives a warning", "[unit][control]") 
   REQUIRE(token.ok());
   CHECK_THAT(warning, Catch::Contains("chmod 600"));
   CHECK_THAT(warning, !Catch::Contains("secret"));
+}
+
+TEST_CASE("a token file is read only as far as a token goes", "[unit][control]") {
+  faultline::testing::TempDir dir;
+  const std::string huge = dir.path() + "/disk-image";
+  // A sparse gigabyte: read whole, it would take a gigabyte of memory and more.
+  std::ofstream(huge).close();
+  REQUIRE(truncate(huge.c_str(), 1L << 30) == 0);
+  for (const std::string& path : {huge, std::string("/dev/zero")}) {
+    std::string warning;
+    auto token = load_token(path, warning);
+    REQUIRE_FALSE(token.ok());
+    CHECK_THAT(token.error().message, Catch::Contains("holds more than 4096 bytes"));
+  }
+  const std::string longest = dir.path() + "/longest";
+  std::ofstream(longest) << std::string(4096, 'k') << "\n";
+  std::string warning;
+  auto token = load_token(longest, warning);
+  REQUIRE(token.ok());
+  CHECK(token->size() == 4096);
 }

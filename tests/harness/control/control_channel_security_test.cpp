@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -397,6 +398,34 @@ TEST_CASE("a frame nested 400000 levels deep loses its agent, not the coordinato
   CHECK(deep.closed_by_peer());
   CHECK(coordinator.process->wait_for_output("nests 400001 levels deep", 5s));
   CHECK_FALSE(coordinator.process->wait(100ms).has_value());  // still running
+}
+
+TEST_CASE("agents that run starts read the token from a pipe, never from their environment",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  BackgroundProcess run("exec " + kFaultline + " run pingpong --report-dir " + dir.path() +
+                        "/report");
+  std::set<pid_t> agents;
+  for (int i = 0; i < 2000 && agents.size() < 2; ++i) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string stat = read_text_file(entry.path().string() + "/stat");
+      const auto close = stat.rfind(')');
+      if (close == std::string::npos || std::atoi(stat.c_str() + close + 4) != run.pid()) continue;
+      const std::string command_line = read_text_file(entry.path().string() + "/cmdline");
+      if (command_line.find("agent") == std::string::npos) continue;  // not exec'd yet
+      agents.insert(std::atoi(entry.path().filename().c_str()));
+      CAPTURE(command_line);
+      CHECK(command_line.find("/dev/fd/3") != std::string::npos);
+      CHECK(read_text_file(entry.path().string() + "/environ").find("FAULTLINE_TOKEN") ==
+            std::string::npos);
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  CHECK(agents.size() == 2);
+  const auto code = run.wait(60s);
+  INFO(run.err());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
 }
 
 TEST_CASE("the token appears in no log, report or command line",

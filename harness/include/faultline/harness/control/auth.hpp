@@ -28,7 +28,11 @@ bool answer_is_valid(const std::string& token, const std::string& nonce, Prover 
 /// A fresh random token for a run that starts its own agents.
 std::string make_token();
 
-/// The shared token: the contents of `token_file` (trailing newline removed) when given, else
+/// The most bytes a token file may hold.
+inline constexpr size_t kLongestToken = 4096;
+
+/// The shared token: the contents of `token_file` (trailing newline removed; at most
+/// kLongestToken bytes, only that much read) when given, else
 /// $FAULTLINE_TOKEN, which is then wiped from the process's memory and environment (children and
 /// /proc/PID/environ never show it). Neither is a configuration error naming both. A token file
 /// readable by group or others is accepted with a warning in `warning`.
