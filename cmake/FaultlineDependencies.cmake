@@ -32,6 +32,10 @@ faultline_require_package("${prometheus-cpp_FOUND}" prometheus-cpp-dev "promethe
 # libcurl reads back what a Pushgateway holds (prometheus-cpp pushes with it too).
 pkg_check_modules(CURL QUIET IMPORTED_TARGET libcurl)
 faultline_require_package("${CURL_FOUND}" libcurl4-openssl-dev "libcurl (Pushgateway reads)")
+# RE2 matches a program's output against the checker's patterns in linear time and bounded
+# stack, where std::regex recursed past the stack on a long line.
+pkg_check_modules(RE2 QUIET IMPORTED_TARGET re2)
+faultline_require_package("${RE2_FOUND}" libre2-dev "RE2 (the checker's patterns)")
 
 if(FAULTLINE_BUILD_TESTS)
   find_package(Catch2 2.13 QUIET)

@@ -25,12 +25,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long taking the stacks of a hung program may take in all.
+constexpr std::chrono::seconds kStacksBudget{20};
+
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const Environment& environment,
                              int output, pid_t parent) {
   // The program dies with faultline: one killed while it waits for a peer would spin on.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);
-  setpgid(0, 0);
+  // A session of its own: no signal it sends to its group, and no Ctrl-C or Ctrl-Z of the
+  // terminal, reaches faultline's.
+  setsid();
   dup2(output, STDOUT_FILENO);
   dup2(output, STDERR_FILENO);
   for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
@@ -104,35 +109,58 @@ void kill_all() {
   for (int tries = 0; tries < 50 && waitpid(-1, nullptr, WNOHANG) >= 0; ++tries) usleep(10000);
 }
 
-// Every thread's backtrace of every process the program started.
-std::string stacks_of_all() {
+// A gdb taking one process's stacks, its output read as it comes.
+struct StackTaker {
+  pid_t pid = 0;
+  FILE* gdb = nullptr;
   std::string stacks;
-  for (pid_t pid : descendants()) {
-    const std::string command =
-        "timeout 30 gdb -batch -nx -p " + std::to_string(pid) + " -ex 'thread apply all bt' 2>&1";
-    stacks += "=== pid " + std::to_string(pid) + "\n";
-    if (FILE* gdb = popen(command.c_str(), "r")) {
-      char buffer[4096];
-      size_t read = 0;
-      while ((read = fread(buffer, 1, sizeof buffer, gdb)) > 0) stacks.append(buffer, read);
-      pclose(gdb);
-    } else {
-      stacks += "gdb could not be started: " + std::string(std::strerror(errno)) + "\n";
+};
+
+// Every thread's backtrace of every process the program started: gdb on up to
+// kParallelStackTakers processes at once, all of them within `budget` (a process not reached by
+// then is named, without its stacks).
+std::string stacks_of_all(std::chrono::seconds budget) {
+  constexpr size_t kParallelStackTakers = 8;
+  const auto give_up = Clock::now() + budget;
+  const std::vector<pid_t> pids = descendants();
+  std::string stacks;
+  for (size_t first = 0; first < pids.size(); first += kParallelStackTakers) {
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(give_up - Clock::now());
+    std::vector<StackTaker> takers;
+    for (size_t i = first; i < std::min(pids.size(), first + kParallelStackTakers); ++i) {
+      StackTaker taker{pids[i]};
+      if (left.count() > 0) {
+        const std::string command = "timeout " + std::to_string(left.count()) +
+                                    " gdb -batch -nx -p " + std::to_string(pids[i]) +
+                                    " -ex 'thread apply all bt' 2>&1";
+        taker.gdb = popen(command.c_str(), "r");
+        if (taker.gdb == nullptr)
+          taker.stacks = "gdb could not be started: " + std::string(std::strerror(errno)) + "\n";
+      } else {
+        taker.stacks =
+            "not taken: the " + std::to_string(budget.count()) + " s budget for stacks was spent\n";
+      }
+      takers.push_back(std::move(taker));
     }
+    for (auto& taker : takers) {  // each ends by its own timeout: reading them in turn is fine
+      if (taker.gdb == nullptr) continue;
+      char buffer[4096];
+      for (size_t read = 0; (read = fread(buffer, 1, sizeof buffer, taker.gdb)) > 0;)
+        taker.stacks.append(buffer, read);
+      pclose(taker.gdb);
+    }
+    for (const auto& taker : takers)
+      stacks += "=== pid " + std::to_string(taker.pid) + "\n" + taker.stacks;
   }
   return stacks;
 }
 
-// Reads what is there on `fd` into `pending`, splitting off complete lines; false at EOF.
-bool read_lines(int fd, std::string& pending, std::vector<OutputLine>& lines) {
-  char buffer[4096];
+// Reads what is there on `fd` into `output`; false at EOF.
+bool read_output(int fd, OutputReader& output) {
+  char buffer[65536];
   const ssize_t read = ::read(fd, buffer, sizeof buffer);
   if (read <= 0) return read < 0 && errno == EINTR;
-  pending.append(buffer, static_cast<size_t>(read));
-  for (size_t end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
-    lines.push_back({wall_clock_ms(), pending.substr(0, end)});
-    pending.erase(0, end + 1);
-  }
+  output.feed(std::string_view(buffer, static_cast<size_t>(read)), wall_clock_ms());
   return true;
 }
 
@@ -146,7 +174,7 @@ int64_t wall_clock_ms() {
 
 Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
                                    const Environment& environment,
-                                   std::chrono::milliseconds deadline) {
+                                   std::chrono::milliseconds deadline, OutputReader& output) {
   if (argv.empty()) return Error{ErrorCode::kInvalidArgument, "no command to run"};
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return errno_error("pipe2", errno, "for the output");
@@ -156,10 +184,8 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   const pid_t pid = fork();
   if (pid < 0) return errno_error("fork", errno, "for " + argv[0]);
   if (pid == 0) exec_child(argv, environment, pipe_fds[1], parent);
-  setpgid(pid, pid);  // both sides set it: whichever runs first
   ::close(pipe_fds[1]);
   GroupRun run;
-  std::string pending;
   int status = 0;
   bool exited = false;
   for (bool open = true; !exited;) {
@@ -167,13 +193,13 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
         deadline - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
     if (left.count() <= 0 || stop_requested()) {
       (stop_requested() ? run.stopped : run.timed_out) = true;
-      run.stacks = stacks_of_all();
+      run.stacks = stacks_of_all(kStacksBudget);
       break;
     }
     if (open) {
       pollfd ready{pipe_fds[0], POLLIN, 0};
       if (::poll(&ready, 1, static_cast<int>(std::min<int64_t>(left.count(), 100))) > 0)
-        open = read_lines(pipe_fds[0], pending, run.lines);
+        open = read_output(pipe_fds[0], output);
     } else {
       usleep(10000);
     }
@@ -186,9 +212,9 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   kill_all();  // the rest of what it started (a launcher's ranks): none outlives the run
   // What is left in the pipe; a process outside the group may still hold it open.
   fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
-  while (read_lines(pipe_fds[0], pending, run.lines)) {
+  while (read_output(pipe_fds[0], output)) {
   }
-  if (!pending.empty()) run.lines.push_back({wall_clock_ms(), pending});
+  output.finish(wall_clock_ms());
   ::close(pipe_fds[0]);
   run.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   const bool ended_by_us = run.timed_out || run.stopped;

@@ -48,6 +48,8 @@ int run_sut_exec(const SutExecOptions& options) {
     return usage_error("sut exec", "--deadline must be between 0 and 86400 seconds");
   auto plan = harness::sut::plan_from_options(options.plans, options.faults);
   if (!plan.ok()) return usage_error("sut exec", plan.error().describe());
+  if (auto checker = harness::sut::check_checker(options.checker); !checker.ok())
+    return usage_error("sut exec", checker.error().describe());
   harness::sut::ExecOptions exec;
   exec.command = options.command;
   exec.plan = plan.value();
@@ -66,9 +68,11 @@ int run_sut_exec(const SutExecOptions& options) {
   if (!lock.ok()) return usage_error("sut exec", lock.error().describe_with_hint());
   if (::access(options.report_dir.c_str(), W_OK) != 0)
     return usage_error("sut exec", "--report-dir " + options.report_dir + ": not writable");
-  // `sut run` ends a peer still waiting after the judged side ended: it is judged (a hang,
-  // with stacks) and its report written, not lost.
-  std::signal(SIGTERM, [](int) { harness::sut::stop_running_program(); });
+  // `sut run` ends a peer still waiting after the judged side ended, and a user's Ctrl-C or a
+  // closed terminal ends the run: the program is judged (a hang, with stacks) and its report
+  // written, not lost, and nothing it started is left.
+  for (int signal : {SIGTERM, SIGINT, SIGHUP})
+    std::signal(signal, [](int) { harness::sut::stop_running_program(); });
   auto result = harness::sut::exec_under_faults(exec);
   if (!result.ok()) {
     std::cerr << "faultline sut exec: " << result.error().describe_with_hint() << "\n";

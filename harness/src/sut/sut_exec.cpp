@@ -1,14 +1,19 @@
 #include "faultline/harness/sut/sut_exec.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "faultline/harness/base/install_paths.hpp"
 #include "faultline/harness/base/process.hpp"
+#include "faultline/reports/atomic_file.hpp"
+#include "output_checker.hpp"
 #include "process_group.hpp"
 
 namespace faultline::harness::sut {
@@ -16,13 +21,6 @@ namespace faultline::harness::sut {
 namespace {
 
 using nlohmann::json;
-
-// Lines that say something went wrong, when the checker names no error pattern.
-const std::regex kErrorWords("error|fail|abort|fatal|invalid", std::regex::icase);
-
-bool matches(const std::string& pattern, const std::string& text) {
-  return !pattern.empty() && std::regex_search(text, std::regex(pattern));
-}
 
 std::vector<json> read_events(const std::string& path) {
   std::vector<json> events;
@@ -40,41 +38,34 @@ std::string signal_name(int signal) {
 }
 
 // The first line after the first fault that says an error was seen.
-void find_first_error(ExecResult& result, const std::vector<OutputLine>& lines,
-                      const Checker& checker) {
+void find_first_error(ExecResult& result, const OutputChecker& checker) {
   int64_t fault_ms = 0;
   for (const auto& event : result.events)
     if (event.value("event", "") == "fault") {
       fault_ms = event.value("time_ms", int64_t{0});
       break;
     }
-  // Compiled once, not once per line.
-  const std::regex error_pattern = checker.error.empty() ? kErrorWords : std::regex(checker.error);
-  for (const auto& line : lines) {
-    const bool error = std::regex_search(line.text, error_pattern);
-    if (!error || line.wall_ms + 5 < fault_ms) continue;
-    result.first_error_line = line.text;
-    if (fault_ms != 0) result.fault_to_error_ms = static_cast<double>(line.wall_ms - fault_ms);
-    return;
-  }
+  const auto line = checker.first_error_since(fault_ms);
+  if (!line) return;
+  result.first_error_line = line->text;
+  if (fault_ms != 0) result.fault_to_error_ms = static_cast<double>(line->wall_ms - fault_ms);
 }
 
-void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options) {
+void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
+           const OutputChecker& checker) {
   // `observe` changes nothing: a run under it alone is judged as one without faults.
   const json faults = options.plan.value("faults", json::array());
   const bool faults_planned = std::any_of(faults.begin(), faults.end(), [](const json& fault) {
     return !fault.is_object() || fault.value("kind", std::string()) != "observe";
   });
-  std::string output;
-  for (const auto& line : run.lines) output += line.text + "\n";
-  const bool wrong = matches(options.checker.wrong, output);
-  const bool ok = options.checker.ok.empty() || matches(options.checker.ok, output);
-  find_first_error(result, run.lines, options.checker);
+  const bool wrong = checker.wrong_seen();
+  const bool ok = !checker.has_ok_pattern() || checker.ok_seen();
+  find_first_error(result, checker);
   if (run.stopped) {
     result.verdict = SutVerdict::kHang;
     result.evidence =
-        "still running when it was stopped (its peer had ended); the stacks of "
-        "every process are in `stacks`";
+        "still running when it was stopped (its peer had ended, or faultline was interrupted); "
+        "the stacks of every process are in `stacks`";
     result.hint =
         "a peer that waits forever once the other side fails: it never learns of the "
         "failure (no timeout, no error propagation)";
@@ -165,14 +156,27 @@ json ExecResult::to_json() const {
           {"hint", hint},
           {"stacks", stacks},
           {"events", events},
-          {"output", lines}};
+          {"output", lines},
+          {"output_dropped_lines", output_dropped},
+          {"output_cut_lines", output_cut},
+          {"output_log", output_log}};
 }
 
 void stop_running_program() { request_stop(); }
 
+Status check_checker(const Checker& checker) {
+  auto compiled = OutputChecker::compile(checker);
+  return compiled.ok() ? Status{} : Status{std::move(compiled).take_error()};
+}
+
 Result<ExecResult> exec_under_faults(const ExecOptions& options) {
+  auto checker = OutputChecker::compile(options.checker);
+  if (!checker.ok()) return std::move(checker).take_error();
   const std::string log = options.work_dir + "/faults.jsonl";
   std::remove(log.c_str());
+  // The plan through a file: one of 10,000 faults is larger than an environment may hold.
+  const std::string plan = options.work_dir + "/fault-plan.json";
+  FAULTLINE_RETURN_IF_ERROR(reports::write_file_atomically(plan, options.plan.dump()));
   auto joined = [](const std::string& first, const char* variable, const char* separator) {
     const char* inherited = std::getenv(variable);
     return inherited != nullptr && *inherited != '\0' ? first + separator + inherited : first;
@@ -180,7 +184,7 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   Environment environment = {
       {"FI_PROVIDER_PATH", joined(options.interpose_dir, "FI_PROVIDER_PATH", ":")},
       {"FI_HOOK", "faultline"},
-      {"FAULTLINE_FAULTS", options.plan.dump()},
+      {"FAULTLINE_FAULTS", "@" + plan},
       {"FAULTLINE_FAULT_LOG", log}};
   // Preloaded: the verbs interposer, and the libfabric one again for programs that set their
   // own FI_PROVIDER_PATH (its fi_fabric wraps what the hook did not), where this build has them.
@@ -190,20 +194,30 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
     if (std::filesystem::exists(path)) preload += (preload.empty() ? "" : ":") + path;
   }
   if (!preload.empty()) environment.emplace_back("LD_PRELOAD", joined(preload, "LD_PRELOAD", ":"));
-  auto run = run_process_group(options.command, environment, options.deadline);
-  if (!run.ok()) return std::move(run).take_error();
   ExecResult result;
+  result.output_log = options.work_dir + "/output.log";
+  const int output_log = ::open(result.output_log.c_str(),
+                                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (output_log < 0) return errno_error("open", errno, result.output_log);
+  OutputReader output(output_log, [&](const OutputLine& line) { checker->watch(line); });
+  auto run = run_process_group(options.command, environment, options.deadline, output);
+  ::close(output_log);
+  if (!run.ok()) return std::move(run).take_error();
+  if (!output.log_error().empty())
+    return Error{ErrorCode::kIoError, "write " + result.output_log + ": " + output.log_error()};
   result.exit_code = run->exit_code;
   result.signal = run->signal;
   result.timed_out = run->timed_out;
   result.stopped = run->stopped;
   result.seconds = run->seconds;
   result.stacks = run->stacks;
-  for (const auto& line : run->lines) result.output.push_back(line.text);
+  for (auto& line : output.kept()) result.output.push_back(std::move(line.text));
+  result.output_dropped = output.dropped_lines();
+  result.output_cut = output.cut_lines();
   result.events = read_events(log);
   for (const auto& event : result.events)
     result.faults_applied += event.value("event", "") == "fault";
-  judge(result, run.value(), options);
+  judge(result, run.value(), options, checker.value());
   return result;
 }
 

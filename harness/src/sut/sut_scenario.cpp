@@ -91,6 +91,8 @@ Status load_checker(const json& document, const std::string& file, Checker& chec
     if (!value.at(key).is_string()) return bad(file, "/checker/" + std::string(key), "a regex");
     *target = value.at(key).get<std::string>();
   }
+  if (auto compiled = check_checker(checker); !compiled.ok())
+    return bad(file, "/checker", "regular expressions RE2 takes: " + compiled.error().message);
   return Status{};
 }
 

@@ -12,9 +12,10 @@ namespace faultline::harness::sut {
 /// (numbers and true/false as JSON's, the rest as strings). Not yet checked as a fault.
 Result<nlohmann::json> parse_fault_spec(const std::string& spec);
 
-/// The plan a program runs under: the faults of every `--plan` file, then of every `--fault`,
-/// each checked by the fault language's parser for the interposers and named by its option in
-/// an error (`--fault status=X,rnak=1: rnak: expected ...`).
+/// The plan a program runs under: the faults of every `--plan` file (a file of at most 16 MiB,
+/// parsed strictly: a key twice, nesting deeper than 64 levels refused) with its `seed`, then of
+/// every `--fault`, each checked by the fault language's parser for the interposers and named by
+/// its option in an error (`--fault status=X,rnak=1: rnak: expected ...`).
 Result<nlohmann::json> plan_from_options(const std::vector<std::string>& plan_files,
                                          const std::vector<std::string>& faults);
 

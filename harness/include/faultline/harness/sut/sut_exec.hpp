@@ -31,7 +31,8 @@ std::string_view to_string(SutVerdict verdict);
 /// Exit code of `faultline sut`: 0 for pass, detected and masked, 1 otherwise.
 int exit_code_of(SutVerdict verdict);
 
-/// Patterns (ECMAScript regular expressions) over the program's output; empty: not checked.
+/// Patterns (RE2 regular expressions) over each line of the program's output; empty: not
+/// checked.
 struct Checker {
   std::string ok;     ///< the output of a correct run
   std::string wrong;  ///< the output of a run with wrong data
@@ -54,7 +55,10 @@ struct ExecResult {
   bool timed_out = false;
   bool stopped = false;  ///< still running when stopped (SIGTERM: `sut run` ends a waiting peer)
   double seconds = 0;
-  std::vector<std::string> output;     ///< its output lines (stdout and stderr), in order
+  std::vector<std::string> output;     ///< its first and last output lines (stdout and stderr)
+  uint64_t output_dropped = 0;         ///< lines between those, in `output_log` only
+  uint64_t output_cut = 0;             ///< lines cut short (in full in `output_log`)
+  std::string output_log;              ///< every byte of the output
   std::vector<nlohmann::json> events;  ///< the interposers' log: instrumented, fault, ...
   size_t faults_applied = 0;
   std::string first_error_line;  ///< detected: the first line that said so
@@ -74,8 +78,13 @@ std::string default_interpose_dir();
 /// the verdict `hang` and `stopped` set. Async-signal-safe: `sut exec` calls it on SIGTERM.
 void stop_running_program();
 
+/// Whether the checker's patterns compile: an error naming the option and why, before anything
+/// runs.
+Status check_checker(const Checker& checker);
+
 /// Runs `options.command` under the interposers with `options.plan`, until it ends or its
-/// deadline passes, and judges it.
+/// deadline passes, and judges it. Its output goes to WORK_DIR/output.log whole; the report
+/// keeps its first and last lines.
 Result<ExecResult> exec_under_faults(const ExecOptions& options);
 
 }  // namespace faultline::harness::sut

@@ -1,0 +1,58 @@
+#include "output_checker.hpp"
+
+#include "faultline/core/printable_text.hpp"
+
+namespace faultline::harness::sut {
+
+namespace {
+
+// Error lines remembered for `first_error_since`: the fault's time is known only once the run
+// ended, so the earliest ones are kept, each cut short.
+constexpr size_t kErrorLinesKept = 1000;
+constexpr size_t kErrorLineLength = 1024;
+
+Result<std::shared_ptr<const RE2>> compiled(const std::string& pattern, const char* option,
+                                            bool ignore_case = false) {
+  if (pattern.empty()) return std::shared_ptr<const RE2>();
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_case_sensitive(!ignore_case);
+  auto regex = std::make_shared<const RE2>(pattern, options);
+  if (!regex->ok()) {
+    return Error{ErrorCode::kInvalidArgument, std::string(option) + " '" + pattern +
+                                                  "' is not a regular expression RE2 " +
+                                                  "takes: " + regex->error()};
+  }
+  return std::shared_ptr<const RE2>(std::move(regex));
+}
+
+}  // namespace
+
+Result<OutputChecker> OutputChecker::compile(const Checker& checker) {
+  OutputChecker compiled_checker;
+  auto ok = compiled(checker.ok, "--ok");
+  auto wrong = compiled(checker.wrong, "--wrong");
+  auto error = checker.error.empty() ? compiled("error|fail|abort|fatal|invalid", "--error", true)
+                                     : compiled(checker.error, "--error");
+  for (auto* each : {&ok, &wrong, &error})
+    if (!each->ok()) return std::move(*each).take_error();
+  compiled_checker.ok_ = std::move(ok).value();
+  compiled_checker.wrong_ = std::move(wrong).value();
+  compiled_checker.error_ = std::move(error).value();
+  return compiled_checker;
+}
+
+void OutputChecker::watch(const OutputLine& line) {
+  ok_seen_ = ok_seen_ || (ok_ && RE2::PartialMatch(line.text, *ok_));
+  wrong_seen_ = wrong_seen_ || (wrong_ && RE2::PartialMatch(line.text, *wrong_));
+  if (error_lines_.size() < kErrorLinesKept && RE2::PartialMatch(line.text, *error_))
+    error_lines_.push_back({line.wall_ms, valid_utf8(line.text.substr(0, kErrorLineLength))});
+}
+
+std::optional<OutputLine> OutputChecker::first_error_since(int64_t since_ms) const {
+  for (const auto& line : error_lines_)
+    if (line.wall_ms + 5 >= since_ms) return line;
+  return std::nullopt;
+}
+
+}  // namespace faultline::harness::sut
