@@ -29,7 +29,7 @@ faultline_resolve_option(FAULTLINE_WITH_VERBS "${IBVERBS_FOUND}" libibverbs-dev)
 
 find_package(prometheus-cpp QUIET CONFIG)
 faultline_require_package("${prometheus-cpp_FOUND}" prometheus-cpp-dev "prometheus-cpp (metrics)")
-# libcurl reads back what a Pushgateway holds (prometheus-cpp pushes with it too).
+# libcurl pushes to a Pushgateway and reads back what it holds, each within a timeout.
 pkg_check_modules(CURL QUIET IMPORTED_TARGET libcurl)
 faultline_require_package("${CURL_FOUND}" libcurl4-openssl-dev "libcurl (Pushgateway reads)")
 # RE2 matches a program's output against the checker's patterns in linear time and bounded

@@ -15,6 +15,8 @@ namespace {
 using nlohmann::json;
 
 constexpr auto kReadTimeout = std::chrono::seconds(5);
+// A push, all of it: a gateway that accepts and never answers ends there, not the run.
+constexpr auto kPushTimeout = std::chrono::seconds(10);
 // What one family may bring back from a gateway: a gateway is a peer like any other.
 constexpr size_t kMostSeriesCarried = 100000;
 
@@ -174,7 +176,7 @@ void Metrics::push_if_due() {
 
 Status Metrics::push_now() {
   impl_->last_push = std::chrono::steady_clock::now();
-  return push_group(*impl_->push_group, impl_->registry);
+  return push_group(*impl_->push_group, impl_->registry, kPushTimeout);
 }
 
 void Metrics::end_run() {

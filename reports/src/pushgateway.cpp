@@ -1,10 +1,11 @@
 #include "faultline/reports/pushgateway.hpp"
 
 #include <curl/curl.h>
-#include <prometheus/gateway.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include <memory>
+#include <string_view>
 
 namespace faultline::reports {
 
@@ -26,35 +27,78 @@ Error bad_url(const PushGroup& group) {
                "--pushgateway " + group.url + ": expected http://HOST:PORT"};
 }
 
-size_t append_body(char* data, size_t size, size_t count, void* body) {
-  static_cast<std::string*>(body)->append(data, size * count);
+// The most an answer may carry: a gateway's API answer for a few thousand series is far less.
+constexpr size_t kLargestAnswer = 16 << 20;
+
+struct Answer {
+  std::string body;
+  bool too_large = false;
+};
+
+size_t append_body(char* data, size_t size, size_t count, void* answer) {
+  auto& taken = *static_cast<Answer*>(answer);
+  if (taken.body.size() + size * count > kLargestAnswer) {
+    taken.too_large = true;
+    return 0;  // curl ends the transfer
+  }
+  taken.body.append(data, size * count);
   return size * count;
 }
 
-// GET `url` within `timeout`: the body of a 2xx answer.
-Result<std::string> http_get(const std::string& url, std::chrono::milliseconds timeout) {
+// `method` (GET or PUT with `body`) to `url`, all of it within `timeout` (a gateway that
+// accepts and never answers, or drips a byte a second, ends there), redirects not followed: the
+// body of a 2xx answer, of at most kLargestAnswer bytes.
+Result<std::string> http_request(const char* method, const std::string& url,
+                                 const std::string& body, std::chrono::milliseconds timeout) {
   const std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(),
                                                                  curl_easy_cleanup);
   if (!curl) return Error{ErrorCode::kInternal, "curl_easy_init failed"};
-  std::string body;
+  Answer answer;
+  const std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(
+      curl_slist_append(nullptr, "Content-Type: text/plain; version=0.0.4; charset=utf-8"),
+      curl_slist_free_all);
   curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_CUSTOMREQUEST, method);
+  if (std::string_view(method) != "GET") {
+    curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers.get());
+  }
   curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &answer);
   const CURLcode code = curl_easy_perform(curl.get());
+  const std::string request = std::string(method) + " " + url;
+  if (answer.too_large) {
+    return Error{ErrorCode::kProtocolViolation, request + ": the answer is larger than " +
+                                                    std::to_string(kLargestAnswer >> 20) + " MiB"};
+  }
   if (code != CURLE_OK) {
-    return Error{ErrorCode::kIoError, "GET " + url + ": " + curl_easy_strerror(code) +
-                                          " (curl code " + std::to_string(static_cast<int>(code)) +
-                                          ")"}
-        .with_hint("nothing answered: is the Pushgateway running there?");
+    return Error{ErrorCode::kIoError, request + ": " + curl_easy_strerror(code) + " (curl code " +
+                                          std::to_string(static_cast<int>(code)) + ")"}
+        .with_hint(code == CURLE_OPERATION_TIMEDOUT
+                       ? "it did not answer in full within " + std::to_string(timeout.count()) +
+                             " ms: is that a Pushgateway, and is it well?"
+                       : "nothing answered: is the Pushgateway running there?");
   }
   long status = 0;
   curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
   if (status < 200 || status >= 300) {
-    return Error{ErrorCode::kIoError, "GET " + url + " answered HTTP " + std::to_string(status)};
+    return Error{ErrorCode::kIoError, request + " answered HTTP " + std::to_string(status)}
+        .with_hint(status >= 300 && status < 400
+                       ? "a redirect is not followed: give --pushgateway the gateway's own address"
+                       : "");
   }
-  return body;
+  return std::move(answer.body);
+}
+
+// The path segment of a grouping key's label (values are grouping_value()s: no escaping).
+std::string group_path(const PushGroup& group) {
+  std::string path = "/metrics/job/" + grouping_value(group.job);
+  for (const auto& [label, value] : group.labels) path += "/" + label + "/" + grouping_value(value);
+  return path;
 }
 
 // The group's families from one entry of the API's "data".
@@ -96,7 +140,8 @@ std::string grouping_value(const std::string& text) {
 Result<nlohmann::json> read_push_group(const PushGroup& group, std::chrono::milliseconds timeout) {
   const auto where = host_and_port(group.url);
   if (!where) return bad_url(group);
-  auto body = http_get(where->first + ":" + where->second + "/api/v1/metrics", timeout);
+  auto body =
+      http_request("GET", where->first + ":" + where->second + "/api/v1/metrics", "", timeout);
   if (!body.ok()) return body.error();
   nlohmann::json grouping = {{"job", group.job}};
   for (const auto& [label, value] : group.labels) grouping[label] = value;
@@ -114,22 +159,17 @@ Result<nlohmann::json> read_push_group(const PushGroup& group, std::chrono::mill
   return nlohmann::json::object();
 }
 
-Status push_group(const PushGroup& group, const std::shared_ptr<prometheus::Registry>& registry) {
+Status push_group(const PushGroup& group, const std::shared_ptr<prometheus::Registry>& registry,
+                  std::chrono::milliseconds timeout) {
   const auto where = host_and_port(group.url);
   if (!where) return bad_url(group);
-  try {
-    prometheus::Gateway gateway(where->first, where->second, group.job,
-                                prometheus::Labels(group.labels.begin(), group.labels.end()));
-    gateway.RegisterCollectable(registry);
-    const int status = gateway.Push();
-    if (status < 200 || status >= 300) {
-      return Error{ErrorCode::kIoError, "the Pushgateway at " + group.url + " answered HTTP " +
-                                            std::to_string(status) + " to the push of " +
-                                            group.describe()}
-          .with_hint(status < 0 ? "nothing answered: is the Pushgateway running there?" : "");
-    }
-  } catch (const std::exception& e) {
-    return Error{ErrorCode::kIoError, "pushing to " + group.url + ": " + std::string(e.what())};
+  const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
+  auto pushed =
+      http_request("PUT", where->first + ":" + where->second + group_path(group), text, timeout);
+  if (!pushed.ok()) {
+    Error error = std::move(pushed).take_error();
+    error.message = "the push of " + group.describe() + ": " + error.message;
+    return error;
   }
   return {};
 }

@@ -6,7 +6,15 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 #include "faultline/reports/metrics.hpp"
 #include "faultline/reports/pushgateway.hpp"
@@ -118,7 +126,7 @@ TEST_CASE("what a gateway holds in another shape is not taken", "[integration]")
       .Add({{"op", "SEND"}}, prometheus::Histogram::BucketBoundaries{0.001, 0.01})
       .Observe(0.005);
   REQUIRE(push_group({gateway.url(), "faultline", {{"instance", "node7"}, {"suite", "links"}}},
-                     registry)
+                     registry, std::chrono::seconds(5))
               .ok());
   Metrics metrics;
   metrics.push_to(gateway.url(), "node7");
@@ -142,4 +150,95 @@ TEST_CASE("an unreachable Pushgateway is named, and the run goes on", "[integrat
   const auto pushed = metrics.finish(true);
   REQUIRE_FALSE(pushed.ok());
   CHECK_THAT(pushed.error().describe(), Catch::Contains(url));
+}
+
+namespace {
+
+// Not a Pushgateway: on 127.0.0.1, it accepts each connection, reads the request and answers
+// `answer` (nothing at all when empty), then holds the connection until it is gone.
+class OddServer {
+ public:
+  explicit OddServer(std::string answer) : answer_(std::move(answer)) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&address), length) == 0);
+    REQUIRE(listen(fd_, 4) == 0);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~OddServer() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  OddServer(const OddServer&) = delete;
+  OddServer& operator=(const OddServer&) = delete;
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      const int client = accept(fd_, nullptr, nullptr);
+      if (client < 0) return;
+      char request[65536];
+      (void)!read(client, request, sizeof request);
+      for (size_t sent = 0; sent < answer_.size() && !stop_;) {
+        const ssize_t n = send(client, answer_.data() + sent, answer_.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        sent += static_cast<size_t>(n);
+      }
+      while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      close(client);
+    }
+  }
+
+  std::string answer_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("a gateway that never answers, redirects or answers too much is an error in time",
+          "[integration]") {
+  auto registry = std::make_shared<prometheus::Registry>();
+  const PushGroup group{"", "faultline", {{"instance", "node7"}}};
+  {
+    OddServer silent("");
+    PushGroup at = group;
+    at.url = silent.url();
+    const auto started = std::chrono::steady_clock::now();
+    const faultline::Status pushed = push_group(at, registry, std::chrono::seconds(1));
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+    REQUIRE_FALSE(pushed.ok());
+    CHECK_THAT(pushed.error().describe_with_hint(), Catch::Contains("within 1000 ms"));
+  }
+  {
+    OddServer redirect(
+        "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/\r\n"
+        "Content-Length: 0\r\n\r\n");
+    PushGroup at = group;
+    at.url = redirect.url();
+    const faultline::Status pushed = push_group(at, registry, std::chrono::seconds(5));
+    REQUIRE_FALSE(pushed.ok());
+    CHECK_THAT(pushed.error().describe_with_hint(),
+               Catch::Contains("HTTP 302") && Catch::Contains("a redirect is not followed"));
+  }
+  {
+    const size_t huge = 20u << 20;
+    OddServer flood("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(huge) + "\r\n\r\n" +
+                    std::string(huge, ' '));
+    PushGroup at = group;
+    at.url = flood.url();
+    const auto held = read_push_group(at, std::chrono::seconds(10));
+    REQUIRE_FALSE(held.ok());
+    CHECK_THAT(held.error().message, Catch::Contains("larger than 16 MiB"));
+  }
 }

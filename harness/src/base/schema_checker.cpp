@@ -1,5 +1,8 @@
 #include "schema_checker.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <locale>
 #include <mutex>
 
@@ -24,6 +27,25 @@ void fill_narrow_table_once() {
   });
 }
 
+// Whether `value` holds an unsigned number above INT64_MAX: valijson reads integers as int64_t,
+// so 2^63 and above would fail ">= 0" although in range.
+bool has_huge_unsigned(const nlohmann::json& value) {
+  if (value.is_number_unsigned())
+    return value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (!value.is_structured()) return false;
+  return std::any_of(value.begin(), value.end(), has_huge_unsigned);
+}
+
+// The same document with each of those as INT64_MAX, for validation only: no schema here bounds
+// a count between the two.
+void clamp_huge_unsigned(nlohmann::json& value) {
+  if (value.is_number_unsigned() && has_huge_unsigned(value)) {
+    value = std::numeric_limits<int64_t>::max();
+  } else if (value.is_structured()) {
+    for (auto& element : value) clamp_huge_unsigned(element);
+  }
+}
+
 }  // namespace
 
 SchemaChecker::SchemaChecker(const char* schema_text)
@@ -39,7 +61,12 @@ std::vector<ExplainedProblem> SchemaChecker::check(const nlohmann::json& documen
   fill_narrow_table_once();
   valijson::Validator validator;
   valijson::ValidationResults results;
-  valijson::adapters::NlohmannJsonAdapter adapter(document);
+  nlohmann::json clamped;
+  if (has_huge_unsigned(document)) {
+    clamped = document;
+    clamp_huge_unsigned(clamped);
+  }
+  valijson::adapters::NlohmannJsonAdapter adapter(clamped.is_null() ? document : clamped);
   if (validator.validate(*schema_, adapter, &results)) return {};
   std::vector<SchemaError> errors;
   for (const auto& error : results) errors.push_back({error.context, error.description});

@@ -426,6 +426,12 @@ Coordinator::ActiveRun Coordinator::new_run(const ScenarioSpec& scenario,
   run.result.expected = "every side passes";
   run.started = Clock::now();
   run.deadline = run.started + scenario.deadline;
+  // A side that never says a step (an agent that heartbeats but never runs its part) is held to
+  // the step deadline from the start, not only to the run's.
+  for (const auto& id : run.result.agents) {
+    run.step_started[id] = run.started;
+    run.last_step[id] = "(before its first step)";
+  }
   return run;
 }
 

@@ -1,6 +1,9 @@
 #include "faultline/harness/control/slurm_launch.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
+#include <string_view>
 
 #include "faultline/harness/control/agent.hpp"
 
@@ -22,18 +25,22 @@ Result<SlurmTask> slurm_task_from_environment(
     const char* value = lookup ? lookup(name) : std::getenv(name);
     return value != nullptr && *value != '\0' ? value : nullptr;
   };
-  const auto number = [&](const char* name, uint64_t& out) -> Status {
+  // A job id fits 32 bits; counts and ranks at most a million (no job step has more), and
+  // 20 digits would overflow.
+  const auto number = [&](const char* name, uint64_t& out, uint64_t largest = 1000000) -> Status {
     const char* text = get(name);
     if (text == nullptr) return not_under_srun(std::string(name) + " is not set");
-    char* end = nullptr;
-    out = std::strtoull(text, &end, 10);
-    if (*end != '\0')
-      return not_under_srun(std::string(name) + "='" + text + "' is not a whole number");
+    const std::string_view digits(text);
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    if (error != std::errc() || end != digits.data() + digits.size() || out > largest) {
+      return not_under_srun(std::string(name) + "='" + text + "' is not a whole number from 0 to " +
+                            std::to_string(largest));
+    }
     return {};
   };
   SlurmTask task;
   uint64_t rank = 0, tasks = 0, nodes = 0, local_id = 0;
-  FAULTLINE_RETURN_IF_ERROR(number("SLURM_JOB_ID", task.job_id));
+  FAULTLINE_RETURN_IF_ERROR(number("SLURM_JOB_ID", task.job_id, UINT32_MAX));
   FAULTLINE_RETURN_IF_ERROR(number("SLURM_PROCID", rank));
   FAULTLINE_RETURN_IF_ERROR(number("SLURM_NTASKS", tasks));
   FAULTLINE_RETURN_IF_ERROR(number("SLURM_LOCALID", local_id));

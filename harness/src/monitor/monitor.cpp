@@ -44,6 +44,25 @@ std::string round_line(const nlohmann::json& section) {
   return line.str();
 }
 
+// Each probe's deadline for the next round, from what this round measured: ten times its
+// slowest passing run, at least 2 s, at most as configured. A peer that heartbeats but never
+// answers a probe then holds each of its pairs seconds, not the configured 30 s each.
+void adapt_deadlines(std::vector<ScenarioSpec>& scenarios, const std::vector<ScenarioSpec>& given,
+                     const std::vector<ScenarioRun>& runs) {
+  constexpr auto kFloor = std::chrono::milliseconds(2000);
+  constexpr double kFactor = 10;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    double slowest_ms = 0;
+    for (const auto& run : runs)
+      if (run.scenario == scenarios[i].id && run.verdict == Verdict::kPass)
+        slowest_ms = std::max(slowest_ms, run.duration_ms);
+    if (slowest_ms <= 0) continue;  // nothing measured: as it was
+    const auto scaled = std::chrono::milliseconds(static_cast<int64_t>(slowest_ms * kFactor));
+    scenarios[i].deadline =
+        std::clamp(scaled, std::min(kFloor, given[i].deadline), given[i].deadline);
+  }
+}
+
 }  // namespace
 
 int run_monitor(Coordinator& coordinator, const MonitorOptions& options,
@@ -59,6 +78,7 @@ int run_monitor(Coordinator& coordinator, const MonitorOptions& options,
     std::cerr << "faultline monitor: continuing after round " << round << " (" << options.report_dir
               << "/rounds)\n";
   RoundObserver observer;
+  std::vector<ScenarioSpec> scenarios = options.scenarios;
   const double interval_seconds = std::chrono::duration<double>(options.every).count();
   auto next = Clock::now();
   for (size_t done = 0; !stop && (options.rounds == 0 || done < options.rounds); ++done) {
@@ -78,7 +98,8 @@ int run_monitor(Coordinator& coordinator, const MonitorOptions& options,
     coordinator.forget_lost_agents();
     std::vector<ScenarioRun> runs;
     if (coordinator.agents().size() >= 2)
-      runs = coordinator.run(options.scenarios, {options.seed, false, options.suite}, observer);
+      runs = coordinator.run(scenarios, {options.seed, false, options.suite}, observer);
+    adapt_deadlines(scenarios, options.scenarios, runs);
     ++round;
     const RoundInput input = round_input(coordinator.agents(), runs);
     const Localization found = localize(input.agents, input.pairs, options.localization);

@@ -1,6 +1,7 @@
 #include "round_section.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace faultline::harness::monitor {
@@ -12,8 +13,10 @@ using nlohmann::json;
 std::optional<double> seconds_at(const json& side, const char* quantile) {
   const json::json_pointer at(std::string("/details/probe/rtt_seconds/") + quantile);
   if (!side.is_object() || !side.contains(at) || !side.at(at).is_number()) return std::nullopt;
+  // A peer's number: a round trip of an hour or more (1e308) is no measurement, and would make
+  // the round's median infinite.
   const double value = side.at(at).get<double>();
-  return value >= 0 ? std::optional(value) : std::nullopt;
+  return std::isfinite(value) && value >= 0 && value < 3600 ? std::optional(value) : std::nullopt;
 }
 
 // Adds what one side's device showed to `agent`: error completions and counters that grew.

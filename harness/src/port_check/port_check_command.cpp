@@ -78,6 +78,13 @@ Result<harness::port_check::PortCheckOptions> chosen_targets(
       options.profile_dir.empty() ? harness::default_devices_dir() : options.profile_dir;
   auto targets = harness::select_device_profiles(options.profiles, dir);
   if (!targets.ok()) return std::move(targets).take_error();
+  if (targets->empty()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "--profile '" + options.profiles + "' names no profile: nothing would be checked"}
+        .with_hint(
+            "name one or more (hns_roce-hip09, mlx5, all); faultline devices --profiles "
+            "lists them");
+  }
   harness::port_check::PortCheckOptions check;
   check.targets = std::move(targets).value();
   if (options.enforce.empty()) return check;

@@ -33,36 +33,41 @@ Result<json> parse_fault_spec(const std::string& spec) {
   return fault;
 }
 
-namespace {
-
-constexpr std::streamsize kLargestPlan = 16 << 20;
-
-// A --plan file as JSON: a regular file of at most kLargestPlan bytes, nested no deeper than
-// kMaxJsonDepth, each key once (parse_json_strictly); errors name the file and the place.
-Result<json> read_plan_file(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error))
-    return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": not a file"};
-  std::ifstream file(path, std::ios::binary);
-  std::string text(static_cast<size_t>(kLargestPlan) + 1, '\0');
-  file.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (file.bad()) return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": cannot be read"};
-  text.resize(static_cast<size_t>(file.gcount()));
-  if (text.size() > static_cast<size_t>(kLargestPlan)) {
-    return Error{ErrorCode::kInvalidArgument,
-                 "--plan " + path + ": larger than " + std::to_string(kLargestPlan >> 20) + " MiB"};
-  }
+Result<json> plan_from_text(std::string_view text, const std::string& where) {
   if (json_nesting_depth(text) > kMaxJsonDepth) {
-    return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": nested deeper than " +
-                                                  std::to_string(kMaxJsonDepth) + " levels"};
+    return Error{ErrorCode::kInvalidArgument,
+                 where + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
   }
   JsonTextProblem problem;
   auto plan = parse_json_strictly(text, problem);
   if (!plan) {
     return Error{ErrorCode::kInvalidArgument,
-                 "--plan " + path + ": " + problem.pointer + ": expected " + problem.expected};
+                 where + ": " + problem.pointer + ": expected " + problem.expected};
   }
+  if (auto parsed =
+          transports::fault::parse_fault_set(*plan, transports::fault::kInterposer, where);
+      !parsed.ok())
+    return std::move(parsed).take_error();
   return std::move(*plan);
+}
+
+namespace {
+
+constexpr uintmax_t kLargestPlan = 16 << 20;
+
+// A --plan file: a regular file of at most kLargestPlan bytes, read by plan_from_text.
+Result<json> read_plan_file(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": not a file"};
+  if (std::filesystem::file_size(path, error) > kLargestPlan) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "--plan " + path + ": larger than " + std::to_string(kLargestPlan >> 20) + " MiB"};
+  }
+  std::ifstream file(path, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  if (file.bad()) return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": cannot be read"};
+  return plan_from_text(text, "--plan " + path);
 }
 
 }  // namespace
@@ -74,8 +79,6 @@ Result<json> plan_from_options(const std::vector<std::string>& plan_files,
   for (const auto& path : plan_files) {
     auto plan = read_plan_file(path);
     if (!plan.ok()) return plan;
-    if (auto parsed = parse_fault_set(*plan, kInterposer, "--plan " + path); !parsed.ok())
-      return std::move(parsed).take_error();
     for (const auto& fault : plan->at("faults")) merged["faults"].push_back(fault);
     // Its seed goes with it; two plans with two seeds cannot both hold.
     if (plan->contains("seed")) {

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -299,6 +300,40 @@ TEST_CASE("past 64 connections in their handshake, more are closed at once",
   INFO(coordinator.process->err().substr(0, 4000));
   REQUIRE(code.has_value());
   CHECK(*code == 0);
+}
+
+TEST_CASE("an agent that heartbeats but never runs its part is held to the step deadline",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  auto coordinator = start_coordinator(dir, "token", 2, "--step-timeout 2 pingpong");
+  RawClient silent(coordinator.port);
+  const auto challenge = silent.read_message(5s);
+  REQUIRE(challenge);
+  silent.send_message(auth_for(*challenge, "token"));
+  REQUIRE(silent.read_message(5s));  // the welcome; it answers nothing from here on
+  auto agent = start_agent(coordinator.port, "token");
+  std::atomic<bool> done{false};
+  std::thread heartbeats([&] {
+    for (uint64_t seq = 1; !done; ++seq) {
+      (void)silent.read_message(1ms);  // reads, so it is not lost for not reading
+      if (!silent.try_send_message({{"type", "heartbeat"}, {"seq", seq}, {"session", ""}})) return;
+      std::this_thread::sleep_for(200ms);
+    }
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const auto code = coordinator.process->wait(60s);
+  const auto took = std::chrono::steady_clock::now() - started;
+  done = true;
+  heartbeats.join();
+  INFO(coordinator.process->err());
+  REQUIRE(code.has_value());
+  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
+  REQUIRE(report.at("scenarios").size() == 1);
+  const auto& run = report.at("scenarios").at(0);
+  CHECK(run.at("verdict") == "timeout");
+  CHECK_THAT(run.at("observed").get<std::string>(),
+             Catch::Contains("more than 2000 ms in one step"));
+  CHECK(took < 20s);  // the run's own deadline is 60 s
 }
 
 TEST_CASE("an agent that stops reading is lost within one deadline, and the run goes on",

@@ -50,6 +50,13 @@ TEST_CASE("slurm: outside srun, or with a broken variable, the error names it", 
   alone["SLURM_NTASKS"] = "1";
   CHECK_THAT(slurm_task_from_environment(environment(alone)).error().message,
              Catch::Contains("at least 2 tasks"));
+  // 2^64 - 1 agents to wait for, or a count that wraps, is no count.
+  for (const char* huge : {"18446744073709551615", "99999999999999999999", "1000001", "-2"}) {
+    auto overflow = step(0);
+    overflow["SLURM_NTASKS"] = huge;
+    CHECK_THAT(slurm_task_from_environment(environment(overflow)).error().message,
+               Catch::Contains("is not a whole number from 0 to 1000000"));
+  }
 }
 
 TEST_CASE("slurm: rank 0 coordinates and every rank is an agent, one per device", "[unit]") {

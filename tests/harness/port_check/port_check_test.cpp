@@ -2,6 +2,7 @@
 // formula held against every profile, one target enforced, an inline request, and faultline
 // itself as the program.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "../harness_test_paths.hpp"
@@ -162,4 +163,17 @@ TEST_CASE("port-check runs faultline itself against every profile", "[integratio
   CHECK(found.size() >= 12);
   CHECK(found.count("hns_roce-hip08") == 1);
   CHECK_THAT(read_text_file(dir.path() + "/summary.md"), Catch::Contains("port-check.mlx5-cx7"));
+}
+
+TEST_CASE("port-check with a --profile that names nothing checks nothing and says so",
+          "[integration]") {
+  TempDir dir;
+  const std::string marker = dir.path() + "/ran";
+  for (const char* names : {"", ","}) {
+    const auto run = run_command(kFaultline + " port-check --profile '" + names +
+                                 "' --report-dir " + dir.path() + " -- touch " + marker);
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.err, Catch::Contains("names no profile: nothing would be checked"));
+    CHECK_FALSE(std::filesystem::exists(marker));
+  }
 }

@@ -35,12 +35,14 @@ std::string grouping_value(const std::string& text);
 /// [{"labels": {...}, "value": "3"}]}, histograms with "buckets", "count" and "sum"), each
 /// metric's labels with those of the grouping key. An empty object when the gateway holds
 /// nothing for the group. kIoError (naming the URL) when the gateway cannot be read within
-/// `timeout`, kProtocolViolation when what it answers is not its API.
+/// `timeout`, kProtocolViolation when what it answers is not its API or is larger than 16 MiB.
 Result<nlohmann::json> read_push_group(const PushGroup& group, std::chrono::milliseconds timeout);
 
-/// Replaces the group's metrics with everything in `registry` (HTTP PUT, prometheus-cpp's
-/// Gateway). kIoError naming the URL and the HTTP status when the gateway refuses or is not
-/// there.
-Status push_group(const PushGroup& group, const std::shared_ptr<prometheus::Registry>& registry);
+/// Replaces the group's metrics with everything in `registry` (HTTP PUT of the text format to
+/// /metrics/job/JOB/LABEL/VALUE...), all of it within `timeout`, a redirect not followed.
+/// kIoError naming the URL and the HTTP status (or curl's reason) when the gateway refuses, is
+/// not there or does not answer in time.
+Status push_group(const PushGroup& group, const std::shared_ptr<prometheus::Registry>& registry,
+                  std::chrono::milliseconds timeout);
 
 }  // namespace faultline::reports

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "faultline/core/status.hpp"
@@ -11,6 +12,10 @@ namespace faultline::harness::sut {
 /// A fault in compact form, keys of the fault language: "status=REM_ACCESS_ERR,nth=5,side=recv"
 /// (numbers and true/false as JSON's, the rest as strings). Not yet checked as a fault.
 Result<nlohmann::json> parse_fault_spec(const std::string& spec);
+
+/// A plan's text as the fault language reads it for the interposers: nested no deeper than 64
+/// levels, each key once, every fault checked; errors start with `where` and name the place.
+Result<nlohmann::json> plan_from_text(std::string_view text, const std::string& where);
 
 /// The plan a program runs under: the faults of every `--plan` file (a file of at most 16 MiB,
 /// parsed strictly: a key twice, nesting deeper than 64 levels refused) with its `seed`, then of
