@@ -20,7 +20,8 @@ namespace {
 using namespace std::chrono_literals;
 
 // An agent process of this binary. The token travels through a pipe it reads as its token file
-// (fd 3), never on a command line `ps` shows nor in an environment /proc shows.
+// (fd 3, as /proc/self/fd/3: a minimal system has /proc but no /dev/fd), never on a command line
+// `ps` shows nor in an environment /proc shows.
 pid_t start_agent(const std::string& executable, const std::string& address,
                   const std::string& token, const transports::Target& target) {
   int token_pipe[2];
@@ -39,8 +40,9 @@ pid_t start_agent(const std::string& executable, const std::string& address,
   } else {
     dup2(token_pipe[0], 3);  // a duplicate is kept across exec
   }
-  std::vector<std::string> args = {"faultline",   "agent",          "--coordinator", address,
-                                   "--transport", target.transport, "--token-file",  "/dev/fd/3"};
+  std::vector<std::string> args = {"faultline",    "agent",          "--coordinator",
+                                   address,        "--transport",    target.transport,
+                                   "--token-file", "/proc/self/fd/3"};
   if (!target.provider.empty()) args.insert(args.end(), {"--provider", target.provider});
   if (!target.device.empty()) args.insert(args.end(), {"--device", target.device});
   std::vector<char*> argv;

@@ -88,6 +88,17 @@ nlohmann::json handshake_as_coordinator(Channel& agent, const std::string& welco
   return auth.value();
 }
 
+// The next message of `type` from the agent (others it sends first are passed over).
+nlohmann::json await_from_agent(Channel& agent, const std::string& type) {
+  for (int i = 0; i < 20; ++i) {
+    auto message = agent.receive(10s);
+    REQUIRE(message.ok());
+    if (message->at("type") == type) return message.value();
+  }
+  FAIL("no " << type << " from the agent");
+  return {};
+}
+
 // A raw client authenticated as an agent: its session and the sequence number of its next
 // message, so a test can send what a real agent never would.
 struct RawAgent {
@@ -200,12 +211,7 @@ TEST_CASE("a scenario from the coordinator that breaks the schema runs none of i
                               {"target", nlohmann::json::object()},
                               {"deadline_ms", 10000}})
               .ok());
-  nlohmann::json result;
-  for (int i = 0; i < 20 && result.is_null(); ++i) {
-    auto message = channel->receive(10s);
-    REQUIRE(message.ok());
-    if (message->at("type") == "scenario_result") result = message.value();
-  }
+  const nlohmann::json result = await_from_agent(*channel, "scenario_result");
   CAPTURE(result.dump(2));
   CHECK(result.at("verdict") == "error");
   CHECK_THAT(result.at("observed").get<std::string>(),
@@ -241,12 +247,7 @@ TEST_CASE("a token holder cannot make an agent run a command, only roles of its 
                                 {"body", {{"scenario", "hostile"}, {"command", command}}},
                                 {"values", nlohmann::json::object()}})
                 .ok());
-    nlohmann::json result;
-    for (int i = 0; i < 20 && result.is_null(); ++i) {
-      auto message = channel->receive(10s);
-      REQUIRE(message.ok());
-      if (message->at("type") == "program_result") result = message.value();
-    }
+    const nlohmann::json result = await_from_agent(*channel, "program_result");
     CAPTURE(result.dump(2));
     CHECK(result.at("summary").at("verdict") == "error");
     CHECK_THAT(result.at("summary").at("evidence").get<std::string>(),
@@ -450,7 +451,7 @@ TEST_CASE("agents that run starts read the token from a pipe, never from their e
       if (command_line.find("agent") == std::string::npos) continue;  // not exec'd yet
       agents.insert(std::atoi(entry.path().filename().c_str()));
       CAPTURE(command_line);
-      CHECK(command_line.find("/dev/fd/3") != std::string::npos);
+      CHECK(command_line.find("/proc/self/fd/3") != std::string::npos);
       CHECK(read_text_file(entry.path().string() + "/environ").find("FAULTLINE_TOKEN") ==
             std::string::npos);
     }

@@ -1,9 +1,11 @@
 // SUT scenarios across agents: `faultline coordinator --suite sut` places each role on an
 // agent (server on one, client on the other), hands the server's port and address to the
-// client, and the report says which agent ran which program.
+// client, and the report says which agent ran which program; an agent runs programs only when
+// given SUT scenarios of its own.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
@@ -12,14 +14,21 @@ using faultline::testing::BackgroundProcess;
 using faultline::testing::read_text_file;
 using faultline::testing::TempDir;
 
-TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][ofi]") {
-  TempDir dir;
+namespace {
+
+struct SuiteRun {
+  int exit_code = -1;
+  nlohmann::json report;
+};
+
+// `coordinator --suite sut` over the shipped scenarios `files` (copied into DIR/sut), with two
+// agents given `agent_options`: its exit code and report once it ended.
+SuiteRun run_sut_suite(const TempDir& dir, const std::vector<std::string>& files,
+                       const std::string& agent_options) {
   namespace fs = std::filesystem;
   fs::create_directories(dir.path() + "/sut");
   const std::string shipped = std::string(FAULTLINE_SOURCE_DIR) + "/scenarios/sut/";
-  for (const char* file :
-       {"fi-pingpong-rdm-completion-error.json", "rc-pingpong-completion-error.json"})
-    fs::copy_file(shipped + file, dir.path() + "/sut/" + file);
+  for (const auto& file : files) fs::copy_file(shipped + file, dir.path() + "/sut/" + file);
   const std::string faultline = FAULTLINE_BINARY;
   BackgroundProcess coordinator("FAULTLINE_TOKEN=t exec " + faultline +
                                 " coordinator --listen 127.0.0.1:0 --agents 2 --suite sut "
@@ -29,15 +38,23 @@ TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][
   const std::string port = faultline::testing::wait_for_port_file(dir.path() + "/port");
   REQUIRE_FALSE(port.empty());
   const std::string agent = "FAULTLINE_TOKEN=t exec " + faultline +
-                            " agent --coordinator 127.0.0.1:" + port + " --sut-scenarios " +
-                            dir.path() + "/sut";
+                            " agent --coordinator 127.0.0.1:" + port + agent_options;
   BackgroundProcess first(agent);
   BackgroundProcess second(agent);
   const auto exit_code = coordinator.wait(std::chrono::seconds(90));
   INFO(coordinator.out() << coordinator.err() << first.err() << second.err());
   REQUIRE(exit_code.has_value());
-  CHECK(*exit_code == 0);
-  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
+  return {*exit_code, nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"))};
+}
+
+}  // namespace
+
+TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][ofi]") {
+  TempDir dir;
+  const auto [exit_code, report] = run_sut_suite(
+      dir, {"fi-pingpong-rdm-completion-error.json", "rc-pingpong-completion-error.json"},
+      " --sut-scenarios " + dir.path() + "/sut");
+  CHECK(exit_code == 0);
   REQUIRE(report.at("scenarios").size() == 2);
   for (const auto& scenario : report.at("scenarios")) {
     INFO(scenario.dump(2).substr(0, 3000));
@@ -64,26 +81,7 @@ TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][
 TEST_CASE("an agent started without --sut-scenarios runs no program: the scenario is skipped",
           "[integration][ofi]") {
   TempDir dir;
-  std::filesystem::create_directories(dir.path() + "/sut");
-  std::filesystem::copy_file(
-      std::string(FAULTLINE_SOURCE_DIR) + "/scenarios/sut/fi-pingpong-rdm-completion-error.json",
-      dir.path() + "/sut/s.json");
-  const std::string faultline = FAULTLINE_BINARY;
-  BackgroundProcess coordinator("FAULTLINE_TOKEN=t exec " + faultline +
-                                " coordinator --listen 127.0.0.1:0 --agents 2 --suite sut "
-                                "--scenario-dir " +
-                                dir.path() + " --port-file " + dir.path() + "/port --report-dir " +
-                                dir.path() + "/report");
-  const std::string port = faultline::testing::wait_for_port_file(dir.path() + "/port");
-  REQUIRE_FALSE(port.empty());
-  const std::string agent =
-      "FAULTLINE_TOKEN=t exec " + faultline + " agent --coordinator 127.0.0.1:" + port;
-  BackgroundProcess first(agent);
-  BackgroundProcess second(agent);
-  const auto exit_code = coordinator.wait(std::chrono::seconds(60));
-  INFO(coordinator.out() << coordinator.err() << first.err() << second.err());
-  REQUIRE(exit_code.has_value());
-  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
+  const auto report = run_sut_suite(dir, {"fi-pingpong-rdm-completion-error.json"}, "").report;
   REQUIRE(report.at("scenarios").size() == 1);
   const auto& scenario = report.at("scenarios").at(0);
   CHECK(scenario.at("verdict") == "skip");
