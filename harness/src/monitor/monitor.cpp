@@ -44,11 +44,11 @@ std::string round_line(const nlohmann::json& section) {
   return line.str();
 }
 
-// Each probe's deadline for the next round, from what this round measured: ten times its
-// slowest passing run, at least 2 s, at most as configured. A peer that heartbeats but never
-// answers a probe then holds each of its pairs seconds, not the configured 30 s each.
-void adapt_deadlines(std::vector<ScenarioSpec>& scenarios, const std::vector<ScenarioSpec>& given,
-                     const std::vector<ScenarioRun>& runs) {
+}  // namespace
+
+void adapt_probe_deadlines(std::vector<ScenarioSpec>& scenarios,
+                           const std::vector<ScenarioSpec>& given,
+                           const std::vector<ScenarioRun>& runs) {
   constexpr auto kFloor = std::chrono::milliseconds(2000);
   constexpr double kFactor = 10;
   for (size_t i = 0; i < scenarios.size(); ++i) {
@@ -62,8 +62,6 @@ void adapt_deadlines(std::vector<ScenarioSpec>& scenarios, const std::vector<Sce
         std::clamp(scaled, std::min(kFloor, given[i].deadline), given[i].deadline);
   }
 }
-
-}  // namespace
 
 int run_monitor(Coordinator& coordinator, const MonitorOptions& options,
                 reports::MonitorMetrics* metrics, const std::atomic<bool>& stop) {
@@ -99,7 +97,7 @@ int run_monitor(Coordinator& coordinator, const MonitorOptions& options,
     std::vector<ScenarioRun> runs;
     if (coordinator.agents().size() >= 2)
       runs = coordinator.run(scenarios, {options.seed, false, options.suite}, observer);
-    adapt_deadlines(scenarios, options.scenarios, runs);
+    adapt_probe_deadlines(scenarios, options.scenarios, runs);
     ++round;
     const RoundInput input = round_input(coordinator.agents(), runs);
     const Localization found = localize(input.agents, input.pairs, options.localization);

@@ -28,6 +28,14 @@ struct MonitorOptions {
   size_t rounds = 0;  ///< stop after this many rounds; 0: until `stop`
 };
 
+/// Each probe's deadline for the next round, from what the last one measured: ten times its
+/// slowest passing run, at least 2 s, at most as `given` (the configured). A peer that
+/// heartbeats but never answers a probe then holds each of its pairs seconds, not the
+/// configured 30 s each. A probe with no passing run keeps its deadline.
+void adapt_probe_deadlines(std::vector<ScenarioSpec>& scenarios,
+                           const std::vector<ScenarioSpec>& given,
+                           const std::vector<ScenarioRun>& runs);
+
 /// Runs rounds on `coordinator` (listening, open membership) every `options.every` until `stop`
 /// or `options.rounds`: each round runs the probes over the pairs of the coordinator's
 /// --pairs (rounds of disjoint pairs, so no NIC probes two peers at once), localizes the
