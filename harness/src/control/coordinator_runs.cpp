@@ -81,6 +81,8 @@ void Coordinator::handle(const Event& event, RunObserver& observer) {
   if (type == "heartbeat") return;
   ActiveRun* run = active_run(message.at("run_id"), event.agent_id);
   if (run == nullptr) return;  // a late message for a run that already ended
+  run->heard_from.insert(event.agent_id);
+  if (!run->first_heard) run->first_heard = Clock::now();
   if (type == "step") {
     const std::string step = printable(message.at("name").get<std::string>());
     run->last_step[event.agent_id] = step;
@@ -325,6 +327,23 @@ void Coordinator::lose_agents_whose_sends_failed(RunObserver& observer) {
     mark_lost(agent_id, reason, observer);
 }
 
+std::optional<std::pair<std::string, std::string>> Coordinator::stuck_side(
+    const ActiveRun& run, Clock::time_point now) const {
+  const std::string limit = std::to_string(options_.step_deadline.count()) + " ms";
+  for (const auto& id : run.result.agents) {
+    if (run.result.sides.contains(id)) continue;
+    const auto step = run.step_started.find(id);
+    if (step != run.step_started.end() && now - step->second > options_.step_deadline)
+      return std::pair{id, id + " spent more than " + limit + " in one step"};
+    // One that says nothing while a peer runs (it heartbeats but never runs its part) is held
+    // to the step deadline from the peer's first word: both started their part together.
+    if (!run.heard_from.contains(id) && run.first_heard &&
+        now - *run.first_heard > options_.step_deadline)
+      return std::pair{id, id + " said nothing of its part within " + limit + " of its peer"};
+  }
+  return std::nullopt;
+}
+
 void Coordinator::check_deadlines(RunObserver& observer) {
   lose_agents_whose_sends_failed(observer);
   const auto now = Clock::now();
@@ -340,16 +359,10 @@ void Coordinator::check_deadlines(RunObserver& observer) {
     if (run.finished) continue;
     if (run.grace_until && now > *run.grace_until) {
       finish(run, observer);
-    } else if (auto stuck = std::find_if(run.step_started.begin(), run.step_started.end(),
-                                         [&](const auto& entry) {
-                                           return !run.result.sides.contains(entry.first) &&
-                                                  now - entry.second > options_.step_deadline;
-                                         });
-               stuck != run.step_started.end()) {
-      finish_with(run, Verdict::kTimeout,
-                  stuck->first + " spent more than " +
-                      std::to_string(options_.step_deadline.count()) + " ms in one step",
-                  "the step: " + run.last_step[stuck->first],
+    } else if (const auto stuck = stuck_side(run, now)) {
+      const auto step = run.last_step.find(stuck->first);
+      finish_with(run, Verdict::kTimeout, stuck->second,
+                  "the step: " + (step != run.last_step.end() ? step->second : "(none)"),
                   "the step hung; a completion that never came, or a peer that never reached "
                   "the same barrier, is the usual cause",
                   observer);
@@ -426,12 +439,6 @@ Coordinator::ActiveRun Coordinator::new_run(const ScenarioSpec& scenario,
   run.result.expected = "every side passes";
   run.started = Clock::now();
   run.deadline = run.started + scenario.deadline;
-  // A side that never says a step (an agent that heartbeats but never runs its part) is held to
-  // the step deadline from the start, not only to the run's.
-  for (const auto& id : run.result.agents) {
-    run.step_started[id] = run.started;
-    run.last_step[id] = "(before its first step)";
-  }
   return run;
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -169,6 +170,8 @@ class Coordinator {
     std::map<std::string, std::set<std::string>> barriers;
     std::map<std::string, std::string> last_step;
     std::map<std::string, std::chrono::steady_clock::time_point> step_started;
+    std::set<std::string> heard_from;  ///< sides that sent a step, endpoint info or a barrier
+    std::optional<std::chrono::steady_clock::time_point> first_heard;  ///< from any side
     bool finished = false;
     bool involves(const std::string& agent_id) const {
       return std::find(result.agents.begin(), result.agents.end(), agent_id) != result.agents.end();
@@ -208,6 +211,10 @@ class Coordinator {
   void handle_events(std::chrono::milliseconds wait, RunObserver& observer);
   void lose_agents_whose_sends_failed(RunObserver& observer);
   void check_deadlines(RunObserver& observer);
+  /// The side of `run` past the step deadline (in its step, or saying none while a peer ran)
+  /// and why; nullopt when none is.
+  std::optional<std::pair<std::string, std::string>> stuck_side(
+      const ActiveRun& run, std::chrono::steady_clock::time_point now) const;
   void finish(ActiveRun& run, RunObserver& observer);
   void finish_with(ActiveRun& run, Verdict verdict, std::string observed, std::string evidence,
                    std::string hint, RunObserver& observer);
