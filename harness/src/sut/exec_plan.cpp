@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "faultline/core/json_depth.hpp"
+#include "faultline/core/printable_text.hpp"
 #include "faultline/harness/base/strict_json.hpp"
 #include "faultline/transports/fault/fault_spec.hpp"
 
@@ -23,8 +24,9 @@ Result<json> parse_fault_spec(const std::string& spec) {
                    "--fault " + spec + ": expected key=value pairs separated by commas, got \"" +
                        pair + "\""};
     }
-    const std::string key = pair.substr(0, equals);
-    const std::string value = pair.substr(equals + 1);
+    // The user's text: bytes that are not UTF-8 replaced, so the plan can be written as JSON.
+    const std::string key = valid_utf8(pair.substr(0, equals));
+    const std::string value = valid_utf8(pair.substr(equals + 1));
     // Numbers (nth=5, probability=0.5) and true/false (qp_error=true) are JSON's; the rest
     // (status=REM_ACCESS_ERR) a string.
     const json parsed = json::parse(value, nullptr, false);

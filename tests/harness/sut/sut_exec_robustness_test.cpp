@@ -146,6 +146,12 @@ TEST_CASE("sut exec: a plan of 10,000 faults reaches the program, and a malforme
     CHECK(refused.exit_code == 2);
     CHECK_THAT(refused.err, Catch::Contains(expected));
   }
+  // A compact --fault with bytes that are not UTF-8 is refused like any other (fuzzing found
+  // it crashing the error message).
+  const auto bytes = run_command(kBinary + " sut exec --fault \"$(printf 'status=\\377')\" " +
+                                 "--report-dir " + dir.path() + "/r -- true");
+  CHECK(bytes.exit_code == 2);
+  CHECK_THAT(bytes.err, Catch::Contains("an error status name"));
   const auto folder = run_command(kBinary + " sut exec --plan " + dir.path() + " --report-dir " +
                                   dir.path() + "/r -- true");
   CHECK(folder.exit_code == 2);

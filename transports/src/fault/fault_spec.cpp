@@ -11,6 +11,12 @@ namespace faultline::transports::fault {
 
 namespace {
 
+// A value as an error message shows it: JSON text, bytes that are not UTF-8 (a compact
+// `--fault` is the user's text) replaced rather than thrown on.
+std::string shown(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 using nlohmann::json;
 
 struct KeyRule {
@@ -151,7 +157,7 @@ Result<FaultKind> read_kind(const FaultReader& reader, unsigned appliers) {
   const auto info = std::find_if(kinds.begin(), kinds.end(),
                                  [&](const FaultKindInfo& row) { return kind == row.name; });
   if (info == kinds.end())
-    return reader.bad("kind", "one of " + join(names) + "; got " + kind.dump());
+    return reader.bad("kind", "one of " + join(names) + "; got " + shown(kind));
   if ((info->appliers & appliers) == 0)
     return reader.bad("kind", "a kind " + who(appliers) + " can be given; " +
                                   std::string(info->name) + " applies to " + who(info->appliers) +
@@ -237,7 +243,7 @@ Status read_filters(const FaultReader& reader, FaultSpec& spec) {
     if (!spec.opcode) {
       std::vector<std::string> names;
       for (Opcode op : kAllOpcodes) names.emplace_back(to_string(op));
-      return reader.bad("opcode", "one of " + join(names) + "; got " + opcode.dump());
+      return reader.bad("opcode", "one of " + join(names) + "; got " + shown(opcode));
     }
   }
   return Status{};
@@ -267,7 +273,7 @@ Status read_status(const FaultReader& reader, FaultSpec& spec) {
     for (const auto& row : kCompletionStatusTable)
       if (row.status != CompletionStatus::kSuccess) names.emplace_back(row.name);
     return reader.bad("status",
-                      "an error status name, one of " + join(names) + "; got " + status.dump());
+                      "an error status name, one of " + join(names) + "; got " + shown(status));
   }
   spec.status = *parsed;
   std::optional<uint64_t> vendor_err;
