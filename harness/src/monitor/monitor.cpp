@@ -9,6 +9,7 @@
 #include "faultline/reports/monitor_metrics.hpp"
 #include "round_section.hpp"
 #include "round_store.hpp"
+#include "suspect_confirmation.hpp"
 
 namespace faultline::harness::monitor {
 
@@ -35,6 +36,11 @@ std::string round_line(const nlohmann::json& section) {
        << " agents, " << section.at("pairs").size() << " pairs";
   for (const auto& [state, count] : states) line << ", " << count << " " << state;
   if (section.contains("note")) line << " (" << section.at("note").get<std::string>() << ")";
+  for (const auto& watched : section.at("watching")) {
+    line << "; watching " << watched.at("kind").get<std::string>() << " "
+         << watched.at("name").get<std::string>() << " (" << watched.at("rounds").get<size_t>()
+         << " of " << section.at("confirm_rounds").get<size_t>() << " rounds)";
+  }
   if (section.at("suspects").empty()) line << "; no suspect";
   for (const auto& suspect : section.at("suspects")) {
     line << "\n  suspect " << suspect.at("kind").get<std::string>() << " "
@@ -77,6 +83,7 @@ int run_monitor(Coordinator& coordinator, const MonitorOptions& options,
               << "/rounds)\n";
   RoundObserver observer;
   std::vector<ScenarioSpec> scenarios = options.scenarios;
+  SuspectConfirmation confirmation(options.localization.confirm_rounds);
   const double interval_seconds = std::chrono::duration<double>(options.every).count();
   auto next = Clock::now();
   for (size_t done = 0; !stop && (options.rounds == 0 || done < options.rounds); ++done) {
@@ -100,7 +107,8 @@ int run_monitor(Coordinator& coordinator, const MonitorOptions& options,
     adapt_probe_deadlines(scenarios, options.scenarios, runs);
     ++round;
     const RoundInput input = round_input(coordinator.agents(), runs);
-    const Localization found = localize(input.agents, input.pairs, options.localization);
+    Localization found = localize(input.agents, input.pairs, options.localization);
+    confirmation.confirm(found);
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     nlohmann::json section = round_section(round, started_at, seconds, input, found,
                                            options.localization, interval_seconds);

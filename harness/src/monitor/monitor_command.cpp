@@ -138,6 +138,10 @@ void add_monitor_command(CLI::App& app, CommandAction& run) {
                 "A pair is slow above this many times the fabric's median round trip")
       ->capture_default_str()
       ->check(CLI::Range(1.1, 1000.0));
+  m->add_option("--confirm", command->monitor.localization.confirm_rounds,
+                "Name a suspect once it held this many rounds in a row (before: watching)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{100}));
   m->add_flag("--pair-metrics", command->pair_metrics,
               "Also export each pair's round trip (up to 64 agents)");
   m->add_option("--port-file", command->port_file, "Write the port listened on to this file");

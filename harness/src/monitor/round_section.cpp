@@ -122,23 +122,29 @@ json round_section(uint64_t round, const std::string& started_at, double seconds
     }
     agents.push_back(std::move(entry));
   }
-  json suspects = json::array();
-  for (const auto& suspect : found.suspects) {
-    suspects.push_back({{"kind", suspect.kind},
-                        {"name", suspect.name},
-                        {"reason", suspect.reason},
-                        {"evidence", suspect.evidence},
-                        {"agents", suspect.agents}});
-  }
+  const auto listed = [](const std::vector<Suspect>& all) {
+    json list = json::array();
+    for (const auto& suspect : all) {
+      list.push_back({{"kind", suspect.kind},
+                      {"name", suspect.name},
+                      {"reason", suspect.reason},
+                      {"evidence", suspect.evidence},
+                      {"agents", suspect.agents},
+                      {"rounds", suspect.rounds}});
+    }
+    return list;
+  };
   json section = {{"round", round},
                   {"started_at", started_at},
                   {"duration_seconds", seconds},
                   {"interval_seconds", interval_seconds},
                   {"slow_factor", settings.slow_factor},
+                  {"confirm_rounds", settings.confirm_rounds},
                   {"median_rtt_seconds", found.median_rtt},
                   {"agents", agents},
                   {"pairs", pairs},
-                  {"suspects", suspects}};
+                  {"suspects", listed(found.suspects)},
+                  {"watching", listed(found.watching)}};
   if (input.agents.size() < 2) section["note"] = "fewer than 2 agents connected: nothing probed";
   return section;
 }

@@ -19,7 +19,7 @@ struct OutputLine {
 };
 
 struct OutputLimits {
-  size_t longest_line = 16 * 1024;
+  size_t longest_line = size_t{16} * 1024;
   size_t head_lines = 500;
   size_t tail_lines = 500;
 };

@@ -45,6 +45,7 @@ struct Suspect {
   std::string reason;  ///< "failed" or "slow"
   std::string evidence;
   std::vector<std::string> agents;  ///< the agents it covers
+  size_t rounds = 1;                ///< consecutive rounds it has held, this one included
 };
 
 /// Thresholds, relative to the fabric's own numbers.
@@ -56,6 +57,8 @@ struct LocalizationSettings {
   double most = 0.5;
   /// ... while the pairs among the other agents are at most this share bad.
   double peers_fine = 0.25;
+  /// Rounds in a row a suspect must hold before it is named (--confirm); before, it is watched.
+  size_t confirm_rounds = 2;
 };
 
 struct Localization {
@@ -65,6 +68,9 @@ struct Localization {
   double median_rtt = 0;
   std::vector<PairState> states;  ///< one per pair, in the order given
   std::vector<Suspect> suspects;
+  /// Suspects not yet held for the rounds `--confirm` asks (SuspectConfirmation): said, not
+  /// named.
+  std::vector<Suspect> watching;
 };
 
 /// Turns a round's pair matrix into suspects, the way Pingmesh and R-Pingmesh reason: an
