@@ -3,7 +3,8 @@
 # write: a report folder of theirs holding .faultline.lock and SCEN/ROLE/sut-exec.log as links
 # to a root-owned file. Every command refuses the folder, naming its owner, and the file keeps
 # its content. Then an agent's program folder: made with mkdtemp, mode 0700, its name unknown
-# in advance.
+# in advance. Last, that user holds the token and runs a coordinator whose SUT scenario runs a
+# command of theirs: root agents run none of it.
 # Usage: foreign_folders_test.sh BUILD_DIR SOURCE_DIR  (needs root and setpriv; else exits 77)
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -69,3 +70,27 @@ for folder in $folders; do
   [[ ! $folder =~ faultline-agent-[0-9]+$ ]] || fail "$folder is named by a pid"
 done
 echo "ok: the agent's program folder is private ($folders)"
+
+# A token holder of the other user runs a coordinator whose SUT scenario's command is theirs:
+# a root agent runs only roles of its own scenarios, so the command never runs.
+hostile=$work/hostile
+mkdir -p "$hostile/sut" && chown -R 65534:65534 "$hostile"
+cat >"$hostile/sut/s.json" <<JSON
+{"name": "sut.s", "expect": "pass", "roles": [{"name": "r", "command": ["sh", "-c", "id > $work/owned"]}]}
+JSON
+chown 65534:65534 "$hostile/sut/s.json"
+rm -f "$port_file"
+as_other env FAULTLINE_TOKEN=t "$B" coordinator --listen 127.0.0.1:0 --agents 2 --suite sut \
+  --scenario-dir "$hostile" --port-file "$hostile/port" --report-dir "$hostile/report" \
+  >"$work/hostile.log" 2>&1 &
+coordinator=$!
+for _ in $(seq 100); do [[ -s $hostile/port ]] && break; sleep 0.1; done
+for _ in 1 2; do
+  TMPDIR=$work/tmp FAULTLINE_TOKEN=t "$B" agent --coordinator "127.0.0.1:$(cat "$hostile/port")" \
+    --sut-scenarios "$work/sut" >>"$work/hostile.log" 2>&1 &
+done
+wait $coordinator || true
+[[ ! -e $work/owned ]] || fail "a root agent ran the other user's command: $(cat "$work/owned")"
+grep -q "differs from the coordinator's" "$hostile/report/report.json" ||
+  fail "the role did not fail naming the differing copy: $(cat "$work/hostile.log")"
+echo "ok: a root agent did not run the command of another user's coordinator"
