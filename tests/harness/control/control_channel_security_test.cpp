@@ -99,6 +99,18 @@ nlohmann::json await_from_agent(Channel& agent, const std::string& type) {
   return {};
 }
 
+// A raw client of the coordinator at `port` that authenticated with `token` and read its
+// welcome; what it sends or reads from here on is the test's.
+std::unique_ptr<RawClient> joined_raw_client(uint16_t port, const std::string& token,
+                                             int receive_buffer = 0) {
+  auto client = std::make_unique<RawClient>(port, receive_buffer);
+  const auto challenge = client->read_message(5s);
+  REQUIRE(challenge);
+  client->send_message(auth_for(*challenge, token));
+  REQUIRE(client->read_message(5s));  // the welcome
+  return client;
+}
+
 // A raw client authenticated as an agent: its session and the sequence number of its next
 // message, so a test can send what a real agent never would.
 struct RawAgent {
@@ -307,11 +319,8 @@ TEST_CASE("an agent that heartbeats but never runs its part is held to the step 
           "[integration][ofi][control]") {
   TempDir dir;
   auto coordinator = start_coordinator(dir, "token", 2, "--step-timeout 2 pingpong");
-  RawClient silent(coordinator.port);
-  const auto challenge = silent.read_message(5s);
-  REQUIRE(challenge);
-  silent.send_message(auth_for(*challenge, "token"));
-  REQUIRE(silent.read_message(5s));  // the welcome; it answers nothing from here on
+  auto joined = joined_raw_client(coordinator.port, "token");  // it answers nothing from here on
+  RawClient& silent = *joined;
   auto agent = start_agent(coordinator.port, "token");
   std::atomic<bool> done{false};
   std::thread heartbeats([&] {
@@ -358,11 +367,8 @@ TEST_CASE("an agent that stops reading is lost within one deadline, and the run 
     scenarios += " " + file;
   }
   auto coordinator = start_coordinator(dir, "token", 2, scenarios);
-  RawClient slow(coordinator.port, 4096);
-  const auto challenge = slow.read_message(5s);
-  REQUIRE(challenge);
-  slow.send_message(auth_for(*challenge, "token"));
-  REQUIRE(slow.read_message(5s));  // the welcome; from here on it reads nothing
+  auto joined = joined_raw_client(coordinator.port, "token", 4096);  // it reads nothing from here
+  RawClient& slow = *joined;
   auto agent = start_agent(coordinator.port, "token");
   // Heartbeats keep it from being lost for silence: only its not reading can lose it.
   std::atomic<bool> done{false};
@@ -424,11 +430,8 @@ TEST_CASE("a frame nested 400000 levels deep loses its agent, not the coordinato
           "[integration][ofi][control]") {
   TempDir dir;
   auto coordinator = start_coordinator(dir, "token", 2, "pingpong");
-  RawClient deep(coordinator.port);
-  const auto challenge = deep.read_message(5s);
-  REQUIRE(challenge);
-  deep.send_message(auth_for(*challenge, "token"));
-  REQUIRE(deep.read_message(5s));
+  auto joined = joined_raw_client(coordinator.port, "token");
+  RawClient& deep = *joined;
   deep.send_frame(R"({"type":"heartbeat","seq":1,"session":"","x":)" + std::string(400000, '[') +
                   std::string(400000, ']') + "}");
   CHECK(deep.closed_by_peer());
