@@ -88,6 +88,18 @@ struct MonitorCommand {
   }
 };
 
+// How the monitor judges a round: when a pair is slow, when a suspect is named.
+void add_localization_options(CLI::App* m, harness::monitor::LocalizationSettings& settings) {
+  m->add_option("--slow-factor", settings.slow_factor,
+                "A pair is slow above this many times the fabric's median round trip")
+      ->capture_default_str()
+      ->check(CLI::Range(1.1, 1000.0));
+  m->add_option("--confirm", settings.confirm_rounds,
+                "Name a suspect once it held this many rounds in a row (before: watching)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{100}));
+}
+
 }  // namespace
 
 void add_monitor_command(CLI::App& app, CommandAction& run) {
@@ -134,14 +146,7 @@ void add_monitor_command(CLI::App& app, CommandAction& run) {
       ->check(CLI::Range(size_t{1}, size_t{1000000}));
   m->add_option("--rounds", command->monitor.rounds, "Stop after this many rounds (0: never)")
       ->capture_default_str();
-  m->add_option("--slow-factor", command->monitor.localization.slow_factor,
-                "A pair is slow above this many times the fabric's median round trip")
-      ->capture_default_str()
-      ->check(CLI::Range(1.1, 1000.0));
-  m->add_option("--confirm", command->monitor.localization.confirm_rounds,
-                "Name a suspect once it held this many rounds in a row (before: watching)")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{100}));
+  add_localization_options(m, command->monitor.localization);
   m->add_flag("--pair-metrics", command->pair_metrics,
               "Also export each pair's round trip (up to 64 agents)");
   m->add_option("--port-file", command->port_file, "Write the port listened on to this file");
