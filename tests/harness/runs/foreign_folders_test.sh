@@ -79,7 +79,6 @@ cat >"$hostile/sut/s.json" <<JSON
 {"name": "sut.s", "expect": "pass", "roles": [{"name": "r", "command": ["sh", "-c", "id > $work/owned"]}]}
 JSON
 chown 65534:65534 "$hostile/sut/s.json"
-rm -f "$port_file"
 as_other env FAULTLINE_TOKEN=t "$B" coordinator --listen 127.0.0.1:0 --agents 2 --suite sut \
   --scenario-dir "$hostile" --port-file "$hostile/port" --report-dir "$hostile/report" \
   >"$work/hostile.log" 2>&1 &
