@@ -98,6 +98,11 @@ struct MonitorMetrics::Impl {
                         .Name("faultline_monitor_agent_pairs")
                         .Help("An agent's pairs in the last round, by state")
                         .Register(registry)),
+        host_wait(prometheus::BuildGauge()
+                      .Name("faultline_monitor_agent_host_wait_seconds")
+                      .Help("While an agent's host is busy: its median wait for a CPU per probe "
+                            "round trip in the last round (its pairs too host-busy to judge)")
+                      .Register(registry)),
         failed_pairs(prometheus::BuildCounter()
                          .Name("faultline_monitor_agent_failed_pairs_total")
                          .Help("Probes of an agent's pairs that failed")
@@ -117,7 +122,8 @@ struct MonitorMetrics::Impl {
                      .Register(registry)),
         pair_ok(prometheus::BuildGauge()
                     .Name("faultline_monitor_pair_ok")
-                    .Help("1 when the pair's probe passed in time, else 0 (--pair-metrics)")
+                    .Help("1 when the pair's probe passed and was not slow (or its hosts were "
+                          "too busy to judge it), else 0 (--pair-metrics)")
                     .Register(registry)) {}
 
   prometheus::Counter& rounds;
@@ -129,13 +135,14 @@ struct MonitorMetrics::Impl {
   prometheus::Family<prometheus::Gauge>& healthy;
   prometheus::Family<prometheus::Gauge>& agent_rtt;
   prometheus::Family<prometheus::Gauge>& agent_pairs;
+  prometheus::Family<prometheus::Gauge>& host_wait;
   prometheus::Family<prometheus::Counter>& failed_pairs;
   prometheus::Family<prometheus::Gauge>& suspect;
   prometheus::Family<prometheus::Gauge>& suspect_group;
   prometheus::Family<prometheus::Gauge>& pair_rtt;
   prometheus::Family<prometheus::Gauge>& pair_ok;
   // The series made, so those of agents, suspects and pairs gone can be removed.
-  std::map<prometheus::Labels, prometheus::Gauge*> healthy_series, rtt_series, pairs_series,
+  std::map<prometheus::Labels, prometheus::Gauge*> healthy_series, rtt_series, pairs_series, host_wait_series,
       suspect_series, group_series, pair_rtt_series, pair_ok_series;
   std::map<prometheus::Labels, prometheus::Counter*> failed_series;
   bool pair_metrics = false;
@@ -157,7 +164,8 @@ void MonitorMetrics::count_round(const json& section) {
   const json agents = section.value("agents", json::array());
   m.connected.Set(static_cast<double>(agents.size()));
 
-  std::set<prometheus::Labels> healthy, rtt, pairs, failed, suspects, groups, pair_rtt, pair_ok;
+  std::set<prometheus::Labels> healthy, rtt, pairs, host_wait, failed, suspects, groups, pair_rtt,
+      pair_ok;
   for (const auto& agent : agents) {
     const std::string name = text(agent, "name");
     series_of(m.healthy, m.healthy_series, healthy,
@@ -172,10 +180,15 @@ void MonitorMetrics::count_round(const json& section) {
     const double all = number(agent, "pairs");
     const double failed_count = number(agent, "failed");
     const double slow = number(agent, "slow");
-    for (const auto& [state, count] : {std::pair{"ok", all - failed_count - slow},
-                                       std::pair{"slow", slow}, std::pair{"failed", failed_count}})
+    const double host_busy = number(agent, "host_busy");
+    for (const auto& [state, count] :
+         {std::pair{"ok", all - failed_count - slow - host_busy}, std::pair{"slow", slow},
+          std::pair{"failed", failed_count}, std::pair{"host busy", host_busy}})
       series_of(m.agent_pairs, m.pairs_series, pairs, {{"agent", name}, {"state", state}})
           .Set(count);
+    if (agent.contains("host_wait_seconds"))
+      series_of(m.host_wait, m.host_wait_series, host_wait, {{"agent", name}})
+          .Set(number(agent, "host_wait_seconds"));
     series_of(m.failed_pairs, m.failed_series, failed, {{"agent", name}}).Increment(failed_count);
   }
   for (const auto& suspect : section.value("suspects", json::array())) {
@@ -198,12 +211,13 @@ void MonitorMetrics::count_round(const json& section) {
         series_of(m.pair_rtt, m.pair_rtt_series, pair_rtt, labels)
             .Set(number(pair, "rtt_p50_seconds"));
       series_of(m.pair_ok, m.pair_ok_series, pair_ok, labels)
-          .Set(text(pair, "state") == "ok" ? 1 : 0);
+          .Set(text(pair, "state") == "ok" || text(pair, "state") == "host busy" ? 1 : 0);
     }
   }
   keep_only(m.healthy, m.healthy_series, healthy);
   keep_only(m.agent_rtt, m.rtt_series, rtt);
   keep_only(m.agent_pairs, m.pairs_series, pairs);
+  keep_only(m.host_wait, m.host_wait_series, host_wait);
   keep_only(m.failed_pairs, m.failed_series, failed);
   keep_only(m.suspect, m.suspect_series, suspects);
   keep_only(m.suspect_group, m.group_series, groups);

@@ -58,25 +58,31 @@ struct Judged {
   size_t rest = 0;      // pairs between two agents that are not candidates
   size_t rest_bad = 0;  // of which bad
 
-  bool bad(size_t i) const { return result.states[i] != PairState::kOk; }
+  bool bad(size_t i) const {
+    return result.states[i] == PairState::kFailed || result.states[i] == PairState::kSlow;
+  }
+  // A pair whose hosts kept it too busy to judge counts neither way.
+  bool judged(size_t i) const { return result.states[i] != PairState::kHostBusy; }
 };
 
-// The fabric's median (over agents, of each agent's median round trip: two slow NICs of six
-// make most pairs slow, but not most agents' medians), then each pair's state.
+// The fabric's median (over agents, of each agent's fastest judged pair: two slow NICs of six
+// make most pairs slow, but not most agents' fastest; and an agent whose host was busy may have
+// one judged pair only), then each pair's state.
 void classify(Judged& round, const LocalizationSettings& settings) {
-  std::vector<double> agent_medians;
+  std::vector<double> agent_fastest;
   for (const auto& agent : round.agents) {
-    std::vector<double> rtts;
+    std::optional<double> fastest;
     for (const auto& pair : round.pairs)
       if (touches(pair, agent.name) && pair.verdict == "pass" && pair.judged_rtt())
-        rtts.push_back(*pair.judged_rtt());
-    if (!rtts.empty()) agent_medians.push_back(median_of(rtts));
+        fastest = std::min(fastest.value_or(*pair.judged_rtt()), *pair.judged_rtt());
+    if (fastest) agent_fastest.push_back(*fastest);
   }
-  const double median = median_of(agent_medians);
+  const double median = median_of(agent_fastest);
   round.result.median_rtt = median;
   for (const auto& pair : round.pairs) {
     const auto rtt = pair.judged_rtt();
     round.result.states.push_back(pair.verdict != "pass" ? PairState::kFailed
+                                  : pair.host && !rtt    ? PairState::kHostBusy
                                   : rtt && median > 0 && *rtt > settings.slow_factor * median
                                       ? PairState::kSlow
                                       : PairState::kOk);
@@ -84,21 +90,37 @@ void classify(Judged& round, const LocalizationSettings& settings) {
 }
 
 // Agents bad against most of their peers (two at least: one pair cannot tell its ends apart),
-// and how the pairs among the others fare.
+// and how the pairs among the others fare. The worst agents are taken first, and a pair with
+// an agent already taken is no evidence against its other end: with busy hosts leaving few
+// pairs judged, one faulty peer is not half of a healthy agent's evidence.
 void find_candidates(Judged& round, const LocalizationSettings& settings) {
-  for (const auto& agent : round.agents) {
-    size_t tested = 0;
-    size_t bad = 0;
+  const auto tally = [&](const std::string& agent) {
+    std::pair<size_t, size_t> tested_bad{0, 0};
     for (size_t i = 0; i < round.pairs.size(); ++i) {
-      if (!touches(round.pairs[i], agent.name)) continue;
-      ++tested;
-      bad += round.bad(i) ? 1 : 0;
+      const PairResult& pair = round.pairs[i];
+      if (!touches(pair, agent) || !round.judged(i) ||
+          round.candidates.contains(pair.a == agent ? pair.b : pair.a))
+        continue;
+      ++tested_bad.first;
+      tested_bad.second += round.bad(i) ? 1 : 0;
     }
+    return tested_bad;
+  };
+  std::vector<std::pair<double, std::string>> worst_first;
+  for (const auto& agent : round.agents) {
+    const auto [tested, bad] = tally(agent.name);
+    if (tested > 0)
+      worst_first.emplace_back(-static_cast<double>(bad) / static_cast<double>(tested), agent.name);
+  }
+  std::sort(worst_first.begin(), worst_first.end());
+  for (const auto& [share_bad, agent] : worst_first) {
+    const auto [tested, bad] = tally(agent);
     if (tested >= 2 && static_cast<double>(bad) >= settings.most * static_cast<double>(tested))
-      round.candidates.insert(agent.name);
+      round.candidates.insert(agent);
   }
   for (size_t i = 0; i < round.pairs.size(); ++i) {
-    if (round.candidates.contains(round.pairs[i].a) || round.candidates.contains(round.pairs[i].b))
+    if (round.candidates.contains(round.pairs[i].a) ||
+        round.candidates.contains(round.pairs[i].b) || !round.judged(i))
       continue;
     ++round.rest;
     round.rest_bad += round.bad(i) ? 1 : 0;
@@ -107,9 +129,13 @@ void find_candidates(Judged& round, const LocalizationSettings& settings) {
 
 Suspect fabric_suspect(const Judged& round) {
   size_t all_bad = 0;
-  for (size_t i = 0; i < round.pairs.size(); ++i) all_bad += round.bad(i) ? 1 : 0;
+  size_t judged = 0;
+  for (size_t i = 0; i < round.pairs.size(); ++i) {
+    all_bad += round.bad(i) ? 1 : 0;
+    judged += round.judged(i) ? 1 : 0;
+  }
   return {"fabric", "fabric", "failed",
-          share(all_bad, round.pairs.size()) + " pairs bad, " +
+          share(all_bad, judged) + " pairs bad, " +
               share(round.candidates.size(), round.agents.size()) +
               " agents bad against most of their peers, " + share(round.rest_bad, round.rest) +
               " pairs bad among the others: more than one NIC's fault (a switch, the network, "
@@ -125,7 +151,7 @@ Suspect agent_suspect(const Judged& round, const MonitoredAgent& agent) {
   std::vector<double> slow_rtts;
   for (size_t i = 0; i < round.pairs.size(); ++i) {
     const PairResult& pair = round.pairs[i];
-    if (!touches(pair, agent.name)) continue;
+    if (!touches(pair, agent.name) || !round.judged(i)) continue;
     ++tested;
     if (!round.bad(i)) continue;
     const PairState state = round.result.states[i];
@@ -199,6 +225,28 @@ void add_link_suspects(const Judged& round, std::vector<Suspect>& suspects) {
   }
 }
 
+// The agents whose waits for a CPU made pairs unjudgeable: a side that delayed a quarter of
+// the round trips or more, else both sides.
+void find_busy_hosts(const Judged& round, std::vector<BusyHost>& busy) {
+  std::map<std::string, std::vector<double>> waits;  // agent -> its wait in each busy pair
+  for (size_t i = 0; i < round.pairs.size(); ++i) {
+    const PairResult& pair = round.pairs[i];
+    if (round.judged(i) || !pair.host) continue;
+    const auto& host = *pair.host;
+    const bool a_busy = 4 * host.a_disturbed >= host.round_trips;
+    const bool b_busy = 4 * host.b_disturbed >= host.round_trips;
+    if (a_busy || !b_busy) waits[pair.a].push_back(host.a_wait);
+    if (b_busy || !a_busy) waits[pair.b].push_back(host.b_wait);
+  }
+  for (const auto& agent : round.agents) {
+    const auto found = waits.find(agent.name);
+    if (found == waits.end()) continue;
+    size_t of = 0;
+    for (const auto& pair : round.pairs) of += touches(pair, agent.name) ? 1 : 0;
+    busy.push_back({agent.name, agent.host, found->second.size(), of, median_of(found->second)});
+  }
+}
+
 }  // namespace
 
 const char* to_string(PairState state) {
@@ -206,6 +254,7 @@ const char* to_string(PairState state) {
     case PairState::kOk: return "ok";
     case PairState::kSlow: return "slow";
     case PairState::kFailed: return "failed";
+    case PairState::kHostBusy: return "host busy";
   }
   return "ok";
 }
@@ -215,6 +264,7 @@ Localization localize(const std::vector<MonitoredAgent>& agents,
   Localization result;
   Judged round{agents, pairs, result, {}, 0, 0};
   classify(round, settings);
+  find_busy_hosts(round, result.busy);
   find_candidates(round, settings);
   // The others must be fine with each other, or nothing can be pinned on a few.
   if (!round.candidates.empty() && (2 * round.candidates.size() > agents.size() ||

@@ -2,11 +2,13 @@
 
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/runs/report_document.hpp"
 #include "faultline/reports/directory_lock.hpp"
 #include "faultline/reports/monitor_metrics.hpp"
+#include "faultline/reports/report_view.hpp"
 #include "round_section.hpp"
 #include "round_store.hpp"
 #include "suspect_confirmation.hpp"
@@ -27,7 +29,8 @@ class RoundObserver final : public RunObserver {
   }
 };
 
-// "round 12: 15 pairs, 15 ok; no suspect" / "...; suspect agent node3 (failed): ...".
+// "round 12: 15 pairs, 15 ok; no suspect" / "...; host busy (...): n2 0.93 ms, 2 of 5 pairs;
+// suspect agent node3 (failed): ...".
 std::string round_line(const nlohmann::json& section) {
   std::map<std::string, int> states;
   for (const auto& pair : section.at("pairs")) ++states[pair.at("state").get<std::string>()];
@@ -36,6 +39,13 @@ std::string round_line(const nlohmann::json& section) {
        << " agents, " << section.at("pairs").size() << " pairs";
   for (const auto& [state, count] : states) line << ", " << count << " " << state;
   if (section.contains("note")) line << " (" << section.at("note").get<std::string>() << ")";
+  // "; host busy (waiting for a CPU, per round trip): n2 0.93 ms, 2 of 5 pairs; n4 ..."
+  const char* between = "; host busy (waiting for a CPU, per round trip): ";
+  for (const auto& busy : section.at("host_busy")) {
+    line << std::exchange(between, "; ") << busy.at("agent").get<std::string>() << " "
+         << reports::duration_words(busy.at("wait_seconds").get<double>()) << ", "
+         << busy.at("pairs").get<size_t>() << " of " << busy.at("of").get<size_t>() << " pairs";
+  }
   for (const auto& watched : section.at("watching")) {
     line << "; watching " << watched.at("kind").get<std::string>() << " "
          << watched.at("name").get<std::string>() << " (" << watched.at("rounds").get<size_t>()

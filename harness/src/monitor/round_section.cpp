@@ -10,13 +10,47 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<double> seconds_at(const json& side, const char* quantile) {
-  const json::json_pointer at(std::string("/details/probe/rtt_seconds/") + quantile);
+std::optional<double> seconds_at(const json& side, const std::string& path) {
+  const json::json_pointer at("/details/probe/" + path);
   if (!side.is_object() || !side.contains(at) || !side.at(at).is_number()) return std::nullopt;
   // A peer's number: a round trip of an hour or more (1e308) is no measurement, and would make
   // the round's median infinite.
   const double value = side.at(at).get<double>();
   return std::isfinite(value) && value >= 0 && value < 3600 ? std::optional(value) : std::nullopt;
+}
+
+std::optional<size_t> count_at(const json& side, const std::string& path, size_t most) {
+  const json::json_pointer at("/details/probe/" + path);
+  if (!side.contains(at) || !side.at(at).is_number_unsigned()) return std::nullopt;
+  const auto value = side.at(at).get<uint64_t>();
+  return value <= most ? std::optional<size_t>(value) : std::nullopt;
+}
+
+// The probe's split of its round trips (probe_timing.hpp), when it made one and every number
+// in it is one.
+std::optional<PairResult::HostSplit> host_split(const json& initiator) {
+  if (!initiator.is_object() || !initiator.contains(json::json_pointer("/details/probe/host_wait_seconds")))
+    return std::nullopt;
+  PairResult::HostSplit split;
+  const auto round_trips = count_at(initiator, "round_trips", 1'000'000);
+  if (!round_trips) return std::nullopt;
+  split.round_trips = *round_trips;
+  const auto clean = count_at(initiator, "fabric_rtt_seconds/round_trips", split.round_trips);
+  const auto a_wait = seconds_at(initiator, "host_wait_seconds/initiator/p50");
+  const auto b_wait = seconds_at(initiator, "host_wait_seconds/responder/p50");
+  const auto a_disturbed =
+      count_at(initiator, "host_wait_seconds/initiator/disturbed_round_trips", split.round_trips);
+  const auto b_disturbed =
+      count_at(initiator, "host_wait_seconds/responder/disturbed_round_trips", split.round_trips);
+  if (!clean || !a_wait || !b_wait || !a_disturbed || !b_disturbed) return std::nullopt;
+  split.clean = *clean;
+  split.a_wait = *a_wait;
+  split.b_wait = *b_wait;
+  split.a_disturbed = *a_disturbed;
+  split.b_disturbed = *b_disturbed;
+  split.fabric_p10 = seconds_at(initiator, "fabric_rtt_seconds/p10");
+  split.fabric_p50 = seconds_at(initiator, "fabric_rtt_seconds/p50");
+  return split;
 }
 
 // Adds what one side's device showed to `agent`: error completions and counters that grew.
@@ -62,9 +96,10 @@ RoundInput round_input(const std::vector<AgentRecord>& agents,
     pair.verdict = std::string(to_string(run.verdict));
     pair.observed = run.observed;
     const json initiator = run.sides.value(run.initiator, json());
-    pair.rtt_p50 = seconds_at(initiator, "p50");
-    pair.rtt_p99 = seconds_at(initiator, "p99");
-    pair.rtt_p10 = seconds_at(initiator, "p10");
+    pair.rtt_p50 = seconds_at(initiator, "rtt_seconds/p50");
+    pair.rtt_p99 = seconds_at(initiator, "rtt_seconds/p99");
+    pair.rtt_p10 = seconds_at(initiator, "rtt_seconds/p10");
+    pair.host = host_split(initiator);
     for (const auto& id : run.agents)
       add_device_evidence(input.agents[index.at(id)], run.sides.value(id, json()));
     input.pairs.push_back(std::move(pair));
@@ -85,16 +120,34 @@ json round_section(uint64_t round, const std::string& started_at, double seconds
     if (pair.rtt_p50) entry["rtt_p50_seconds"] = *pair.rtt_p50;
     if (pair.rtt_p99) entry["rtt_p99_seconds"] = *pair.rtt_p99;
     if (pair.rtt_p10) entry["rtt_p10_seconds"] = *pair.rtt_p10;
+    if (pair.host) {
+      entry["clean_round_trips"] = pair.host->clean;
+      entry["round_trips"] = pair.host->round_trips;
+      entry["host_wait_seconds"] = {{"a", pair.host->a_wait}, {"b", pair.host->b_wait}};
+      if (pair.host->fabric_p10) entry["fabric_rtt_p10_seconds"] = *pair.host->fabric_p10;
+      if (pair.host->fabric_p50) entry["fabric_rtt_p50_seconds"] = *pair.host->fabric_p50;
+    }
     pairs.push_back(std::move(entry));
   }
   std::map<std::string, bool> suspected;
   for (const auto& suspect : found.suspects)
     if (suspect.kind == "agent") suspected[suspect.name] = true;
+  std::map<std::string, const BusyHost*> busy;
+  json busy_list = json::array();
+  for (const auto& host : found.busy) {
+    busy[host.agent] = &host;
+    busy_list.push_back({{"agent", host.agent},
+                         {"host", host.host},
+                         {"pairs", host.pairs},
+                         {"of", host.of},
+                         {"wait_seconds", host.wait}});
+  }
   json agents = json::array();
   for (const auto& agent : input.agents) {
     size_t tested = 0;
     size_t failed = 0;
     size_t slow = 0;
+    size_t host_busy = 0;
     std::vector<double> p50s;
     double p99 = 0;
     for (size_t i = 0; i < input.pairs.size(); ++i) {
@@ -103,6 +156,7 @@ json round_section(uint64_t round, const std::string& started_at, double seconds
       ++tested;
       failed += found.states[i] == PairState::kFailed ? 1 : 0;
       slow += found.states[i] == PairState::kSlow ? 1 : 0;
+      host_busy += found.states[i] == PairState::kHostBusy ? 1 : 0;
       if (pair.rtt_p50) p50s.push_back(*pair.rtt_p50);
       if (pair.rtt_p99) p99 = std::max(p99, *pair.rtt_p99);
     }
@@ -113,6 +167,7 @@ json round_section(uint64_t round, const std::string& started_at, double seconds
                   {"pairs", tested},
                   {"failed", failed},
                   {"slow", slow},
+                  {"host_busy", host_busy},
                   {"suspect", suspected.contains(agent.name)},
                   {"completion_errors", agent.completion_errors},
                   {"counters_grown", agent.counters_grown}};
@@ -120,6 +175,7 @@ json round_section(uint64_t round, const std::string& started_at, double seconds
       entry["rtt_p50_seconds"] = median(p50s);
       entry["rtt_p99_seconds"] = p99;
     }
+    if (busy.contains(agent.name)) entry["host_wait_seconds"] = busy.at(agent.name)->wait;
     agents.push_back(std::move(entry));
   }
   const auto listed = [](const std::vector<Suspect>& all) {
@@ -144,7 +200,8 @@ json round_section(uint64_t round, const std::string& started_at, double seconds
                   {"agents", agents},
                   {"pairs", pairs},
                   {"suspects", listed(found.suspects)},
-                  {"watching", listed(found.watching)}};
+                  {"watching", listed(found.watching)},
+                  {"host_busy", busy_list}};
   if (input.agents.size() < 2) section["note"] = "fewer than 2 agents connected: nothing probed";
   return section;
 }

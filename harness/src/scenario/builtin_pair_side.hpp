@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "builtin_steps.hpp"
 #include "faultline/harness/base/first_contact.hpp"
 #include "faultline/harness/scenario/builtin_scenarios.hpp"
 #include "faultline/transports/registered_buffer.hpp"
@@ -49,12 +50,15 @@ class PairSide {
   Outcome finish();
   /// The endpoint closed (before the buffers and the device).
   void close() { endpoint_.reset(); }
+  /// From now on every completion wait tells `watcher` (outliving this side) of its empty polls.
+  void watch_polls(PollWatcher* watcher) { watcher_ = watcher; }
 
  private:
   Status repost();
 
   ScenarioContext& context_;
   std::chrono::milliseconds timeout_;
+  PollWatcher* watcher_ = nullptr;
   transports::RegisteredBuffer send_buffer_;
   transports::RegisteredBuffer recv_buffer_;
   transports::RegisteredBuffer region_;

@@ -19,12 +19,23 @@ ScenarioOutcome failure(std::string expected, std::string observed, std::string 
 /// `length` bytes of host memory registered on `device` for every access.
 Result<transports::RegisteredBuffer> make_buffer(transports::Device& device, size_t length);
 
+/// Told of a completion wait's empty polls: what the host did to the waiting thread between
+/// two polls that both found nothing delayed nothing (the monitor's probe leaves it out).
+class PollWatcher {
+ public:
+  virtual ~PollWatcher() = default;
+  virtual void polled_empty() = 0;
+  virtual void wait_ended() = 0;
+};
+
 /// The next completion, which must be a success of `op` (of `byte_len` bytes for a receive);
 /// anything else is the scenario's failure, described (with both addresses, while nothing got
-/// through yet).
+/// through yet). With a `watcher`, polls itself (spinning a millisecond, then easing off as the
+/// transports do) and tells it of each empty poll.
 std::optional<ScenarioOutcome> expect_completion(transports::Endpoint& endpoint,
                                                  FirstContact& first, transports::Opcode op,
                                                  uint32_t byte_len,
-                                                 std::chrono::milliseconds timeout);
+                                                 std::chrono::milliseconds timeout,
+                                                 PollWatcher* watcher = nullptr);
 
 }  // namespace faultline::harness

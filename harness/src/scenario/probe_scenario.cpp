@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <vector>
 
 #include "builtin_pair_side.hpp"
 #include "builtin_steps.hpp"
 #include "faultline/harness/scenario/scenario_runner.hpp"
+#include "probe_timing.hpp"
+#include "run_queue_clock.hpp"
 #include "side_evidence.hpp"
 
 namespace faultline::harness {
@@ -33,13 +34,6 @@ Result<fault::FaultPlan> agent_fault_plan(const ScenarioContext& context) {
   return fault_plan_for({{"faults", faults}}, context.role, seed);
 }
 
-double quantile(std::vector<double> sorted, double q) {
-  if (sorted.empty()) return 0;
-  std::sort(sorted.begin(), sorted.end());
-  const auto at = static_cast<size_t>(std::lround(q * static_cast<double>(sorted.size() - 1)));
-  return sorted[std::min(at, sorted.size() - 1)];
-}
-
 class Probe {
  public:
   using Outcome = std::optional<ScenarioOutcome>;
@@ -60,7 +54,7 @@ class Probe {
     if (device_) {
       nlohmann::json details = device_->evidence();
       details["role"] = context_.role;
-      if (initiator_ && !rtts_.empty()) details["probe"] = measured();
+      if (initiator_ && !times_.rtts.empty()) details["probe"] = measured();
       outcome.details = std::move(details);
     }
     return outcome;
@@ -79,9 +73,16 @@ class Probe {
     if (auto bad = side_.connect(device_->device(), config, kMessage, burst_)) return bad;
     context_.link.step((initiator_ ? "time " : "answer ") + std::to_string(round_trips_) +
                        " round trips");
+    side_.watch_polls(&waits_);
+    auto waited = waits_.so_far();
     for (size_t i = 0; i < round_trips_; ++i) {
       if (auto bad = initiator_ ? ping(i) : pong(i)) return bad;
+      const auto now = waits_.so_far();
+      times_.own_waits.push_back(std::chrono::duration<double>(now - waited).count());
+      waited = now;
     }
+    side_.watch_polls(nullptr);
+    if (auto bad = exchange_waits()) return bad;
     if (auto bad =
             initiator_ ? burst() : side_.answer_write_check(burst_, kBurstSeed, "RDMA write burst"))
       return bad;
@@ -92,7 +93,17 @@ class Probe {
     const auto started = Clock::now();
     if (auto bad = side_.send(kMessage, static_cast<unsigned>(2 * i + 1), i)) return bad;
     if (auto bad = side_.receive(kMessage, static_cast<unsigned>(2 * i + 2), "pong")) return bad;
-    rtts_.push_back(std::chrono::duration<double>(Clock::now() - started).count());
+    times_.rtts.push_back(std::chrono::duration<double>(Clock::now() - started).count());
+    return std::nullopt;
+  }
+
+  // Each side's run-queue waits, one per round trip, to the initiator: a round trip in which
+  // a side waited for a CPU measured the host, not the fabric.
+  Outcome exchange_waits() {
+    context_.link.step("exchange the host's waits");
+    auto peer = context_.link.exchange(waits_message(times_.own_waits, waits_.available()));
+    if (!peer.ok()) return harness_error(peer.error());
+    if (waits_.available()) times_.peer_waits = peer_waits(*peer, round_trips_);
     return std::nullopt;
   }
 
@@ -111,15 +122,10 @@ class Probe {
   }
 
   nlohmann::json measured() const {
-    return {{"round_trips", rtts_.size()},
-            {"rtt_seconds",
-             {{"p10", quantile(rtts_, 0.1)},
-              {"p50", quantile(rtts_, 0.5)},
-              {"p99", quantile(rtts_, 0.99)},
-              {"min", *std::min_element(rtts_.begin(), rtts_.end())},
-              {"max", *std::max_element(rtts_.begin(), rtts_.end())}}},
-            {"burst_bytes", burst_seconds_ > 0 ? burst_ : 0},
-            {"burst_seconds", burst_seconds_}};
+    nlohmann::json measured = round_trip_measurements(times_);
+    measured["burst_bytes"] = burst_seconds_ > 0 ? burst_ : 0;
+    measured["burst_seconds"] = burst_seconds_;
+    return measured;
   }
 
   ScenarioContext& context_;
@@ -127,8 +133,9 @@ class Probe {
   const size_t round_trips_;
   const size_t burst_;
   std::optional<MeteredSide> device_;
-  PairSide side_;  // after the device: its endpoint and buffers go first
-  std::vector<double> rtts_;
+  DelayingWaits waits_;  // opened on the thread that probes; watched by side_
+  PairSide side_;        // after the device: its endpoint and buffers go first
+  RoundTripTimes times_;
   double burst_seconds_ = 0;
 };
 

@@ -27,15 +27,36 @@ struct PairResult {
   std::string observed;           ///< what went wrong, when it did
   std::optional<double> rtt_p50;  ///< seconds, from the probe's round trips
   std::optional<double> rtt_p99;
-  /// The fastest tenth of its round trips: what slowness is judged on, so a host busy for a
-  /// moment (its cores shared) is not a slow NIC, while one slow on every round trip is.
+  /// The fastest tenth of its round trips.
   std::optional<double> rtt_p10;
 
-  /// rtt_p10, or rtt_p50 where the probe gave no p10.
-  std::optional<double> judged_rtt() const { return rtt_p10 ? rtt_p10 : rtt_p50; }
+  /// The probe's split of its round trips into the hosts' part and the fabric's: each side's
+  /// wait for a CPU, and the round trips neither side's wait delayed (the fabric's).
+  struct HostSplit {
+    size_t round_trips = 0;
+    size_t clean = 0;                 ///< round trips no host delayed
+    std::optional<double> fabric_p10;  ///< of the clean round trips, when enough to judge
+    std::optional<double> fabric_p50;
+    double a_wait = 0;  ///< the initiator's median wait for a CPU per round trip, seconds
+    double b_wait = 0;  ///< the responder's
+    size_t a_disturbed = 0;  ///< round trips the initiator's wait delayed
+    size_t b_disturbed = 0;
+  };
+  /// Absent from a probe that could not tell (a kernel without scheduler statistics).
+  std::optional<HostSplit> host;
+
+  /// What slowness is judged on: the fastest tenth of the fabric's round trips, so a busy host
+  /// is not a slow NIC while a NIC slow on every round trip is; without a host split, the
+  /// fastest tenth of all (rtt_p10, else rtt_p50). None: too few clean round trips to judge.
+  std::optional<double> judged_rtt() const {
+    if (host) return host->fabric_p10;
+    return rtt_p10 ? rtt_p10 : rtt_p50;
+  }
 };
 
-enum class PairState { kOk, kSlow, kFailed };
+/// kHostBusy: the pair passed but its hosts' waits for a CPU delayed too many of its round
+/// trips to judge the fabric.
+enum class PairState { kOk, kSlow, kFailed, kHostBusy };
 const char* to_string(PairState state);
 
 /// What the monitor names as the likely fault of a round.
@@ -61,19 +82,31 @@ struct LocalizationSettings {
   size_t confirm_rounds = 2;
 };
 
+/// An agent whose host kept it waiting for a CPU: the pairs it made too busy to judge.
+struct BusyHost {
+  std::string agent;
+  std::string host;
+  size_t pairs = 0;  ///< its pairs in state kHostBusy through its own waits
+  size_t of = 0;     ///< all its pairs
+  double wait = 0;   ///< its median wait for a CPU per round trip over those pairs, seconds
+};
+
 struct Localization {
-  /// The fabric's median round trip: over agents, of each agent's median judged pair round
-  /// trip (so a few slow NICs, whose pairs may be most of the pairs, do not move it); 0
-  /// without one.
+  /// The fabric's median round trip: over agents, of each agent's fastest judged pair round
+  /// trip (so a few slow NICs, whose pairs may be most of the pairs, do not move it, nor does
+  /// a busy host that left an agent one judged pair); 0 without one.
   double median_rtt = 0;
   std::vector<PairState> states;  ///< one per pair, in the order given
   std::vector<Suspect> suspects;
+  /// Said, never a suspect: a busy host is not a slow NIC.
+  std::vector<BusyHost> busy;
   /// Suspects not yet held for the rounds `--confirm` asks (SuspectConfirmation): said, not
   /// named.
   std::vector<Suspect> watching;
 };
 
-/// Turns a round's pair matrix into suspects, the way Pingmesh and R-Pingmesh reason: an
+/// Turns a round's pair matrix into suspects, the way Pingmesh and R-Pingmesh reason (pairs
+/// too host-busy to judge count neither way, and name their busy agents in `busy`): an
 /// agent whose pairs fail or are slow against most of its peers (two at least) while the other
 /// agents are fine with each other is the suspect; two or more suspects that are at least half
 /// of the agents sharing a label (rail, switch, host) point at that label; a bad pair between
