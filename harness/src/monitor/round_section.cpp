@@ -21,9 +21,11 @@ std::optional<double> seconds_at(const json& side, const std::string& path) {
 
 std::optional<size_t> count_at(const json& side, const std::string& path, size_t most) {
   const json::json_pointer at("/details/probe/" + path);
-  if (!side.contains(at) || !side.at(at).is_number_unsigned()) return std::nullopt;
-  const auto value = side.at(at).get<uint64_t>();
-  return value <= most ? std::optional<size_t>(value) : std::nullopt;
+  if (!side.contains(at) || !side.at(at).is_number_integer()) return std::nullopt;
+  const auto value = side.at(at).get<int64_t>();
+  return value >= 0 && static_cast<uint64_t>(value) <= most
+             ? std::optional<size_t>(static_cast<size_t>(value))
+             : std::nullopt;
 }
 
 // The probe's split of its round trips (probe_timing.hpp), when it made one and every number

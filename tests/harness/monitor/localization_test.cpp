@@ -136,3 +136,79 @@ TEST_CASE("slowness is judged on a pair's fastest tenth: a busy moment is no slo
     if (touches(pair, "n2")) pair.rtt_p10 = 2e-3;  // slow on every round trip
   CHECK(named(localize(six, pairs, {})) == std::vector<std::string>{"agent n2"});
 }
+
+namespace {
+
+// A pair whose hosts kept both its sides waiting for a CPU on every round trip: no fabric
+// round trip left to judge.
+void busy_hosts(PairResult& pair) {
+  pair.rtt_p10 = 2e-3;
+  pair.host = PairResult::HostSplit{50, 0, std::nullopt, std::nullopt, 930e-6, 930e-6, 48, 49};
+}
+
+void clean(PairResult& pair, double fabric) {
+  pair.rtt_p10 = fabric;
+  pair.host = PairResult::HostSplit{50, 49, fabric, fabric, 0, 0, 1, 1};
+}
+
+}  // namespace
+
+TEST_CASE("pairs whose hosts kept them waiting for a CPU are host busy, never slow", "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs) {
+    clean(pair, 17e-6);
+    if (touches(pair, "n2") || (pair.a == "n5" && pair.b == "n6")) busy_hosts(pair);
+  }
+  const auto found = localize(six, pairs, {});
+  CHECK(found.suspects.empty());
+  CHECK(found.median_rtt == Approx(17e-6));
+  CHECK(std::count(found.states.begin(), found.states.end(), PairState::kHostBusy) == 6);
+  CHECK(std::count(found.states.begin(), found.states.end(), PairState::kSlow) == 0);
+  REQUIRE(found.busy.size() == 6);  // both sides waited: each end of each busy pair
+  const auto n2 = std::find_if(found.busy.begin(), found.busy.end(),
+                               [](const BusyHost& busy) { return busy.agent == "n2"; });
+  REQUIRE(n2 != found.busy.end());
+  CHECK(n2->pairs == 5);
+  CHECK(n2->of == 5);
+  CHECK(n2->wait == Approx(930e-6));
+  // Without the split the same round trips would have named n2 and a link slow.
+  for (auto& pair : pairs) pair.host.reset();
+  CHECK(named(localize(six, pairs, {})) ==
+        std::vector<std::string>{"agent n2", "link n5<->n6"});
+}
+
+TEST_CASE("a slow NIC is named on its fabric round trips while busy hosts leave few judged",
+          "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs) {
+    clean(pair, 17e-6);
+    if (touches(pair, "n4")) clean(pair, 4.1e-3);
+    // n6 keeps two judged pairs: its slow one with n4 and a fine one with n1.
+    if (touches(pair, "n6") && !touches(pair, "n4") && !touches(pair, "n1")) busy_hosts(pair);
+    if ((pair.a == "n2" && pair.b == "n3") || (pair.a == "n4" && pair.b == "n5"))
+      busy_hosts(pair);
+  }
+  const auto found = localize(six, pairs, {});
+  CHECK(named(found) == std::vector<std::string>{"agent n4"});
+  CHECK(found.median_rtt == Approx(17e-6));
+  CHECK_THAT(found.suspects.at(0).evidence, Catch::Contains("4 of 4 of its pairs slow"));
+}
+
+TEST_CASE("a busy host names the side that waited, not its peer", "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  for (auto& pair : pairs) {
+    clean(pair, 17e-6);
+    if (pair.a == "n1" && pair.b == "n2") {
+      busy_hosts(pair);
+      pair.host->b_wait = 0;
+      pair.host->b_disturbed = 2;
+    }
+  }
+  const auto found = localize(six, pairs, {});
+  REQUIRE(found.busy.size() == 1);
+  CHECK(found.busy[0].agent == "n1");
+  CHECK(found.busy[0].pairs == 1);
+}

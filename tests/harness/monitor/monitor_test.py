@@ -11,6 +11,10 @@ transport by its --fault-file (the fault decorator), a real Prometheus scraping 
             receive 4 ms late: rail1 is named; then the monitor is killed and started again on
             the same address and folder: the agents rejoin under the same names and the round
             numbers go on.
+  loaded    six agents on a host loaded by `stress-ng --cpu 4` (twice as many busy threads
+            as cores): five rounds name no suspect (pairs whose hosts kept them waiting for a
+            CPU are "host busy", never slow); then n4 answers every receive 4 ms late: it is
+            named within two rounds, and nothing else is.
   soak      four agents for $FAULTLINE_SOAK_SECONDS (default 180) seconds, one agent killed
             and started again every 20 s: no round lost (every number, one every interval or
             late, never skipped), the monitor's memory and threads flat.
@@ -201,7 +205,9 @@ def localize():
     for number in (clean, clean + 1):
         section = monitor.rounds()[number]
         assert section["suspects"] == [], section
-        assert len(section["pairs"]) == 15 and all(p["state"] == "ok" for p in section["pairs"])
+        assert len(section["pairs"]) == 15, section["pairs"]
+        # A pair whose hosts kept it waiting for a CPU is not judged: never slow, never failed.
+        assert all(p["state"] in ("ok", "host busy") for p in section["pairs"]), section["pairs"]
     named = None
     for number in (injected + 1, injected + 2):
         section = monitor.wait_round(number)
@@ -279,6 +285,38 @@ def rail():
           f"after round {last}, round {number} has the same six names")
 
 
+def loaded():
+    load = subprocess.Popen(["stress-ng", "--cpu", "4", "--timeout", "400", "--quiet"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT)
+    children.append(load)
+    monitor = Monitor("6s", os.path.join(work, "report"))
+    for name in [f"n{i}" for i in range(1, 7)]:
+        agent(name, monitor.port)
+    first, _ = wait_full_round(monitor, 6)
+    states = {}
+    for number in range(first, first + 5):
+        section = monitor.wait_round(number)
+        assert section["suspects"] == [], (number, section["suspects"])
+        assert len(section["agents"]) == 6, (number, section["agents"])
+        for pair in section["pairs"]:
+            states[pair["state"]] = states.get(pair["state"], 0) + 1
+    assert states.get("ok", 0) > 0, f"no pair judged in five loaded rounds: {states}"
+    assert set(states) <= {"ok", "host busy"}, states
+    late = [{"kind": "delay_completion", "opcode": "RECV", "every": 1, "delay_ms": 4}]
+    injected = at_round_boundary(monitor, lambda: fault("n4", late), after=first + 4)
+    for number in (injected + 1, injected + 2):
+        section = monitor.wait_round(number)
+        assert suspects(section) in ([], ["agent n4"]), (number, section["suspects"])
+        if suspects(section) == ["agent n4"]:
+            break
+    else:
+        raise AssertionError("n4 was not named within two loaded rounds")
+    assert section["suspects"][0]["reason"] == "slow", section["suspects"]
+    assert load.poll() is None, "stress-ng ended early"
+    print(f"ok: five loaded rounds, pairs {states}, no suspect; n4 named in round {number} "
+          f"(fault from round {injected + 1})")
+
+
 def soak():
     seconds = int(os.environ.get("FAULTLINE_SOAK_SECONDS", "180"))
     monitor = Monitor("3s", os.path.join(work, "report"), extra=["--keep-rounds", "100000"])
@@ -324,7 +362,7 @@ def soak():
 
 
 try:
-    {"localize": localize, "rail": rail, "soak": soak}[mode]()
+    {"localize": localize, "rail": rail, "loaded": loaded, "soak": soak}[mode]()
 except AssertionError:
     for name in ("monitor", "n4", "s1"):
         if os.path.exists(os.path.join(work, name + ".log")):
@@ -333,6 +371,10 @@ except AssertionError:
 finally:
     for child in children:
         if child.poll() is None:
+            child.terminate()  # stress-ng stops its workers on TERM, not on KILL
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
             child.kill()
-        child.wait()
+            child.wait()
     shutil.rmtree(work, ignore_errors=True)

@@ -1,5 +1,5 @@
-// A monitor round from its runs: what a peer reports as its round trips is taken only when it
-// is a measurement, so the round's report always holds a median.
+// A monitor round from its runs: what a peer reports as its round trips and its hosts' waits
+// is taken only when it is a measurement, so the round's report always holds a median.
 #include "monitor/round_section.hpp"
 
 #include <catch2/catch.hpp>
@@ -39,4 +39,47 @@ TEST_CASE("a round trip of 1e308 seconds is no measurement: the round keeps a fi
   const auto found = monitor::localize(input.agents, input.pairs, settings);
   const json section = monitor::round_section(1, "t", 1.0, input, found, settings, 2.0);
   CHECK(section.at("median_rtt_seconds").is_number());
+}
+
+TEST_CASE("a probe's host split is taken whole or not at all", "[unit]") {
+  std::vector<AgentRecord> agents(2);
+  for (size_t i = 0; i < agents.size(); ++i) {
+    agents[i].id = "agent-" + std::to_string(i + 1);
+    agents[i].name = "n" + std::to_string(i + 1);
+    agents[i].hello = json::object();
+  }
+  const json side = {{"p50", 930e-6}, {"max", 2e-3}, {"disturbed_round_trips", 48}};
+  json probe = {{"round_trips", 50},
+                {"rtt_seconds", {{"p10", 2e-3}, {"p50", 2e-3}, {"p99", 3e-3}}},
+                {"host_wait_seconds", {{"initiator", side}, {"responder", side}}},
+                {"fabric_rtt_seconds", {{"round_trips", 2}}}};
+  const auto input_with = [&](const json& measured) {
+    ScenarioRun run;
+    run.agents = {agents[0].id, agents[1].id};
+    run.initiator = agents[0].id;
+    run.responder = agents[1].id;
+    run.sides[agents[0].id] = json{{"details", {{"probe", measured}}}};
+    return monitor::round_input(agents, {run});
+  };
+  auto input = input_with(probe);
+  REQUIRE(input.pairs.at(0).host);
+  CHECK(input.pairs[0].host->a_disturbed == 48);
+  CHECK(input.pairs[0].host->b_wait == 930e-6);
+  CHECK_FALSE(input.pairs[0].judged_rtt());
+  const monitor::LocalizationSettings settings;
+  const auto found = monitor::localize(input.agents, input.pairs, settings);
+  const json section = monitor::round_section(1, "t", 1.0, input, found, settings, 2.0);
+  CHECK(section.at("pairs").at(0).at("state") == "host busy");
+  CHECK(section.at("host_busy").size() == 2);
+  CHECK(section.at("agents").at(0).at("host_busy") == 1);
+  // More disturbed round trips than round trips, a negative wait, an hour's wait: no split.
+  for (const auto& [pointer, value] : std::vector<std::pair<std::string, json>>{
+           {"/host_wait_seconds/initiator/disturbed_round_trips", 51},
+           {"/host_wait_seconds/responder/p50", -1.0},
+           {"/host_wait_seconds/responder/p50", 1e308},
+           {"/fabric_rtt_seconds/round_trips", "2"}}) {
+    json bad = probe;
+    bad[json::json_pointer(pointer)] = value;
+    CHECK_FALSE(input_with(bad).pairs.at(0).host);
+  }
 }
