@@ -142,8 +142,8 @@ struct MonitorMetrics::Impl {
   prometheus::Family<prometheus::Gauge>& pair_rtt;
   prometheus::Family<prometheus::Gauge>& pair_ok;
   // The series made, so those of agents, suspects and pairs gone can be removed.
-  std::map<prometheus::Labels, prometheus::Gauge*> healthy_series, rtt_series, pairs_series, host_wait_series,
-      suspect_series, group_series, pair_rtt_series, pair_ok_series;
+  std::map<prometheus::Labels, prometheus::Gauge*> healthy_series, rtt_series, pairs_series,
+      host_wait_series, suspect_series, group_series, pair_rtt_series, pair_ok_series;
   std::map<prometheus::Labels, prometheus::Counter*> failed_series;
   bool pair_metrics = false;
 };

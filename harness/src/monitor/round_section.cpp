@@ -31,7 +31,8 @@ std::optional<size_t> count_at(const json& side, const std::string& path, size_t
 // The probe's split of its round trips (probe_timing.hpp), when it made one and every number
 // in it is one.
 std::optional<PairResult::HostSplit> host_split(const json& initiator) {
-  if (!initiator.is_object() || !initiator.contains(json::json_pointer("/details/probe/host_wait_seconds")))
+  if (!initiator.is_object() ||
+      !initiator.contains(json::json_pointer("/details/probe/host_wait_seconds")))
     return std::nullopt;
   PairResult::HostSplit split;
   const auto round_trips = count_at(initiator, "round_trips", 1'000'000);
@@ -77,6 +78,91 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
+json pair_entries(const RoundInput& input, const Localization& found) {
+  json pairs = json::array();
+  for (size_t i = 0; i < input.pairs.size(); ++i) {
+    const PairResult& pair = input.pairs[i];
+    json entry = {{"a", pair.a},
+                  {"b", pair.b},
+                  {"verdict", pair.verdict},
+                  {"state", to_string(found.states[i])}};
+    if (pair.rtt_p50) entry["rtt_p50_seconds"] = *pair.rtt_p50;
+    if (pair.rtt_p99) entry["rtt_p99_seconds"] = *pair.rtt_p99;
+    if (pair.rtt_p10) entry["rtt_p10_seconds"] = *pair.rtt_p10;
+    if (pair.host) {
+      entry["clean_round_trips"] = pair.host->clean;
+      entry["round_trips"] = pair.host->round_trips;
+      entry["host_wait_seconds"] = {{"a", pair.host->a_wait}, {"b", pair.host->b_wait}};
+      if (pair.host->fabric_p10) entry["fabric_rtt_p10_seconds"] = *pair.host->fabric_p10;
+      if (pair.host->fabric_p50) entry["fabric_rtt_p50_seconds"] = *pair.host->fabric_p50;
+    }
+    pairs.push_back(std::move(entry));
+  }
+  return pairs;
+}
+
+// An agent's health: its pairs by state, its round trips, whether it is named or its host busy.
+json agent_entry(const MonitoredAgent& agent, const RoundInput& input, const Localization& found) {
+  std::map<PairState, size_t> states;
+  size_t tested = 0;
+  std::vector<double> p50s;
+  double p99 = 0;
+  for (size_t i = 0; i < input.pairs.size(); ++i) {
+    const PairResult& pair = input.pairs[i];
+    if (pair.a != agent.name && pair.b != agent.name) continue;
+    ++tested;
+    ++states[found.states[i]];
+    if (pair.rtt_p50) p50s.push_back(*pair.rtt_p50);
+    if (pair.rtt_p99) p99 = std::max(p99, *pair.rtt_p99);
+  }
+  const bool suspect = std::any_of(found.suspects.begin(), found.suspects.end(), [&](auto& one) {
+    return one.kind == "agent" && one.name == agent.name;
+  });
+  json entry = {{"name", agent.name},
+                {"rail", agent.rail},
+                {"switch", agent.switch_label},
+                {"host", agent.host},
+                {"pairs", tested},
+                {"failed", states[PairState::kFailed]},
+                {"slow", states[PairState::kSlow]},
+                {"host_busy", states[PairState::kHostBusy]},
+                {"suspect", suspect},
+                {"completion_errors", agent.completion_errors},
+                {"counters_grown", agent.counters_grown}};
+  if (!p50s.empty()) {
+    entry["rtt_p50_seconds"] = median(p50s);
+    entry["rtt_p99_seconds"] = p99;
+  }
+  for (const auto& busy : found.busy)
+    if (busy.agent == agent.name) entry["host_wait_seconds"] = busy.wait;
+  return entry;
+}
+
+json suspect_entries(const std::vector<Suspect>& all) {
+  json list = json::array();
+  for (const auto& suspect : all) {
+    list.push_back({{"kind", suspect.kind},
+                    {"name", suspect.name},
+                    {"reason", suspect.reason},
+                    {"evidence", suspect.evidence},
+                    {"agents", suspect.agents},
+                    {"rounds", suspect.rounds}});
+  }
+  return list;
+}
+
+json busy_entries(const std::vector<BusyHost>& all) {
+  json list = json::array();
+  for (const auto& busy : all) {
+    list.push_back({{"agent", busy.agent},
+                    {"host", busy.host},
+                    {"pairs", busy.pairs},
+                    {"of", busy.of},
+                    {"wait_seconds", busy.wait}});
+  }
+  return list;
+}
+
 }  // namespace
 
 RoundInput round_input(const std::vector<AgentRecord>& agents,
@@ -112,86 +198,8 @@ RoundInput round_input(const std::vector<AgentRecord>& agents,
 json round_section(uint64_t round, const std::string& started_at, double seconds,
                    const RoundInput& input, const Localization& found,
                    const LocalizationSettings& settings, double interval_seconds) {
-  json pairs = json::array();
-  for (size_t i = 0; i < input.pairs.size(); ++i) {
-    const PairResult& pair = input.pairs[i];
-    json entry = {{"a", pair.a},
-                  {"b", pair.b},
-                  {"verdict", pair.verdict},
-                  {"state", to_string(found.states[i])}};
-    if (pair.rtt_p50) entry["rtt_p50_seconds"] = *pair.rtt_p50;
-    if (pair.rtt_p99) entry["rtt_p99_seconds"] = *pair.rtt_p99;
-    if (pair.rtt_p10) entry["rtt_p10_seconds"] = *pair.rtt_p10;
-    if (pair.host) {
-      entry["clean_round_trips"] = pair.host->clean;
-      entry["round_trips"] = pair.host->round_trips;
-      entry["host_wait_seconds"] = {{"a", pair.host->a_wait}, {"b", pair.host->b_wait}};
-      if (pair.host->fabric_p10) entry["fabric_rtt_p10_seconds"] = *pair.host->fabric_p10;
-      if (pair.host->fabric_p50) entry["fabric_rtt_p50_seconds"] = *pair.host->fabric_p50;
-    }
-    pairs.push_back(std::move(entry));
-  }
-  std::map<std::string, bool> suspected;
-  for (const auto& suspect : found.suspects)
-    if (suspect.kind == "agent") suspected[suspect.name] = true;
-  std::map<std::string, const BusyHost*> busy;
-  json busy_list = json::array();
-  for (const auto& host : found.busy) {
-    busy[host.agent] = &host;
-    busy_list.push_back({{"agent", host.agent},
-                         {"host", host.host},
-                         {"pairs", host.pairs},
-                         {"of", host.of},
-                         {"wait_seconds", host.wait}});
-  }
   json agents = json::array();
-  for (const auto& agent : input.agents) {
-    size_t tested = 0;
-    size_t failed = 0;
-    size_t slow = 0;
-    size_t host_busy = 0;
-    std::vector<double> p50s;
-    double p99 = 0;
-    for (size_t i = 0; i < input.pairs.size(); ++i) {
-      const PairResult& pair = input.pairs[i];
-      if (pair.a != agent.name && pair.b != agent.name) continue;
-      ++tested;
-      failed += found.states[i] == PairState::kFailed ? 1 : 0;
-      slow += found.states[i] == PairState::kSlow ? 1 : 0;
-      host_busy += found.states[i] == PairState::kHostBusy ? 1 : 0;
-      if (pair.rtt_p50) p50s.push_back(*pair.rtt_p50);
-      if (pair.rtt_p99) p99 = std::max(p99, *pair.rtt_p99);
-    }
-    json entry = {{"name", agent.name},
-                  {"rail", agent.rail},
-                  {"switch", agent.switch_label},
-                  {"host", agent.host},
-                  {"pairs", tested},
-                  {"failed", failed},
-                  {"slow", slow},
-                  {"host_busy", host_busy},
-                  {"suspect", suspected.contains(agent.name)},
-                  {"completion_errors", agent.completion_errors},
-                  {"counters_grown", agent.counters_grown}};
-    if (!p50s.empty()) {
-      entry["rtt_p50_seconds"] = median(p50s);
-      entry["rtt_p99_seconds"] = p99;
-    }
-    if (busy.contains(agent.name)) entry["host_wait_seconds"] = busy.at(agent.name)->wait;
-    agents.push_back(std::move(entry));
-  }
-  const auto listed = [](const std::vector<Suspect>& all) {
-    json list = json::array();
-    for (const auto& suspect : all) {
-      list.push_back({{"kind", suspect.kind},
-                      {"name", suspect.name},
-                      {"reason", suspect.reason},
-                      {"evidence", suspect.evidence},
-                      {"agents", suspect.agents},
-                      {"rounds", suspect.rounds}});
-    }
-    return list;
-  };
+  for (const auto& agent : input.agents) agents.push_back(agent_entry(agent, input, found));
   json section = {{"round", round},
                   {"started_at", started_at},
                   {"duration_seconds", seconds},
@@ -200,10 +208,10 @@ json round_section(uint64_t round, const std::string& started_at, double seconds
                   {"confirm_rounds", settings.confirm_rounds},
                   {"median_rtt_seconds", found.median_rtt},
                   {"agents", agents},
-                  {"pairs", pairs},
-                  {"suspects", listed(found.suspects)},
-                  {"watching", listed(found.watching)},
-                  {"host_busy", busy_list}};
+                  {"pairs", pair_entries(input, found)},
+                  {"suspects", suspect_entries(found.suspects)},
+                  {"watching", suspect_entries(found.watching)},
+                  {"host_busy", busy_entries(found.busy)}};
   if (input.agents.size() < 2) section["note"] = "fewer than 2 agents connected: nothing probed";
   return section;
 }

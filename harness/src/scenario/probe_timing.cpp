@@ -48,14 +48,13 @@ std::optional<std::vector<double>> peer_waits(const nlohmann::json& message, siz
 
 nlohmann::json round_trip_measurements(const RoundTripTimes& times) {
   const auto& rtts = times.rtts;
-  nlohmann::json measured = {
-      {"round_trips", rtts.size()},
-      {"rtt_seconds",
-       {{"p10", quantile(rtts, 0.1)},
-        {"p50", quantile(rtts, 0.5)},
-        {"p99", quantile(rtts, 0.99)},
-        {"min", *std::min_element(rtts.begin(), rtts.end())},
-        {"max", *std::max_element(rtts.begin(), rtts.end())}}}};
+  nlohmann::json measured = {{"round_trips", rtts.size()},
+                             {"rtt_seconds",
+                              {{"p10", quantile(rtts, 0.1)},
+                               {"p50", quantile(rtts, 0.5)},
+                               {"p99", quantile(rtts, 0.99)},
+                               {"min", *std::min_element(rtts.begin(), rtts.end())},
+                               {"max", *std::max_element(rtts.begin(), rtts.end())}}}};
   if (!times.peer_waits || times.own_waits.size() != rtts.size()) return measured;
   const auto& peer = *times.peer_waits;
   measured["host_wait_seconds"] = {{"initiator", side_waits(times.own_waits, rtts)},

@@ -174,8 +174,7 @@ TEST_CASE("pairs whose hosts kept them waiting for a CPU are host busy, never sl
   CHECK(n2->wait == Approx(930e-6));
   // Without the split the same round trips would have named n2 and a link slow.
   for (auto& pair : pairs) pair.host.reset();
-  CHECK(named(localize(six, pairs, {})) ==
-        std::vector<std::string>{"agent n2", "link n5<->n6"});
+  CHECK(named(localize(six, pairs, {})) == std::vector<std::string>{"agent n2", "link n5<->n6"});
 }
 
 TEST_CASE("a slow NIC is named on its fabric round trips while busy hosts leave few judged",
@@ -187,8 +186,7 @@ TEST_CASE("a slow NIC is named on its fabric round trips while busy hosts leave 
     if (touches(pair, "n4")) clean(pair, 4.1e-3);
     // n6 keeps two judged pairs: its slow one with n4 and a fine one with n1.
     if (touches(pair, "n6") && !touches(pair, "n4") && !touches(pair, "n1")) busy_hosts(pair);
-    if ((pair.a == "n2" && pair.b == "n3") || (pair.a == "n4" && pair.b == "n5"))
-      busy_hosts(pair);
+    if ((pair.a == "n2" && pair.b == "n3") || (pair.a == "n4" && pair.b == "n5")) busy_hosts(pair);
   }
   const auto found = localize(six, pairs, {});
   CHECK(named(found) == std::vector<std::string>{"agent n4"});

@@ -34,11 +34,11 @@ struct PairResult {
   /// wait for a CPU, and the round trips neither side's wait delayed (the fabric's).
   struct HostSplit {
     size_t round_trips = 0;
-    size_t clean = 0;                 ///< round trips no host delayed
+    size_t clean = 0;                  ///< round trips no host delayed
     std::optional<double> fabric_p10;  ///< of the clean round trips, when enough to judge
     std::optional<double> fabric_p50;
-    double a_wait = 0;  ///< the initiator's median wait for a CPU per round trip, seconds
-    double b_wait = 0;  ///< the responder's
+    double a_wait = 0;       ///< the initiator's median wait for a CPU per round trip, seconds
+    double b_wait = 0;       ///< the responder's
     size_t a_disturbed = 0;  ///< round trips the initiator's wait delayed
     size_t b_disturbed = 0;
   };
