@@ -24,7 +24,6 @@ namespace {
 
 struct Diagnosed {
   json document;
-  double seconds = 0;
   std::string progress;  ///< the per-layer lines (stderr under --json)
 };
 
@@ -32,17 +31,14 @@ struct Diagnosed {
 // document conforms and is what diagnose.json holds.
 Diagnosed diagnose(const std::string& args, int exit_code) {
   TempDir dir;
-  const auto started = std::chrono::steady_clock::now();
   auto run = run_command(kFaultline + " diagnose --json --report-dir " + dir.path() + " " + args);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   INFO(args << "\n" << run.out << run.err);
   REQUIRE(run.exit_code == exit_code);
   const json document = json::parse(run.out);
   CHECK(faultline::harness::diagnose::diagnose_schema_problems(document).empty());
   CHECK(json::parse(read_text_file(dir.path() + "/diagnose.json")) == document);
   CHECK_THAT(read_text_file(dir.path() + "/diagnose.md"), Catch::Contains("**Diagnosis:**"));
-  return {document, seconds, run.err};
+  return {document, run.err};
 }
 
 const json& probe_named(const json& document, const std::string& layer, const std::string& name) {
@@ -65,21 +61,19 @@ Diagnosed check_every_layer_passes(const std::string& target) {
   }
   CHECK(result.document.at("layers").size() == 5);
   CHECK_FALSE(result.document.at("diagnosis").contains("layer"));
-  CHECK(result.seconds < 60);
   return result;
 }
 
 }  // namespace
 
-TEST_CASE("diagnose passes every layer on a healthy ofi tcp and shm in under 60 s",
-          "[integration][ofi][slow]") {
+TEST_CASE("diagnose passes every layer on a healthy ofi tcp and shm", "[integration][ofi][slow]") {
   const Diagnosed tcp = check_every_layer_passes("--transport ofi --provider tcp");
   // L3's verbs-only probes are skipped on tcp: counted as skipped, not as passes missing.
   CHECK_THAT(tcp.progress, Catch::Contains("L3 error semantics") && Catch::Contains("skipped of"));
   check_every_layer_passes("--transport ofi --provider shm");
 }
 
-TEST_CASE("diagnose passes every layer on rxe in under 60 s", "[integration][verbs]") {
+TEST_CASE("diagnose passes every layer on rxe", "[integration][verbs]") {
   check_every_layer_passes("--transport verbs");
 }
 

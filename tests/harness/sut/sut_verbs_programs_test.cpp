@@ -3,6 +3,7 @@
 // rc_verbs), a program that reaches libibverbs only through dlopen/dlsym, and one that shows
 // what moving a QP to the error state leaves behind.
 #include <catch2/catch.hpp>
+#include <regex>
 
 #include "faultline/harness/sut/sut_scenario.hpp"
 #include "support/background_process.hpp"
@@ -39,11 +40,28 @@ struct VerbsPair {
   }
 };
 
-// The peer runs plainly in the background; faultline judges the other side. The peer of a
-// faulted program waits for traffic that never comes: it is killed when the test ends.
+// A shell prefix that waits until something listens on TCP `port` (the servers' exchange
+// port): on a busy host a server takes its time to start, and a client too early is refused.
+std::string when_listening(const std::string& port) {
+  return "until ss -Hltn 'sport = :" + port + "' | grep -q .; do sleep 0.05; done; ";
+}
+
+// The exchange port of a VerbsPair command (its "-p PORT").
+std::string port_of(const std::string& command) {
+  std::smatch found;
+  REQUIRE(std::regex_search(command, found, std::regex(" -p ([0-9]+)")));
+  return found[1];
+}
+
+// The peer runs plainly in the background; faultline judges the other side once the peer
+// listens. The peer of a faulted program waits for traffic that never comes: it is killed
+// when the test ends.
 SutRun run_against(const TempDir& dir, const std::string& peer, const std::string& judged) {
   BackgroundProcess background("exec " + peer);
-  REQUIRE_FALSE(background.wait(std::chrono::milliseconds(800)).has_value());
+  BackgroundProcess listening(when_listening(port_of(peer)));
+  const auto heard = listening.wait(std::chrono::seconds(60));
+  REQUIRE_FALSE(background.wait(std::chrono::milliseconds(0)).has_value());
+  REQUIRE(heard == 0);
   return faultline::testing::sut_exec(dir.path(), "--deadline 20 " + judged);
 }
 
@@ -102,7 +120,7 @@ TEST_CASE("sut verbs: scribbled receive data in ibv_rc_pingpong -c is silent cor
   const std::string pingpong = VerbsPair().rc_pingpong("-c");
   // The server validates what it received (the first byte of each page) after the last
   // exchange, prints "invalid data in page N" and still exits 0.
-  BackgroundProcess client("sleep 1; exec " + pingpong + " 127.0.0.1");
+  BackgroundProcess client(when_listening(port_of(pingpong)) + "exec " + pingpong + " 127.0.0.1");
   const SutRun run =
       faultline::testing::sut_exec(dir.path(),
                                    "--deadline 20 --wrong 'invalid data' "
