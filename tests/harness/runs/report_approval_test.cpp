@@ -2,6 +2,7 @@
 // normalized (times, durations, host, kernel, version, paths, pids, the agents' devices),
 // must equal the baselines in tests/reports/baselines/. A change to a report format shows up
 // as a diff here; FAULTLINE_UPDATE_BASELINES=1 rewrites the baselines after a deliberate one.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -46,11 +47,18 @@ std::string normalize_report(const std::string& text) {
   json& run = report["run"];
   run["host"] = "<host>";
   run["kernel"] = "<kernel>";
+  // Named after their host by default, "vm" and "vm-2", in the order they finished joining,
+  // which is timing (agent-2 can finish before agent-1): the names go to the ids in order.
+  std::vector<std::string> names;
   for (auto& agent : run["agents"]) {
-    // Named after their host by default: "vm", "vm-2".
     const std::string host = agent["host"];
     const std::string name = agent["name"];
-    if (name.starts_with(host)) agent["name"] = "<host>" + name.substr(host.size());
+    names.push_back(name.starts_with(host) ? "<host>" + name.substr(host.size()) : name);
+  }
+  std::sort(names.begin(), names.end());
+  size_t next_name = 0;
+  for (auto& agent : run["agents"]) {
+    agent["name"] = names[next_name++];
     agent["host"] = "<host>";
     agent["pid"] = 0;
     agent["remote"] = "<remote>";
