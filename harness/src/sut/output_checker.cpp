@@ -26,6 +26,13 @@ Result<std::shared_ptr<const RE2>> compiled(const std::string& pattern, const ch
   return std::shared_ptr<const RE2>(std::move(regex));
 }
 
+// A shell's report that its child aborted (dash: "Aborted (core dumped)"; bash: "bash: line 1:
+// 1880 Aborted  cmd"): the program's own error line is the one to quote, not this.
+bool shell_abort_report(const std::string& line) {
+  static const RE2 report(R"(^(\S+: )?(line \d+: )?\s*(\d+\s+)?Aborted( |$))");
+  return RE2::PartialMatch(line, report);
+}
+
 }  // namespace
 
 Result<OutputChecker> OutputChecker::compile(const Checker& checker) {
@@ -45,7 +52,8 @@ Result<OutputChecker> OutputChecker::compile(const Checker& checker) {
 void OutputChecker::watch(const OutputLine& line) {
   ok_seen_ = ok_seen_ || (ok_ && RE2::PartialMatch(line.text, *ok_));
   wrong_seen_ = wrong_seen_ || (wrong_ && RE2::PartialMatch(line.text, *wrong_));
-  if (error_lines_.size() < kErrorLinesKept && RE2::PartialMatch(line.text, *error_))
+  if (error_lines_.size() < kErrorLinesKept && RE2::PartialMatch(line.text, *error_) &&
+      !shell_abort_report(line.text))
     error_lines_.push_back({line.wall_ms, valid_utf8(line.text.substr(0, kErrorLineLength))});
 }
 

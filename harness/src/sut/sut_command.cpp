@@ -1,6 +1,6 @@
 // faultline sut exec: one run of any program (a launcher such as mpirun included) under the
 // interposers, with faults, judged: detected, silent-corruption, hang, crashed, masked,
-// not-reached, or pass/fail without a fault.
+// undetected, not-reached, or pass/fail (without a fault, or no fault fired and it failed).
 #include <unistd.h>
 
 #include <csignal>
@@ -137,9 +137,10 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
       "Examples:\n"
       "  faultline sut exec --fault status=REM_ACCESS_ERR,nth=5 -- fi_pingpong -p tcp 127.0.0.1\n"
       "  faultline sut exec --plan faults.json --deadline 30 -- mpirun -n 2 ./allreduce\n"
-      "Verdicts: detected, silent-corruption, hang, crashed, masked, not-reached; pass or fail\n"
-      "without a fault. Exit codes: 0 pass, detected or masked; 1 any other verdict; 2 a usage\n"
-      "error; 3 the harness could not run it.");
+      "Verdicts: detected, silent-corruption, hang, crashed, masked (a checker saw right\n"
+      "output), undetected (exit 0, nothing checked), not-reached; pass or fail. Exit codes:\n"
+      "0 pass, detected or masked; 1 any other verdict; 2 a usage error; 3 the harness could\n"
+      "not run it.");
   exec->callback([options, &run] {
     options->command = program_command_line();
     run = [options] { return run_sut_exec(*options); };

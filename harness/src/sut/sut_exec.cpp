@@ -51,6 +51,101 @@ void find_first_error(ExecResult& result, const OutputChecker& checker) {
   if (fault_ms != 0) result.fault_to_error_ms = static_cast<double>(line->wall_ms - fault_ms);
 }
 
+// What the faults that fired did, from the interposers' `fault` events.
+struct FiredFaults {
+  size_t all = 0;
+  size_t data = 0;        ///< changed the bytes the program read
+  size_t shown_only = 0;  ///< `limits` showing a smaller device: a query answered, nothing refused
+  bool only_shown() const { return all > 0 && shown_only == all; }
+};
+
+FiredFaults fired_faults(const std::vector<json>& events) {
+  FiredFaults fired;
+  for (const auto& event : events) {
+    if (event.value("event", "") != "fault") continue;
+    ++fired.all;
+    fired.data += event.contains("data") || event.value("kind", "") == "corrupt_data";
+    fired.shown_only += event.value("kind", "") == "limits" && event.contains("lowered");
+  }
+  return fired;
+}
+
+// abort(): the signal itself, or a shell's report of it (`sh -c` exits 128 + SIGABRT).
+bool aborted(const GroupRun& run) {
+  return run.signal == SIGABRT || (!run.signal && run.exit_code == 128 + SIGABRT);
+}
+
+void judge_hang(ExecResult& result, const GroupRun& run, const ExecOptions& options) {
+  result.verdict = SutVerdict::kHang;
+  if (run.stopped) {
+    result.evidence =
+        "still running when it was stopped (its peer had ended, or faultline was interrupted); "
+        "the stacks of every process are in `stacks`";
+    result.hint =
+        "a peer that waits forever once the other side fails: it never learns of the "
+        "failure (no timeout, no error propagation)";
+    return;
+  }
+  result.evidence = "still running after " + std::to_string(options.deadline.count()) +
+                    " ms; the stacks of every process are in `stacks`";
+  result.hint = result.faults_applied > 0
+                    ? "the program waits for a completion that failed: a peer or a poll loop "
+                      "that never learns of the error"
+                    : "it hangs without a fault: check the command on its own first";
+}
+
+std::string exit_text(const GroupRun& run, const std::string& error_line) {
+  return "exit code " + std::to_string(run.exit_code.value_or(-1)) +
+         (error_line.empty() ? "" : "; " + error_line);
+}
+
+// Planned faults, none fired: the program failed by itself, or a filter missed.
+void judge_unfired(ExecResult& result, const GroupRun& run, const OutputChecker& checker) {
+  const bool ok = !checker.has_ok_pattern() || checker.ok_seen();
+  if (run.exit_code == 0 && ok && !checker.wrong_seen()) {
+    result.verdict = SutVerdict::kNotReached;
+    result.evidence = "no planned fault fired";
+    result.hint =
+        "a filter matched nothing (layer, side, rank, nth beyond the completions there were), "
+        "or the program bypassed the interposers (static linking, its own provider path, "
+        "direct verbs); the `instrumented` events say what was reached";
+    return;
+  }
+  result.verdict = SutVerdict::kFail;
+  const auto line = checker.first_error_since(0);
+  result.evidence = "no planned fault fired and it failed by itself: " +
+                    exit_text(run, line ? line->text : "") +
+                    (ok ? "" : "; the output lacks the checker's ok pattern");
+  result.hint = "run the command without faults first: it must pass before a fault means anything";
+}
+
+// A fault fired and the program exited 0 saying nothing: masked only if a checker saw it right.
+void judge_quiet_exit(ExecResult& result, const FiredFaults& fired, const OutputChecker& checker) {
+  if (fired.only_shown() && (!checker.has_ok_pattern() || checker.ok_seen())) {
+    result.verdict = SutVerdict::kPass;
+    result.evidence =
+        "runs within these limits: it was shown the smaller device and asked for nothing above "
+        "its caps";
+  } else if (checker.has_ok_pattern()) {
+    result.verdict = checker.ok_seen() ? SutVerdict::kMasked : SutVerdict::kSilentCorruption;
+    result.evidence = checker.ok_seen()
+                          ? "the fault fired and the program still exited 0 with the right output"
+                          : "the fault fired, the program exited 0, its output lacks the ok "
+                            "pattern";
+  } else {
+    result.verdict = SutVerdict::kUndetected;
+    result.evidence =
+        fired.data > 0
+            ? "the fault changed data the program read (" + std::to_string(fired.data) +
+                  " time(s)) and it exited 0 without an error: likely silent corruption, and "
+                  "nothing checked its output"
+            : "the fault fired and the program exited 0 without an error; nothing checked its "
+              "output, so whether it masked the fault is unknown";
+    result.hint = "give --ok a pattern of a correct run's output (and --wrong one of a wrong "
+                  "run's) so the run can be judged masked or silent corruption";
+  }
+}
+
 void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
            const OutputChecker& checker) {
   // `observe` changes nothing: a run under it alone is judged as one without faults.
@@ -58,56 +153,33 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
   const bool faults_planned = std::any_of(faults.begin(), faults.end(), [](const json& fault) {
     return !fault.is_object() || fault.value("kind", std::string()) != "observe";
   });
-  const bool wrong = checker.wrong_seen();
-  const bool ok = !checker.has_ok_pattern() || checker.ok_seen();
+  const FiredFaults fired = fired_faults(result.events);
   find_first_error(result, checker);
-  if (run.stopped) {
-    result.verdict = SutVerdict::kHang;
-    result.evidence =
-        "still running when it was stopped (its peer had ended, or faultline was interrupted); "
-        "the stacks of every process are in `stacks`";
-    result.hint =
-        "a peer that waits forever once the other side fails: it never learns of the "
-        "failure (no timeout, no error propagation)";
-  } else if (run.timed_out) {
-    result.verdict = SutVerdict::kHang;
-    result.evidence = "still running after " + std::to_string(options.deadline.count()) +
-                      " ms; the stacks of every process are in `stacks`";
-    result.hint = result.faults_applied > 0
-                      ? "the program waits for a completion that failed: a peer or a poll loop "
-                        "that never learns of the error"
-                      : "it hangs without a fault: check the command on its own first";
-  } else if (run.signal == SIGABRT && result.faults_applied > 0 &&
-             !result.first_error_line.empty()) {
-    // abort() after printing the error (UCX's fatal errors, assertions): a deliberate stop.
+  if (run.stopped || run.timed_out) {
+    judge_hang(result, run, options);
+  } else if (aborted(run) && fired.all > 0 && !result.first_error_line.empty()) {
+    // abort() after printing the error (Gloo's and UCX's fatal errors, assertions): a
+    // deliberate stop.
     result.verdict = SutVerdict::kDetected;
     result.evidence = "aborted (SIGABRT) after reporting: " + result.first_error_line;
   } else if (run.signal) {
     result.verdict = SutVerdict::kCrashed;
     result.evidence = "killed by " + signal_name(*run.signal);
-  } else if (faults_planned && result.faults_applied == 0) {
-    result.verdict = SutVerdict::kNotReached;
-    result.evidence = "no planned fault fired";
-    result.hint =
-        "a filter matched nothing (layer, side, rank, nth beyond the completions there were), "
-        "or the program bypassed the interposers (static linking, its own provider path, "
-        "direct verbs); the `instrumented` events say what was reached";
-  } else if (wrong) {
+  } else if (faults_planned && fired.all == 0) {
+    judge_unfired(result, run, checker);
+  } else if (checker.wrong_seen()) {
     result.verdict = SutVerdict::kSilentCorruption;
     result.evidence = "the output matches the checker's wrong-data pattern";
   } else if (!faults_planned) {
+    const bool ok = !checker.has_ok_pattern() || checker.ok_seen();
     result.verdict = run.exit_code == 0 && ok ? SutVerdict::kPass : SutVerdict::kFail;
     if (result.verdict == SutVerdict::kFail)
-      result.evidence = "exit code " + std::to_string(run.exit_code.value_or(-1)) +
-                        (ok ? "" : "; the output lacks the checker's ok pattern");
+      result.evidence = exit_text(run, "") + (ok ? "" : "; the output lacks the checker's ok pattern");
   } else if (run.exit_code != 0 || !result.first_error_line.empty()) {
     result.verdict = SutVerdict::kDetected;
-    result.evidence = "exit code " + std::to_string(run.exit_code.value_or(-1)) +
-                      (result.first_error_line.empty() ? "" : "; " + result.first_error_line);
+    result.evidence = exit_text(run, result.first_error_line);
   } else {
-    result.verdict = ok ? SutVerdict::kMasked : SutVerdict::kSilentCorruption;
-    result.evidence = ok ? "the fault fired and the program still exited 0 with the right output"
-                         : "the fault fired, the program exited 0, its output lacks the ok pattern";
+    judge_quiet_exit(result, fired, checker);
   }
 }
 
@@ -122,6 +194,7 @@ std::string_view to_string(SutVerdict verdict) {
     case SutVerdict::kHang: return "hang";
     case SutVerdict::kCrashed: return "crashed";
     case SutVerdict::kMasked: return "masked";
+    case SutVerdict::kUndetected: return "undetected";
     case SutVerdict::kNotReached: return "not-reached";
   }
   return "fail";

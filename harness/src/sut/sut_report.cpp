@@ -1,7 +1,6 @@
 // A SUT scenario's outcome in report.json's form: the harness verdict (pass when the judged
 // program reached the expected verdict), and under `sut` how every program ended.
 #include <algorithm>
-#include <array>
 #include <string_view>
 
 #include "faultline/harness/base/strict_json.hpp"
@@ -13,14 +12,15 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 9> kRoleVerdicts = {
-    "pass",   "fail",        "detected", "silent-corruption", "hang", "crashed",
-    "masked", "not-reached", "error"};
-
 }  // namespace
 
 const std::vector<std::string>& role_verdict_names() {
-  static const std::vector<std::string> names(kRoleVerdicts.begin(), kRoleVerdicts.end());
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const SutVerdict verdict : kAllSutVerdicts) all.emplace_back(to_string(verdict));
+    all.emplace_back("error");
+    return all;
+  }();
   return names;
 }
 
@@ -48,7 +48,7 @@ json role_summary(const json& sut_json, const std::string& directory) {
             {"log", directory}};
   }
   std::string verdict = text_at(sut_json, "verdict");
-  if (std::find(kRoleVerdicts.begin(), kRoleVerdicts.end(), verdict) == kRoleVerdicts.end())
+  if (std::ranges::find(role_verdict_names(), verdict) == role_verdict_names().end())
     verdict = "error";
   // Coverage from the interposers' events, or (a summary an agent sent) as summarized there.
   int instrumented = 0;

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <ranges>
 
 #include "faultline/harness/base/scenario_spec.hpp"
 #include "faultline/harness/base/strict_json.hpp"
@@ -16,9 +17,6 @@ namespace faultline::harness::sut {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kVerdicts[] = {"pass", "fail",    "detected", "silent-corruption",
-                                     "hang", "crashed", "masked",   "not-reached"};
 
 // An executable of that name in a $PATH folder (looked up here: no shell, no child process).
 bool on_path(const std::string& program) {
@@ -146,10 +144,12 @@ Result<SutScenario> load_sut_scenario(const std::string& path) {
   if (scenario.needs != "ofi" && scenario.needs != "verbs" && scenario.needs != "mpi")
     return bad(path, "/needs", "\"ofi\", \"verbs\" or \"mpi\"");
   const std::string expect = document.value("expect", std::string());
-  if (std::find(std::begin(kVerdicts), std::end(kVerdicts), expect) == std::end(kVerdicts))
-    return bad(path, "/expect",
-               "a verdict: pass, fail, detected, silent-corruption, hang, "
-               "crashed, masked or not-reached");
+  const auto verdicts = std::views::transform(kAllSutVerdicts, [](SutVerdict v) { return to_string(v); });
+  if (std::ranges::find(verdicts, expect) == verdicts.end()) {
+    std::string names;
+    for (const auto name : verdicts) names += (names.empty() ? "" : ", ") + std::string(name);
+    return bad(path, "/expect", "a verdict: " + names);
+  }
   scenario.expect = expect;
   FAULTLINE_RETURN_IF_ERROR(load_roles(document, path, scenario));
   FAULTLINE_RETURN_IF_ERROR(load_checker(document, path, scenario.checker));

@@ -23,15 +23,16 @@ SutRun sut_exec(const TempDir& dir, const std::string& arguments) {
   return faultline::testing::sut_exec(dir.path(), arguments);
 }
 
-// A fi_pingpong client under `fault`, against a server under the hook with no fault.
+// A fi_pingpong client under `fault` (and any more `sut exec` options after it), against a
+// server under the hook with no fault; `pingpong` is fi_pingpong's options on both sides.
 SutRun pingpong_client(const TempDir& dir, const std::string& fault,
-                       const std::string& endpoint = "rdm") {
+                       const std::string& pingpong = "-e rdm") {
   const std::string port = std::to_string(faultline::testing::free_port());
   BackgroundProcess server("exec " + std::string(FAULTLINE_BINARY) + " sut exec --report-dir " +
-                           dir.path() + "/server -- fi_pingpong -p tcp -e " + endpoint +
+                           dir.path() + "/server -- fi_pingpong -p tcp " + pingpong +
                            " -I 20 -S 64 -B " + port);
   REQUIRE_FALSE(server.wait(std::chrono::milliseconds(500)).has_value());
-  return sut_exec(dir, "--fault " + fault + " -- fi_pingpong -p tcp -e " + endpoint +
+  return sut_exec(dir, "--fault " + fault + " -- fi_pingpong -p tcp " + pingpong +
                            " -I 20 -S 64 -P " + port + " 127.0.0.1");
 }
 
@@ -43,7 +44,7 @@ TEST_CASE("sut exec: a completion error in fi_pingpong is detected, with its err
   // The client's 5th completion becomes REM_ACCESS_ERR, on reliable datagrams (ofi_rxm over
   // tcp) and on connected messages (tcp itself).
   const std::string endpoint = GENERATE("rdm", "msg");
-  const SutRun run = pingpong_client(dir, "status=REM_ACCESS_ERR,nth=5", endpoint);
+  const SutRun run = pingpong_client(dir, "status=REM_ACCESS_ERR,nth=5", "-e " + endpoint);
   INFO(run.command.out);
   CHECK(run.command.exit_code == 0);
   CHECK(run.report.at("verdict") == "detected");
@@ -60,6 +61,61 @@ TEST_CASE("sut exec: a fault whose filter matches nothing is not reached", "[int
   CHECK(run.command.exit_code == 1);
   CHECK(run.report.at("verdict") == "not-reached");
   CHECK_THAT(run.command.out, Catch::Contains("hint:"));
+}
+
+TEST_CASE("sut exec: a data fault into a program that exits 0 unchecked is undetected, not masked",
+          "[integration][ofi]") {
+  TempDir dir;
+  // fi_pingpong -c checks its data, yet exits 0 with its 3rd completion's 64 bytes scrambled
+  // (measured: it was called masked, exit 0).
+  const SutRun unchecked = pingpong_client(dir, "kind=corrupt_data,data=scribble,nth=3", "-e rdm -c");
+  INFO(unchecked.command.out);
+  CHECK(unchecked.report.at("faults_applied") == 1);
+  CHECK(unchecked.report.at("verdict") == "undetected");
+  CHECK(unchecked.command.exit_code == 1);
+  CHECK_THAT(unchecked.report.at("evidence").get<std::string>(),
+             Catch::Contains("likely silent corruption"));
+  // A checker that sees its result line is what makes the same run `masked`.
+  const SutRun checked =
+      pingpong_client(dir, "kind=corrupt_data,data=scribble,nth=3 --ok '^64 +20 '", "-e rdm -c");
+  INFO(checked.command.out);
+  CHECK(checked.report.at("verdict") == "masked");
+  CHECK(checked.command.exit_code == 0);
+}
+
+TEST_CASE("sut exec: a program that fails by itself before any fault fires is fail, with its line",
+          "[integration][ofi]") {
+  TempDir dir;
+  // fi_pingpong without -e rdm asks tcp for datagrams, which it has not (measured: called
+  // not-reached).
+  const SutRun run = pingpong_client(dir, "status=REM_ACCESS_ERR,nth=1", "");
+  INFO(run.command.out);
+  CHECK(run.report.at("faults_applied") == 0);
+  CHECK(run.report.at("verdict") == "fail");
+  CHECK(run.command.exit_code == 1);
+  CHECK_THAT(run.report.at("evidence").get<std::string>(),
+             Catch::Contains("failed by itself") && Catch::Contains("exit code"));
+}
+
+TEST_CASE("sut exec: a program that aborts after naming the fault is detected, quoting its line",
+          "[integration][ofi]") {
+  TempDir dir;
+  const std::string port = std::to_string(faultline::testing::free_port());
+  BackgroundProcess server("exec fi_pingpong -p tcp -e rdm -I 20 -S 64 -B " + port);
+  REQUIRE_FALSE(server.wait(std::chrono::milliseconds(500)).has_value());
+  // A program stopping itself with abort() once it saw the error, run under `sh -c`: the
+  // abort reaches faultline as the shell's exit code 134 after its "Aborted" line (measured:
+  // judged by exit code, quoting whichever line came first); the program's own line is quoted.
+  const SutRun run = sut_exec(
+      dir, "--fault status=REM_ACCESS_ERR,nth=5 -- sh -c 'fi_pingpong -p tcp -e rdm -I 20 -S 64 "
+           "-P " + port + " 127.0.0.1 || sh -c \"kill -ABRT \\$\\$\"; exit $?'");
+  INFO(run.command.out);
+  INFO(run.output());
+  CHECK(run.report.at("exit_code") == 134);
+  CHECK(run.report.at("verdict") == "detected");
+  CHECK_THAT(run.report.at("evidence").get<std::string>(),
+             Catch::StartsWith("aborted (SIGABRT) after reporting: ") &&
+                 Catch::Contains("injected by faultline"));
 }
 
 TEST_CASE("sut exec: a hung program is a hang with its stacks, within its deadline plus 10 s",
@@ -97,6 +153,13 @@ TEST_CASE("sut exec: a bad fault or no command is a usage error that says what i
   const SutRun misspelt = sut_exec(dir, "--fault status=REM_ACCESS_ERR,nth=1,rnak=1 -- true");
   CHECK(misspelt.command.exit_code == 2);
   CHECK_THAT(misspelt.command.out, Catch::Contains("rnak") && Catch::Contains("rank"));
+  // A key of another kind, or a kind's name used as a key, is pointed to its kind (measured:
+  // `inline=off` was told the keys of rewrite_status).
+  const SutRun kind_as_key = sut_exec(dir, "--fault inline=off -- true");
+  CHECK(kind_as_key.command.exit_code == 2);
+  CHECK_THAT(kind_as_key.command.out, Catch::Contains("\"inline\" is a kind: kind=inline"));
+  const SutRun other_kind = sut_exec(dir, "--fault max_qp_wr=8 -- true");
+  CHECK_THAT(other_kind.command.out, Catch::Contains("max_qp_wr is a key of kind limits"));
   const SutRun shape = sut_exec(dir, "--fault nth -- true");
   CHECK(shape.command.exit_code == 2);
   CHECK_THAT(shape.command.out, Catch::Contains("key=value"));

@@ -177,7 +177,11 @@ TEST_CASE("sut verbs: a program reaching libibverbs only through dlopen/dlsym is
   CHECK_THAT(run.output(), Catch::Contains(device + " max_qp_wr=100"));
   REQUIRE_FALSE(run.events("instrumented").empty());
   CHECK(run.events("instrumented")[0].at("call") == "ibv_open_device");
-  CHECK(run.report.at("verdict") == "masked");
+  // Shown a smaller device, it asked for nothing above it: it runs within these limits
+  // (measured: called masked, "the fault fired").
+  CHECK(run.report.at("verdict") == "pass");
+  CHECK_THAT(run.report.at("evidence").get<std::string>(),
+             Catch::Contains("runs within these limits"));
 }
 #endif
 

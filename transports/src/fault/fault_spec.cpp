@@ -175,6 +175,26 @@ std::pair<unsigned, std::string_view> applied_by(const std::string& key,
   return {info.appliers, ""};  // "kind"
 }
 
+// Where a key that `kind` does not take belongs: "; \"inline\" is a kind: kind=inline,..." or
+// "; mode is a key of kind inline", so a fault missing its kind is told which it meant.
+std::string where_key_belongs(const std::string& key) {
+  for (const auto& info : fault_kinds())
+    if (info.name == key)
+      return "; \"" + key + "\" is a kind: kind=" + key +
+             (info.keys.empty() ? "" : " with its keys (" + std::string(info.keys) + ")");
+  std::vector<std::string> kinds;
+  for (const auto& info : fault_kinds()) {
+    const auto keys = split(info.keys);
+    const bool limit = info.kind == FaultKind::kLimits &&
+                       std::any_of(limit_infos().begin(), limit_infos().end(),
+                                   [&](const LimitInfo& row) { return row.name == key; });
+    if (limit || std::find(keys.begin(), keys.end(), key) != keys.end())
+      kinds.emplace_back(info.name);
+  }
+  if (kinds.empty()) return "";
+  return "; " + key + " is a key of kind " + join(kinds) + " (kind=" + kinds.front() + ")";
+}
+
 // Every key is one the kind takes, and one an applier at hand applies.
 Status check_keys(const FaultReader& reader, const FaultKindInfo& info, unsigned appliers) {
   std::vector<std::string> takes = {"kind"};
@@ -191,7 +211,7 @@ Status check_keys(const FaultReader& reader, const FaultKindInfo& info, unsigned
   for (const auto& [key, value] : reader.fault().items()) {
     if (std::find(takes.begin(), takes.end(), key) == takes.end())
       return reader.bad(key, "a key of kind " + std::string(info.name) + " (" + join(allowed) +
-                                 "); \"" + key + "\" is none");
+                                 "); \"" + key + "\" is none" + where_key_belongs(key));
     const auto [by, why_not] = applied_by(key, info);
     if ((by & at_hand) == 0)
       return reader.bad(key, "no " + key + " here: it is not applied to " + who(at_hand) +

@@ -22,10 +22,19 @@ enum class SutVerdict {
                       ///< wrong
   kHang,              ///< it did not end within its deadline (every process's stacks captured)
   kCrashed,           ///< a signal ended it (an abort() with no error line before it too)
-  kMasked,            ///< a fault fired and the result is still right (a retry, a redundant path)
-  kNotReached,        ///< faults were planned and none fired: a filter matched nothing, or the
-                      ///< program bypassed the interposers
+  kMasked,            ///< a fault fired, it exited 0 and a checker saw right output (a retry,
+                      ///< a redundant path)
+  kUndetected,        ///< a fault fired, it exited 0 saying nothing and no checker looked: nobody
+                      ///< knows (a data fault: likely silent corruption)
+  kNotReached,        ///< faults were planned, none fired and it exited 0: a filter matched
+                      ///< nothing, or the program bypassed the interposers
 };
+
+/// Every verdict, in declaration order.
+constexpr SutVerdict kAllSutVerdicts[] = {
+    SutVerdict::kPass,  SutVerdict::kFail,    SutVerdict::kDetected,   SutVerdict::kSilentCorruption,
+    SutVerdict::kHang,  SutVerdict::kCrashed, SutVerdict::kMasked,     SutVerdict::kUndetected,
+    SutVerdict::kNotReached};
 
 std::string_view to_string(SutVerdict verdict);
 /// Exit code of `faultline sut`: 0 for pass, detected and masked, 1 otherwise.
