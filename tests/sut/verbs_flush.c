@@ -8,57 +8,7 @@
  * With INLINE_BYTES, the QPs ask for that much inline data and every message is an inline
  * send of that size (port-check's inline test).
  * Usage: sut_verbs_flush DEVICE GID_INDEX [COUNT [INLINE_BYTES]] */
-#include <infiniband/verbs.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int fail(const char* what) {
-  perror(what);
-  return 2;
-}
-
-/* RESET -> INIT -> RTR -> RTS, talking to `remote` on the same port and GID. */
-static int connect_qp(struct ibv_qp* qp, uint32_t remote, int gid_index, const union ibv_gid* gid) {
-  struct ibv_qp_attr attr = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1};
-  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
-  if (ibv_modify_qp(qp, &attr,
-                    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    return fail("ibv_modify_qp INIT");
-  memset(&attr, 0, sizeof attr);
-  attr.qp_state = IBV_QPS_RTR;
-  attr.path_mtu = IBV_MTU_1024;
-  attr.dest_qp_num = remote;
-  attr.max_dest_rd_atomic = 1;
-  attr.min_rnr_timer = 12;
-  attr.ah_attr.is_global = 1;
-  attr.ah_attr.grh.dgid = *gid;
-  attr.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-  attr.ah_attr.grh.hop_limit = 1;
-  attr.ah_attr.port_num = 1;
-  if (ibv_modify_qp(qp, &attr,
-                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    return fail("ibv_modify_qp RTR");
-  memset(&attr, 0, sizeof attr);
-  attr.qp_state = IBV_QPS_RTS;
-  attr.timeout = 14;
-  attr.retry_cnt = 7;
-  attr.rnr_retry = 7;
-  attr.max_rd_atomic = 1;
-  if (ibv_modify_qp(qp, &attr,
-                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-    return fail("ibv_modify_qp RTS");
-  return 0;
-}
+#include "verbs_loopback.h"
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -70,12 +20,8 @@ int main(int argc, char** argv) {
   const int count = argc > 3 ? atoi(argv[3]) : 20;
   const int inline_bytes = argc > 4 ? atoi(argv[4]) : 0;
   const int message_bytes = inline_bytes > 64 ? inline_bytes : 64;
-  int devices = 0;
-  struct ibv_device** list = ibv_get_device_list(&devices);
-  struct ibv_context* context = NULL;
-  for (int i = 0; i < devices && context == NULL; ++i)
-    if (strcmp(ibv_get_device_name(list[i]), argv[1]) == 0) context = ibv_open_device(list[i]);
-  if (context == NULL) return fail(argv[1]);
+  struct ibv_context* context = open_named_device(argv[1]);
+  if (context == NULL) return 2;
   union ibv_gid gid;
   if (ibv_query_gid(context, 1, gid_index, &gid)) return fail("ibv_query_gid");
   struct ibv_pd* pd = ibv_alloc_pd(context);
@@ -157,6 +103,5 @@ int main(int argc, char** argv) {
   ibv_dereg_mr(mr);
   ibv_dealloc_pd(pd);
   ibv_close_device(context);
-  ibv_free_device_list(list);
   return ok == count ? 0 : 1;
 }

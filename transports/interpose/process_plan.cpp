@@ -55,6 +55,8 @@ Plan::Plan() : rank_(launcher_rank()) {
     if (!applies_here(fault)) continue;
     if (fault.kind == FaultKind::kLimits) caps_.take_smaller(fault.caps);
     kinds_ |= 1U << static_cast<unsigned>(fault.kind);
+    if (fault.kind == FaultKind::kInline)
+      inline_modes_ |= 1U << static_cast<unsigned>(fault.inline_mode);
     completion_rules_ = completion_rules_ || fault.info().effect.any();
     data_rules_ = data_rules_ || fault.data != DataAction::kKeep;
     suppress_rules_ = suppress_rules_ || fault.data == DataAction::kSuppress;
@@ -77,14 +79,25 @@ std::optional<FiredFault> Plan::completion_fault(const Event& event,
   return std::nullopt;
 }
 
-std::optional<FiredFault> Plan::post_fault(const Event& event) {
-  if (!has(FaultKind::kFailPost)) return std::nullopt;
+std::optional<FiredFault> Plan::post_fault(const Event& event, FaultKind kind) {
+  if (!has(kind)) return std::nullopt;
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_) {
-    if (fault.spec.kind != FaultKind::kFailPost || !matches(fault.spec, event)) continue;
+    if (fault.spec.kind != kind || !matches(fault.spec, event)) continue;
     if (fault.spec.when.fires(++fault.matched, random_))
       return FiredFault{fault.spec, fault.matched};
   }
+  return std::nullopt;
+}
+
+std::optional<FiredFault> Plan::inline_fault(
+    const Event& event, const std::function<bool(fault::InlineMode)>& changes) {
+  if (!has(FaultKind::kInline)) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  for (Counted& fault : faults_)
+    if (fault.spec.kind == FaultKind::kInline && matches(fault.spec, event) &&
+        changes(fault.spec.inline_mode))
+      return FiredFault{fault.spec, ++fault.matched};
   return std::nullopt;
 }
 

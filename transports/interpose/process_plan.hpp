@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,6 +16,7 @@ using fault::DataAction;
 using fault::FaultKind;
 using fault::FaultSpec;
 using fault::LimitCaps;
+using fault::SegmentMode;
 using fault::Side;
 
 /// One completion or post the plan is asked about.
@@ -43,6 +45,10 @@ class Plan {
   // What the plan holds, found once at load (the data path asks on every post and poll).
   /// True when some fault is of `kind`.
   bool has(FaultKind kind) const { return (kinds_ & (1U << static_cast<unsigned>(kind))) != 0; }
+  /// True when some inline fault has `mode`.
+  bool has_inline_mode(fault::InlineMode mode) const {
+    return (inline_modes_ & (1U << static_cast<unsigned>(mode))) != 0;
+  }
   /// True when some fault acts on completions (status, data, drop, duplicate).
   bool has_completion_rules() const { return completion_rules_; }
   /// True when some fault changes the data a receive delivered.
@@ -52,8 +58,13 @@ class Plan {
   /// The completion fault that fires for `event` (counted), if any; `allowed` filters faults.
   std::optional<FiredFault> completion_fault(const Event& event,
                                              bool (*allowed)(const FaultSpec&) = nullptr);
-  /// The fail_post fault that fires for one posted work request, if any.
-  std::optional<FiredFault> post_fault(const Event& event);
+  /// The fault of `kind` (fail_post, segment_count) that fires for one posted work request, if
+  /// any.
+  std::optional<FiredFault> post_fault(const Event& event, FaultKind kind = FaultKind::kFailPost);
+  /// The inline fault for one posted send whose mode `changes` it (every such send, counted),
+  /// if any.
+  std::optional<FiredFault> inline_fault(const Event& event,
+                                         const std::function<bool(fault::InlineMode)>& changes);
   /// The smallest cap of every limits fault for this process.
   const LimitCaps& caps() const { return caps_; }
 
@@ -71,7 +82,8 @@ class Plan {
   std::mt19937_64 random_;
   std::optional<int> rank_;
   LimitCaps caps_;
-  unsigned kinds_ = 0;  // bit per FaultKind present
+  unsigned kinds_ = 0;         // bit per FaultKind present
+  unsigned inline_modes_ = 0;  // bit per InlineMode of an inline fault
   bool completion_rules_ = false;
   bool data_rules_ = false;
   bool suppress_rules_ = false;

@@ -9,7 +9,9 @@
 #include "event_log.hpp"
 #include "verbs_context.hpp"
 #include "verbs_faults.hpp"
+#include "verbs_inline.hpp"
 #include "verbs_limits.hpp"
+#include "verbs_segments.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -66,41 +68,48 @@ int apply_to_entry(ibv_cq* cq, ibv_wc* wc, int i, int count, int num_entries) {
   return count;
 }
 
-// Fails the post of the first work request a fail_post rule fires on: those before it are
-// posted, it and those after are not, as a provider does.
-template <typename WorkRequest, typename PostFn, typename EventFn>
-int post_with_faults(WorkRequest* wr, WorkRequest** bad_wr, PostFn post, EventFn event_of,
-                     const char* call) {
+// Posts a chain up to the first work request `refusal` refuses (an errno, logged by it; 0
+// posts it): those before it are posted, it and those after are not, as a provider does.
+template <typename WorkRequest, typename PostFn, typename RefusalFn>
+int post_until_refused(WorkRequest* wr, WorkRequest** bad_wr, PostFn post, RefusalFn refusal) {
   WorkRequest* previous = nullptr;
   for (WorkRequest* current = wr; current != nullptr; current = current->next) {
-    auto rule = Plan::get().post_fault(event_of(*current));
-    if (!rule) {
+    const int refused = refusal(*current);
+    if (refused == 0) {
       previous = current;
       continue;
     }
-    int posted = 0;
     if (previous != nullptr) {
       previous->next = nullptr;
-      posted = post(wr, bad_wr);
+      const int posted = post(wr, bad_wr);
       previous->next = current;
       if (posted != 0) return posted;
     }
     *bad_wr = current;
-    log_fault(*rule, {{"call", call},
-                      {"layer", "verbs"},
-                      {"wr_id", current->wr_id},
-                      {"errno", rule->error_number},
-                      {"error", std::strerror(rule->error_number)}});
-    return rule->error_number;
+    return refused;
   }
   return post(wr, bad_wr);
+}
+
+// The errno of the fail_post rule that fires for a work request (logged), or 0.
+template <typename WorkRequest>
+int fail_post_refusal(const WorkRequest& wr, const Event& event, const char* call) {
+  auto rule = Plan::get().post_fault(event);
+  if (!rule) return 0;
+  log_fault(*rule, {{"call", call},
+                    {"layer", "verbs"},
+                    {"wr_id", wr.wr_id},
+                    {"errno", rule->error_number},
+                    {"error", std::strerror(rule->error_number)}});
+  return rule->error_number;
 }
 
 // A receive post, to a QP or an SRQ: its buffers recorded for the data rules (before the post:
 // another thread may poll its completion at once), then the fail_post rules.
 template <typename ProviderPost>
-int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint64_t queue,
-                  std::optional<uint32_t> qp_num, ProviderPost provider_post, const char* call) {
+int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint64_t queue, const ibv_qp* qp,
+                  ProviderPost provider_post, const char* call) {
+  const SegmentChange<ibv_recv_wr> segment_change(wr, qp, call);
   auto post = [&](ibv_recv_wr* first, ibv_recv_wr** bad) {
     if (Plan::get().has_data_rules()) record_receives(queue, first);
     return provider_post(first, bad);
@@ -108,9 +117,10 @@ int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint64_t queue,
   if (!Plan::get().has(FaultKind::kFailPost)) return post(wr, bad_wr);
   Event event;
   event.side = Side::kRecv;
-  event.qp_num = qp_num;
-  return post_with_faults(
-      wr, bad_wr, post, [&](const ibv_recv_wr&) { return event; }, call);
+  if (qp != nullptr) event.qp_num = qp->qp_num;
+  return post_until_refused(wr, bad_wr, post, [&](const ibv_recv_wr& one) {
+    return fail_post_refusal(one, event, call);
+  });
 }
 
 }  // namespace
@@ -134,18 +144,24 @@ int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 
 int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   const ContextOps& ops = original_ops(qp->context);
+  const SegmentChange<ibv_send_wr> segment_change(wr, qp, "ibv_post_send");
+  const InlineChange inline_change(qp, wr);
   if (int refused = check_send_post(qp, wr, bad_wr); refused != 0) return refused;
-  if (!Plan::get().has(FaultKind::kFailPost)) return ops.post_send(qp, wr, bad_wr);
-  return post_with_faults(
+  if (!Plan::get().has(FaultKind::kFailPost) && inline_change.unregistered() == nullptr)
+    return ops.post_send(qp, wr, bad_wr);
+  return post_until_refused(
       wr, bad_wr,
       [&](ibv_send_wr* first, ibv_send_wr** bad) { return ops.post_send(qp, first, bad); },
-      [&](const ibv_send_wr& one) { return send_event(one, qp->qp_num); }, "ibv_post_send");
+      [&](const ibv_send_wr& one) {
+        if (&one == inline_change.unregistered()) return EINVAL;
+        return fail_post_refusal(one, send_event(one, qp->qp_num), "ibv_post_send");
+      });
 }
 
 int post_recv_with_faults(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   const ContextOps& ops = original_ops(qp->context);
   return post_receives(
-      wr, bad_wr, receive_queue_of_qp(qp), qp->qp_num,
+      wr, bad_wr, receive_queue_of_qp(qp), qp,
       [&](ibv_recv_wr* first, ibv_recv_wr** bad) { return ops.post_recv(qp, first, bad); },
       "ibv_post_recv");
 }
@@ -153,7 +169,7 @@ int post_recv_with_faults(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 int post_srq_recv_with_faults(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   const ContextOps& ops = original_ops(srq->context);
   return post_receives(
-      wr, bad_wr, receive_queue_of_srq(srq), std::nullopt,
+      wr, bad_wr, receive_queue_of_srq(srq), nullptr,
       [&](ibv_recv_wr* first, ibv_recv_wr** bad) { return ops.post_srq_recv(srq, first, bad); },
       "ibv_post_srq_recv");
 }

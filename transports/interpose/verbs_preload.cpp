@@ -12,6 +12,7 @@
 
 #include "event_log.hpp"
 #include "verbs_context.hpp"
+#include "verbs_inline.hpp"
 #include "verbs_limits.hpp"
 #include "verbs_real.hpp"
 
@@ -55,6 +56,7 @@ ibv_mr* register_memory(ibv_pd* pd, size_t length, Register&& real_registration)
   if (refuse_mr_length(length, "ibv_reg_mr", pd->context) != 0) return nullptr;
   ibv_mr* mr = real_registration();
   observe_mr_request(length, "ibv_reg_mr", pd->context, mr != nullptr);
+  remember_registration(mr);
   return mr;
 }
 
@@ -83,7 +85,7 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
   static auto* real = real_verbs<decltype(ibv_create_qp)>("ibv_create_qp");
   if (refuse_qp_caps(attr->cap, "ibv_create_qp", pd->context) != 0) return nullptr;
   const ibv_qp_cap asked = attr->cap;
-  ibv_qp* qp = real(pd, attr);
+  ibv_qp* qp = create_with_inline_room(attr->cap, "ibv_create_qp", [&] { return real(pd, attr); });
   observe_qp_request(asked, "ibv_create_qp", pd->context, qp != nullptr);
   if (qp == nullptr) return nullptr;
   clamp_qp_caps(attr->cap);
@@ -94,7 +96,14 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
 __attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
   static auto* real = real_verbs<decltype(ibv_destroy_qp)>("ibv_destroy_qp");
   forget_qp(qp);
+  forget_inline_room(qp);
   return real(qp);
+}
+
+__attribute__((visibility("default"))) int ibv_dereg_mr(ibv_mr* mr) {
+  static auto* real = real_verbs<decltype(ibv_dereg_mr)>("ibv_dereg_mr");
+  forget_registration(mr);
+  return real(mr);
 }
 
 __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr,
@@ -183,7 +192,7 @@ __attribute__((visibility("default"))) void* dlsym(void* handle, const char* nam
   if (found == nullptr || handle == RTLD_DEFAULT) return found;
   static constexpr std::string_view kOurs[] = {
       "ibv_open_device",  "ibv_import_device", "ibv_create_qp",    "ibv_destroy_qp",
-      "ibv_modify_qp",    "ibv_create_srq",    "ibv_reg_mr",       "ibv_reg_mr_iova",
+      "ibv_dereg_mr",     "ibv_modify_qp",    "ibv_create_srq",    "ibv_reg_mr",       "ibv_reg_mr_iova",
       "ibv_reg_mr_iova2", "ibv_create_cq",     "ibv_query_device", "mlx5dv_init_obj",
       "mlx5dv_create_qp", "efadv_create_qp_ex"};
   for (std::string_view ours : kOurs) {

@@ -85,6 +85,13 @@ void check_agent_lost_mid_scenario(int signal, const std::string& evidence) {
   REQUIRE(victim != 0);
   std::this_thread::sleep_for(300ms);
   kill(victim, signal);
+  // Noticed within one heartbeat deadline (5 s) of the stop: timed from the stop itself, and
+  // judged against two deadlines, so a busy host's slower scenario start and a late heartbeat
+  // check do not count (measured: 9.97 s of scenario beside stress-ng --cpu 4 and a build).
+  const auto stopped = std::chrono::steady_clock::now();
+  CHECK(coordinator.process->wait_for_output(" lost: ", 20s));
+  const auto noticed = std::chrono::steady_clock::now() - stopped;
+  CHECK(noticed < 10s);
   const auto code = coordinator.process->wait(90s);
   if (signal == SIGSTOP) kill(victim, SIGCONT);
   INFO(coordinator.process->err());
@@ -104,7 +111,6 @@ void check_agent_lost_mid_scenario(int signal, const std::string& evidence) {
   CHECK_THAT(interrupted.at("observed").get<std::string>(),
              Catch::Contains("agent lost: " + victim_id));
   CHECK_THAT(interrupted.at("evidence").get<std::string>(), Catch::Contains(evidence));
-  CHECK(interrupted.at("duration_ms").get<double>() < 8000);
   size_t survivors_pingpong_passed = 0;
   for (const auto& run : runs) {
     const bool with_victim = run.at("agents").at("initiator") == victim_id ||

@@ -208,3 +208,79 @@ TEST_CASE("sut verbs: qp_error moves the QP to the error state and the device fl
   CHECK(to_error.events("fault")[0].at("qp_state") == "ERR");
 }
 #endif
+
+TEST_CASE("sut verbs: inline off, force and above_limit reach perftest and rdma-core's pingpong",
+          "[integration][verbs]") {
+  TempDir dir;
+  // ib_send_lat -I 64 posts its 2-byte sends inline from a registered buffer: cleared, each is
+  // read through its lkey and the run still completes (its result line is the checker's).
+  const std::string send_lat = VerbsPair().send_lat() + " -I 64";
+  const SutRun off = run_against(dir, send_lat,
+                                 "--ok '^ *2 +50 ' --fault kind=inline,mode=off -- " + send_lat +
+                                     " 127.0.0.1");
+  INFO(off.command.out);
+  CHECK(off.report.at("verdict") == "masked");
+  REQUIRE_FALSE(off.events("fault").empty());
+  CHECK(off.events("fault")[0].at("inline") == "cleared");
+  // ibv_rc_pingpong -s 64 posts inline when its QP has the room: given 256 bytes of it, it does.
+  const std::string pingpong = VerbsPair().rc_pingpong("-s 64");
+  const SutRun forced = run_against(dir, pingpong,
+                                    "--ok 'bytes in' --fault kind=inline,mode=force -- " +
+                                        pingpong + " 127.0.0.1");
+  INFO(forced.command.out);
+  CHECK(forced.report.at("verdict") == "masked");
+  REQUIRE_FALSE(forced.events("fault").empty());
+  CHECK(forced.events("fault")[0].at("call") == "ibv_create_qp");
+  CHECK(forced.events("fault")[0].at("inline_room")[1] >= 256);
+  // Above its QP's room (rxe grants no more than asked for), a 64-byte inline send is refused
+  // by the provider itself, and the pingpong says so.
+  const std::string above = VerbsPair().rc_pingpong("-s 64");
+  const SutRun refused = run_against(
+      dir, above, "--fault kind=inline,mode=above_limit -- " + above + " 127.0.0.1");
+  INFO(refused.command.out);
+  CHECK(refused.report.at("verdict") == "detected");
+  CHECK_THAT(refused.report.at("first_error_line").get<std::string>(),
+             Catch::Contains("post send") || Catch::Contains("post_send"));
+}
+
+#ifdef FAULTLINE_SUT_VERBS_SEGMENTS
+TEST_CASE("sut verbs: a program's three-segment messages with a segment fewer, split or inline off",
+          "[integration][verbs]") {
+  TempDir dir;
+  const std::string device = faultline::testing::verbs_device().device;
+  const std::string program = std::string(FAULTLINE_SUT_VERBS_SEGMENTS) + " " + device + " " +
+                              ipv4_gid_of(device) + " 5";
+  auto run = [&](const std::string& options) {
+    return faultline::testing::sut_exec(dir.path(), options + " -- " + program);
+  };
+  const SutRun clean = run("--ok 'all checked'");
+  INFO(clean.command.out);
+  CHECK(clean.report.at("verdict") == "pass");
+  // A sender building 2 of 3 segments: the receiver gets a short message and says so.
+  const SutRun fewer = run("--fault kind=segment_count,mode=fewer,post=send,nth=3");
+  INFO(fewer.command.out);
+  CHECK(fewer.report.at("verdict") == "detected");
+  CHECK_THAT(fewer.output(), Catch::Contains("message 2: 80 of 96 bytes arrived"));
+  REQUIRE(fewer.events("fault").size() == 1);
+  CHECK(fewer.events("fault")[0].at("segments") == nlohmann::json::array({3, 2}));
+  // A receive with one SGE fewer has no room for the message: the device fails it.
+  const SutRun short_receive = run("--fault kind=segment_count,mode=fewer,post=recv,nth=1");
+  INFO(short_receive.command.out);
+  CHECK(short_receive.report.at("verdict") == "detected");
+  CHECK_THAT(short_receive.output(), Catch::Contains("message 0: receive completion error"));
+  // The same 96 bytes in 4 SGEs, above the QP's max_send_sge of 3: the post is refused.
+  const SutRun split = run("--fault kind=segment_count,mode=split,into=4,post=send,nth=1");
+  INFO(split.command.out);
+  CHECK(split.report.at("verdict") == "detected");
+  CHECK_THAT(split.output(), Catch::Contains("ibv_post_send: Invalid argument"));
+  // Its inline sends come from a stack buffer it never registered: without inline they cannot
+  // be posted at all, and the post fails as on a NIC with a smaller inline cap.
+  const SutRun off = faultline::testing::sut_exec(
+      dir.path(), "--fault kind=inline,mode=off -- " + program + " inline");
+  INFO(off.command.out);
+  CHECK(off.report.at("verdict") == "detected");
+  REQUIRE_FALSE(off.events("fault").empty());
+  CHECK(off.events("fault")[0].at("unregistered") == true);
+  CHECK_THAT(off.output(), Catch::Contains("ibv_post_send: Invalid argument"));
+}
+#endif

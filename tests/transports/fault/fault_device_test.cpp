@@ -27,11 +27,11 @@ struct FaultedPair {
   faultline::transports::RegisteredBuffer tx;
   faultline::transports::RegisteredBuffer rx;
 
-  explicit FaultedPair(FaultPlan plan)
+  explicit FaultedPair(FaultPlan plan, const EndpointConfig& config = {})
       : sender_device(wrap_device(open_device(ofi_tcp()), std::move(plan), log)),
         receiver_device(open_device(ofi_tcp())) {
-    auto s = sender_device->create_endpoint({});
-    auto r = receiver_device->create_endpoint({});
+    auto s = sender_device->create_endpoint(config);
+    auto r = receiver_device->create_endpoint(config);
     REQUIRE_OK(s);
     REQUIRE_OK(r);
     sender = std::move(s).value();
@@ -145,6 +145,74 @@ TEST_CASE("fail_post with an opcode counts and fails only posts of that opcode",
   REQUIRE_FALSE(write.ok());
   CHECK(write.error().sys_errno == 95);
   CHECK_THAT(write.error().describe(), Catch::Contains("the 1st post_send fails"));
+}
+
+TEST_CASE("nth counts on all of one side's endpoints together, not per endpoint",
+          "[integration][ofi]") {
+  // A ring's rank has two endpoints (measured: nth 3 fired twice, once on each).
+  FaultedPair pair(plan_of(
+      {{{"kind", "rewrite_status"}, {"opcode", "SEND"}, {"nth", 3}, {"status", "GENERAL_ERR"}}}));
+  auto other = pair.sender_device->create_endpoint({});
+  auto other_peer = pair.receiver_device->create_endpoint({});
+  REQUIRE_OK(other);
+  REQUIRE_OK(other_peer);
+  REQUIRE_OK(other.value()->connect(other_peer.value()->address()));
+  REQUIRE_OK(other_peer.value()->connect(other.value()->address()));
+  // Three sends on each endpoint, in turn. The first endpoint's completions are polled first:
+  // the side's 3rd is its 3rd (wr 4), and the second endpoint's 3rd is not faulted again.
+  for (uint64_t i = 0; i < 3; ++i) {
+    pair.send(2 * i);
+    Segment into = pair.rx.segment((2 * i + 1) * 64, 64);
+    REQUIRE_OK(other_peer.value()->post_recv({200 + i, {&into, 1}}));
+    Segment from = pair.tx.segment((2 * i + 1) * 64, 64);
+    REQUIRE_OK(other.value()->post_send(
+        {.wr_id = 2 * i + 1, .op = Opcode::kSend, .segments = {&from, 1}}));
+  }
+  std::vector<uint64_t> failed;
+  for (const auto& c : pair.sender_completions())
+    if (!c.ok()) failed.push_back(c.wr_id);
+  const auto deadline = std::chrono::steady_clock::now() + 2s;
+  size_t others = 0;
+  while (others < 3 && std::chrono::steady_clock::now() < deadline) {
+    Completion c[4];
+    auto polled = other.value()->poll(c, 5ms);
+    REQUIRE_OK(polled);
+    for (size_t i = 0; i < polled.value(); ++i, ++others)
+      if (!c[i].ok()) failed.push_back(c[i].wr_id);
+    (void)other_peer.value()->poll(c, 0ms);
+  }
+  CHECK(others == 3);
+  CHECK(failed == std::vector<uint64_t>{4});
+  CHECK(pair.log->size() == 1);
+}
+
+TEST_CASE("segment_count posts one segment fewer, or the same bytes in more",
+          "[integration][ofi]") {
+  FaultedPair pair(plan_of(
+      {{{"kind", "segment_count"}, {"mode", "fewer"}, {"post", "send"}, {"nth", 1}},
+       {{"kind", "segment_count"}, {"mode", "split"}, {"into", 4}, {"post", "send"}, {"nth", 2}}}),
+      EndpointConfig{.max_send_sge = 4});
+  // Two messages of two 32-byte segments: the first loses its second half, the second goes
+  // in four segments of 16 bytes and arrives whole.
+  for (uint64_t i = 0; i < 2; ++i) {
+    Segment into = pair.rx.segment(i * 64, 64);
+    REQUIRE_OK(pair.receiver->post_recv({100 + i, {&into, 1}}));
+    Segment from[2] = {pair.tx.segment(i * 64, 32), pair.tx.segment(i * 64 + 32, 32)};
+    REQUIRE_OK(pair.sender->post_send({.wr_id = i, .op = Opcode::kSend, .segments = from}));
+  }
+  std::vector<uint32_t> lengths;
+  const auto deadline = std::chrono::steady_clock::now() + 2s;
+  while (lengths.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    Completion c[4];
+    auto polled = pair.receiver->poll(c, 5ms);
+    REQUIRE_OK(polled);
+    for (size_t i = 0; i < polled.value(); ++i) lengths.push_back(c[i].byte_len);
+    (void)pair.sender->poll(c, 0ms);
+  }
+  CHECK(lengths == std::vector<uint32_t>{32, 64});
+  REQUIRE(pair.log->size() == 2);
+  CHECK_THAT(pair.log->at(0).detail, Catch::Contains("1 segments instead of 2"));
+  CHECK_THAT(pair.log->at(1).detail, Catch::Contains("4 segments instead of 2"));
 }
 
 TEST_CASE("replay returns a stale completion after the next connect", "[integration][ofi]") {

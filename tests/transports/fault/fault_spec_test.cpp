@@ -84,13 +84,36 @@ TEST_CASE("a kind or key an applier cannot apply is refused at parse time, sayin
   CHECK_THAT(srq.error().message, Catch::Contains("f/max_srq_wr"));
 }
 
+TEST_CASE("segment_count takes fewer, or split into 2 to 64, and inline takes force", "[unit]") {
+  auto fewer = parse_fault({{"kind", "segment_count"}, {"mode", "fewer"}, {"post", "recv"}, {"nth", 2}},
+                           kInterposer, "f");
+  REQUIRE(fewer.ok());
+  CHECK(fewer->segment_mode == SegmentMode::kFewer);
+  CHECK(fewer->side == Side::kRecv);
+  auto split = parse_fault({{"kind", "segment_count"}, {"mode", "split"}, {"into", 8}, {"every", 1}},
+                           kDecorator, "f");
+  REQUIRE(split.ok());
+  CHECK(split->split_into == 8);
+  for (const json& bad : {json{{"kind", "segment_count"}, {"mode", "split"}, {"nth", 1}},
+                          json{{"kind", "segment_count"}, {"mode", "split"}, {"into", 1}, {"nth", 1}},
+                          json{{"kind", "segment_count"}, {"mode", "fewer"}, {"into", 2}, {"nth", 1}},
+                          json{{"kind", "segment_count"}, {"mode", "fewer"}}}) {
+    CAPTURE(bad.dump());
+    CHECK_FALSE(parse_fault(bad, kInterposer, "f").ok());
+  }
+  auto forced = parse_fault({{"kind", "inline"}, {"mode", "force"}}, kInterposer, "f");
+  REQUIRE(forced.ok());
+  CHECK(forced->inline_mode == InlineMode::kForce);
+}
+
 TEST_CASE("each completion kind has one effect and every limit one row", "[unit]") {
   for (const auto& kind : fault_kinds()) {
     CAPTURE(kind.name);
     const auto& e = kind.effect;
     const int effects =
         e.rewrite_status + e.change_data + e.drop + e.delay + e.duplicate + e.replay;
-    CHECK(effects == (kind.firing && kind.kind != FaultKind::kFailPost ? 1 : 0));
+    const bool post_kind = kind.kind == FaultKind::kFailPost || kind.kind == FaultKind::kSegmentCount;
+    CHECK(effects == (kind.firing && !post_kind ? 1 : 0));
     CHECK(kind.appliers != 0);
   }
   const auto decorator = limit_names(kDecorator);

@@ -12,7 +12,8 @@ const std::vector<std::string>& applied_fault_kinds() {
   static const std::vector<std::string> kinds = {
       "rewrite_status",       "drop_completion",   "delay_completion",
       "duplicate_completion", "replay_completion", "fail_post",
-      "inline_off",           "inline_forced",     "limits"};
+      "inline_off",           "inline_forced",     "limits",
+      "segment_count"};
   return kinds;
 }
 
@@ -87,7 +88,7 @@ class FaultDevice : public Device {
     if (!endpoint.ok()) return endpoint;
     if (!acts_on_endpoints(plan_)) return endpoint;
     return std::unique_ptr<Endpoint>(
-        std::make_unique<FaultEndpoint>(std::move(endpoint).value(), plan_, log_, stale_));
+        std::make_unique<FaultEndpoint>(std::move(endpoint).value(), plan_, log_, stale_, counts_));
   }
 
  private:
@@ -97,6 +98,7 @@ class FaultDevice : public Device {
   InlineMode inline_mode_ = InlineMode::kNone;
   std::string limits_source_;  // empty: no limits fault
   std::shared_ptr<std::vector<Completion>> stale_ = std::make_shared<std::vector<Completion>>();
+  std::shared_ptr<FaultCounts> counts_ = std::make_shared<FaultCounts>(plan_.seed);
   DeviceInfo info_;
 };
 

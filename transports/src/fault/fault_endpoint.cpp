@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "faultline/transports/fault/segment_split.hpp"
+
 namespace faultline::transports::fault {
 
 namespace {
@@ -23,6 +25,12 @@ std::string hex(uint64_t value) {
   return text;
 }
 
+uint64_t total_length(std::span<const Segment> segments) {
+  uint64_t length = 0;
+  for (const Segment& segment : segments) length += segment.length;
+  return length;
+}
+
 bool is_inline_capable(Opcode op) {
   return op == Opcode::kSend || op == Opcode::kSendWithImm || op == Opcode::kRdmaWrite ||
          op == Opcode::kRdmaWriteWithImm;
@@ -30,25 +38,30 @@ bool is_inline_capable(Opcode op) {
 
 }  // namespace
 
+std::pair<uint64_t, bool> FaultCounts::next_match(size_t index, const FaultSpec& fault) {
+  std::lock_guard lock(mutex_);
+  auto random = random_.try_emplace(index, seed_ * 0x9e3779b97f4a7c15ULL + index + 1).first;
+  const uint64_t match = ++matches_[index];
+  return {match, fault.when.fires(match, random->second)};
+}
+
 FaultEndpoint::FaultEndpoint(std::unique_ptr<Endpoint> inner, const FaultPlan& plan,
                              std::shared_ptr<FaultLog> log,
-                             std::shared_ptr<std::vector<Completion>> stale)
+                             std::shared_ptr<std::vector<Completion>> stale,
+                             std::shared_ptr<FaultCounts> counts)
     : inner_(std::move(inner)),
+      counts_(std::move(counts)),
       log_(std::move(log)),
-      post_random_(plan.seed * 0x9e3779b97f4a7c15ULL),
       replay_after_connect_(std::move(stale)) {
-  for (const FaultSpec& fault : plan.faults) {
-    if (fault.info().effect.any()) completions_.push_back(fault);
-    if (fault.kind == FaultKind::kFailPost) post_faults_.push_back(fault);
+  for (size_t i = 0; i < plan.faults.size(); ++i) {
+    const FaultSpec& fault = plan.faults[i];
+    if (fault.info().effect.any()) completions_.emplace_back(i, fault);
+    if (fault.kind == FaultKind::kFailPost || fault.kind == FaultKind::kSegmentCount)
+      post_faults_.emplace_back(i, fault);
     if (fault.kind == FaultKind::kInline) inline_mode_ = fault.inline_mode;
     reuse_qp_number_ = reuse_qp_number_ || fault.reuse_qp_number;
     keeps_local_buffers_ = keeps_local_buffers_ || fault.data == DataAction::kScribble;
   }
-  for (size_t i = 0; i < completions_.size(); ++i) {
-    random_.emplace_back(plan.seed * 0x9e3779b97f4a7c15ULL + i + 1);
-  }
-  matches_.assign(completions_.size(), 0);
-  post_matches_.assign(post_faults_.size(), 0);
 }
 
 void FaultEndpoint::record(std::string kind, std::string detail) {
@@ -67,15 +80,33 @@ Status FaultEndpoint::connect(std::span<const std::byte> peer_address) {
   return connected;
 }
 
-Status FaultEndpoint::check_post_fault(Side post, Opcode op, uint64_t wr_id) {
+Status FaultEndpoint::apply_post_faults(Side post, Opcode op, uint64_t wr_id,
+                                        std::span<const Segment>& segments,
+                                        std::vector<Segment>& changed) {
   const char* call = post == Side::kRecv ? "post_recv" : "post_send";
-  for (size_t i = 0; i < post_faults_.size(); ++i) {
-    const FaultSpec& fault = post_faults_[i];
+  for (const auto& [index, fault] : post_faults_) {
     // A fail_post without `post` fails a send, as scenario files have always read it.
     const Side faulted = fault.side == Side::kRecv ? Side::kRecv : Side::kSend;
     if (faulted != post || (fault.opcode && *fault.opcode != op)) continue;
-    const uint64_t match = ++post_matches_[i];
-    if (!fault.when.fires(match, post_random_)) continue;
+    const auto [match, fires] = counts_->next_match(index, fault);
+    if (!fires) continue;
+    if (fault.kind == FaultKind::kSegmentCount) {
+      changed = fault.segment_mode == SegmentMode::kFewer
+                    ? std::vector<Segment>(segments.begin(), segments.end() - (segments.empty() ? 0 : 1))
+                    : split_pieces(segments, fault.split_into,
+                                   [](const Segment& piece) { return piece.length; },
+                                   [](const Segment& piece, uint32_t first) {
+                                     return std::pair{
+                                         Segment{piece.addr, first, piece.region},
+                                         Segment{static_cast<std::byte*>(piece.addr) + first,
+                                                 piece.length - first, piece.region}};
+                                   });
+      record("segment_count", std::string(call) + " #" + std::to_string(match) + " wr_id " +
+                                  hex(wr_id) + " posted with " + std::to_string(changed.size()) +
+                                  " segments instead of " + std::to_string(segments.size()));
+      segments = changed;
+      continue;
+    }
     record("fail_post", std::string(call) + " #" + std::to_string(match) + " wr_id " + hex(wr_id) +
                             " failed with errno " + std::to_string(fault.error_number));
     Error error = errno_error(call, fault.error_number,
@@ -87,8 +118,10 @@ Status FaultEndpoint::check_post_fault(Side post, Opcode op, uint64_t wr_id) {
 }
 
 Status FaultEndpoint::post_send(const WorkRequest& request) {
-  FAULTLINE_RETURN_IF_ERROR(check_post_fault(Side::kSend, request.op, request.wr_id));
   WorkRequest changed = request;
+  std::vector<Segment> segments;
+  FAULTLINE_RETURN_IF_ERROR(
+      apply_post_faults(Side::kSend, request.op, request.wr_id, changed.segments, segments));
   if (is_inline_capable(request.op)) {
     if (inline_mode_ == InlineMode::kOff && request.inline_data) {
       changed.inline_data = false;
@@ -96,24 +129,34 @@ Status FaultEndpoint::post_send(const WorkRequest& request) {
     } else if (inline_mode_ == InlineMode::kAboveLimit && !request.inline_data) {
       changed.inline_data = true;
       record("inline_forced", "wr_id " + hex(request.wr_id) + " posted inline");
+    } else if (const uint32_t room = inner_->config().max_inline;
+               inline_mode_ == InlineMode::kForce && !request.inline_data && room > 0 &&
+               total_length(request.segments) <= room) {
+      changed.inline_data = true;
+      record("inline_forced", "wr_id " + hex(request.wr_id) + " posted inline, within " +
+                                  std::to_string(room) + " bytes of inline room");
     }
   }
   if (keeps_local_buffers_ && request.op == Opcode::kRdmaRead) {
-    local_buffers_[request.wr_id].assign(request.segments.begin(), request.segments.end());
+    local_buffers_[request.wr_id].assign(changed.segments.begin(), changed.segments.end());
   }
   return inner_->post_send(changed);
 }
 
 Status FaultEndpoint::post_recv(const RecvRequest& request) {
-  FAULTLINE_RETURN_IF_ERROR(check_post_fault(Side::kRecv, Opcode::kRecv, request.wr_id));
+  RecvRequest changed = request;
+  std::vector<Segment> segments;
+  FAULTLINE_RETURN_IF_ERROR(
+      apply_post_faults(Side::kRecv, Opcode::kRecv, request.wr_id, changed.segments, segments));
   if (keeps_local_buffers_)
-    local_buffers_[request.wr_id].assign(request.segments.begin(), request.segments.end());
-  return inner_->post_recv(request);
+    local_buffers_[request.wr_id].assign(changed.segments.begin(), changed.segments.end());
+  return inner_->post_recv(changed);
 }
 
 bool FaultEndpoint::any_fault_for(Opcode op) const {
-  return std::any_of(completions_.begin(), completions_.end(),
-                     [op](const FaultSpec& fault) { return !fault.opcode || *fault.opcode == op; });
+  return std::any_of(completions_.begin(), completions_.end(), [op](const auto& indexed) {
+    return !indexed.second.opcode || *indexed.second.opcode == op;
+  });
 }
 
 void FaultEndpoint::scribble(const Completion& completion, std::string& detail) {
@@ -134,11 +177,10 @@ void FaultEndpoint::apply(Completion completion) {
   bool dropped = false;
   bool duplicated = false;
   std::optional<Clock::time_point> due;
-  for (size_t i = 0; i < completions_.size(); ++i) {
-    const FaultSpec& fault = completions_[i];
+  for (const auto& [index, fault] : completions_) {
     if (fault.opcode && *fault.opcode != completion.op) continue;
-    const uint64_t match = ++matches_[i];
-    if (!fault.when.fires(match, random_[i])) continue;
+    const auto [match, fires] = counts_->next_match(index, fault);
+    if (!fires) continue;
     std::string detail = std::string(to_string(completion.op)) + " wr_id " + hex(completion.wr_id) +
                          " (" + ordinal(match) + " match)";
     const CompletionEffect& effect = fault.info().effect;

@@ -48,7 +48,8 @@ constexpr std::array kKeyRules{
     KeyRule{"reuse_qp_number", kDecorator, ""},
     KeyRule{"errno", kDecorator | kInterposer, ""},
     KeyRule{"post", kDecorator | kInterposer, ""},
-    KeyRule{"mode", kDecorator, ""},
+    KeyRule{"mode", kDecorator | kInterposer, ""},
+    KeyRule{"into", kDecorator | kInterposer, ""},
     KeyRule{"profile", kDecorator,
             "a program is given a profile with port-check --enforce, which writes its caps"},
     KeyRule{"inline", kInterposer, "faultline's own endpoints refuse an inline size above the cap"},
@@ -247,7 +248,9 @@ Status read_firing(const FaultReader& reader, FaultSpec& spec) {
 Status read_filters(const FaultReader& reader, FaultSpec& spec) {
   FAULTLINE_TRY(spec.role, reader.text("role"));
   FAULTLINE_TRY(spec.layer, reader.text("layer"));
-  const char* side_key = spec.kind == FaultKind::kFailPost ? "post" : "side";
+  const bool post_fault =
+      spec.kind == FaultKind::kFailPost || spec.kind == FaultKind::kSegmentCount;
+  const char* side_key = post_fault ? "post" : "side";
   std::string side;
   FAULTLINE_TRY(side, reader.choice(side_key, {"send", "recv", "any"}, "any"));
   spec.side = side == "send" ? Side::kSend : side == "recv" ? Side::kRecv : Side::kAny;
@@ -266,6 +269,21 @@ Status read_filters(const FaultReader& reader, FaultSpec& spec) {
       return reader.bad("opcode", "one of " + join(names) + "; got " + shown(opcode));
     }
   }
+  return Status{};
+}
+
+Status read_segment_count(const FaultReader& reader, FaultSpec& spec) {
+  std::string mode;
+  FAULTLINE_TRY(mode, reader.choice("mode", {"fewer", "split"}, ""));
+  if (mode.empty()) return reader.bad("mode", "fewer or split");
+  spec.segment_mode = mode == "fewer" ? SegmentMode::kFewer : SegmentMode::kSplit;
+  std::optional<uint64_t> into;
+  FAULTLINE_TRY(into, reader.count("into", 64));
+  if (spec.segment_mode == SegmentMode::kSplit && (!into || *into < 2))
+    return reader.bad("into", "split: how many segments the bytes go in, from 2 to 64");
+  if (spec.segment_mode == SegmentMode::kFewer && into)
+    return reader.bad("into", "no into with mode fewer (one segment fewer)");
+  spec.split_into = static_cast<uint32_t>(into.value_or(0));
   return Status{};
 }
 
@@ -385,12 +403,15 @@ Status read_action(const FaultReader& reader, FaultSpec& spec) {
       return Status{};
     case FaultKind::kInline: {
       std::string mode;
-      FAULTLINE_TRY(mode, reader.choice("mode", {"off", "above_limit"}, ""));
-      if (mode.empty()) return reader.bad("mode", "off or above_limit");
-      spec.inline_mode = mode == "off" ? InlineMode::kOff : InlineMode::kAboveLimit;
+      FAULTLINE_TRY(mode, reader.choice("mode", {"off", "force", "above_limit"}, ""));
+      if (mode.empty()) return reader.bad("mode", "off, force or above_limit");
+      spec.inline_mode = mode == "off"     ? InlineMode::kOff
+                         : mode == "force" ? InlineMode::kForce
+                                           : InlineMode::kAboveLimit;
       return Status{};
     }
     case FaultKind::kLimits: return read_limits(reader, spec);
+    case FaultKind::kSegmentCount: return read_segment_count(reader, spec);
     case FaultKind::kDropSegment:
     case FaultKind::kAddSegment:
     case FaultKind::kReorderSegments:

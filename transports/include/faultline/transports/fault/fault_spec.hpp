@@ -31,6 +31,7 @@ enum class FaultKind {
   kInline,               ///< inline forced off, or above the device's limit
   kLimits,               ///< the device is smaller: requests above a cap are refused
   kObserve,              ///< nothing changes: every resource request is logged (port-check)
+  kSegmentCount,         ///< a posted work request has one segment fewer, or its bytes in more
   kDropSegment,          ///< protocol: a message loses one of its segments
   kAddSegment,           ///< protocol: a message gains a segment
   kReorderSegments,      ///< protocol: a message's segments are swapped
@@ -85,8 +86,15 @@ enum class DataAction {
 
 enum class InlineMode {
   kNone,
-  kOff,         ///< endpoints are created with max_inline 0 and no post is inline
-  kAboveLimit,  ///< every send and write is posted inline, whatever its size
+  kOff,         ///< no send or write is posted inline (faultline's endpoints: created with
+                ///< max_inline 0; a program's post from memory it never registered fails)
+  kForce,       ///< every send and write within the queue's inline room is posted inline
+  kAboveLimit,  ///< sends and writes are posted inline above the queue's inline room
+};
+
+enum class SegmentMode {
+  kFewer,  ///< the last segment (SGE, iov) left out: the message is short, or the receive
+  kSplit,  ///< the same bytes across `split_into` segments
 };
 
 /// Which of the events matching a fault it fires on: exactly one of the three is set.
@@ -138,13 +146,15 @@ struct FaultSpec {
   bool reuse_qp_number = false;         ///< replay_completion: on the new endpoint's number
   int error_number = 0;                 ///< fail_post: the errno the post returns
   InlineMode inline_mode = InlineMode::kNone;
+  SegmentMode segment_mode = SegmentMode::kFewer;
+  uint32_t split_into = 0;  ///< segment_count split: how many segments
   LimitCaps caps;
   std::string message;  ///< protocol kinds: the kv message type
   std::string target;   ///< protocol kinds: the segment or header field
 
   // Filters.
   std::string role;         ///< scenario files: the role it applies to
-  Side side = Side::kAny;   ///< fail_post: which post (`post`); otherwise `side`
+  Side side = Side::kAny;   ///< fail_post, segment_count: which post (`post`); otherwise `side`
   std::string layer;        ///< ofi: the provider layer ("ofi_rxm", "tcp"); empty: outermost
   std::optional<int> rank;  ///< only in this rank's process (or a ring's agent)
   std::optional<Opcode> opcode;

@@ -1,0 +1,166 @@
+#include "verbs_inline.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "process_plan.hpp"
+#include "verbs_faults.hpp"
+
+namespace faultline::transports::interpose {
+
+namespace {
+
+using fault::InlineMode;
+
+// Room enough for the small sends programs post (a pingpong's 64 bytes, a header), within
+// what RoCE NICs grant (hns 32 is the exception: its create is refused above, and the room
+// asked then is the program's own).
+constexpr uint32_t kForcedInlineRoom = 256;
+
+struct Registration {
+  uint64_t address = 0;
+  uint64_t length = 0;
+};
+
+std::mutex rooms_mutex;
+std::map<const ibv_qp*, uint32_t> rooms;
+std::mutex registrations_mutex;
+std::multimap<uint32_t, Registration> registrations;  // by lkey
+
+bool inline_capable(ibv_wr_opcode opcode) {
+  return opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM || opcode == IBV_WR_RDMA_WRITE ||
+         opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+uint64_t length_of(const ibv_send_wr& wr) {
+  uint64_t length = 0;
+  for (int i = 0; i < wr.num_sge; ++i) length += wr.sg_list[i].length;
+  return length;
+}
+
+uint32_t room_of(const ibv_qp* qp) {
+  std::lock_guard lock(rooms_mutex);
+  auto found = rooms.find(qp);
+  return found == rooms.end() ? 0 : found->second;
+}
+
+bool registered(const ibv_sge& sge) {
+  std::lock_guard lock(registrations_mutex);
+  auto [first, last] = registrations.equal_range(sge.lkey);
+  return std::any_of(first, last, [&](const auto& entry) {
+    const Registration& region = entry.second;
+    return sge.addr >= region.address && sge.addr + sge.length <= region.address + region.length;
+  });
+}
+
+bool all_registered(const ibv_send_wr& wr) {
+  for (int i = 0; i < wr.num_sge; ++i)
+    if (!registered(wr.sg_list[i])) return false;
+  return true;
+}
+
+// Whether `mode` changes this send's inline flag, on a QP with `room` bytes of inline room.
+bool changes(InlineMode mode, const ibv_send_wr& wr, uint64_t length, uint32_t room) {
+  const bool is_inline = (wr.send_flags & IBV_SEND_INLINE) != 0;
+  switch (mode) {
+    case InlineMode::kOff: return is_inline;
+    case InlineMode::kForce: return !is_inline && room > 0 && length <= room;
+    case InlineMode::kAboveLimit: return !is_inline && length > room;
+    case InlineMode::kNone: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+uint32_t inline_room_to_ask(uint32_t asked) {
+  const Plan& plan = Plan::get();
+  if (!plan.has_inline_mode(InlineMode::kForce) || asked >= kForcedInlineRoom) return asked;
+  const uint32_t cap = plan.caps().max_inline_data.value_or(kForcedInlineRoom);
+  return std::max(asked, std::min(kForcedInlineRoom, cap));
+}
+
+void remember_inline_room(const ibv_qp* qp, const char* call, uint32_t asked, uint32_t granted,
+                          bool raised) {
+  Plan& plan = Plan::get();
+  if (!plan.has(FaultKind::kInline)) return;
+  {
+    std::lock_guard lock(rooms_mutex);
+    rooms[qp] = granted;
+  }
+  if (!raised) return;
+  Event event;
+  event.side = Side::kSend;
+  event.qp_num = qp->qp_num;
+  auto fired = plan.inline_fault(event, [](InlineMode mode) { return mode == InlineMode::kForce; });
+  if (fired)
+    log_fault(*fired, {{"call", call},
+                       {"layer", "verbs"},
+                       {"qp_num", qp->qp_num},
+                       {"inline_room", {asked, granted}}});
+}
+
+void forget_inline_room(const ibv_qp* qp) {
+  if (!Plan::get().has(FaultKind::kInline)) return;
+  std::lock_guard lock(rooms_mutex);
+  rooms.erase(qp);
+}
+
+void remember_registration(const ibv_mr* mr) {
+  if (mr == nullptr || !Plan::get().has(FaultKind::kInline)) return;
+  std::lock_guard lock(registrations_mutex);
+  registrations.emplace(mr->lkey, Registration{reinterpret_cast<uint64_t>(mr->addr), mr->length});
+}
+
+void forget_registration(const ibv_mr* mr) {
+  if (mr == nullptr || !Plan::get().has(FaultKind::kInline)) return;
+  std::lock_guard lock(registrations_mutex);
+  auto [first, last] = registrations.equal_range(mr->lkey);
+  for (auto entry = first; entry != last; ++entry) {
+    if (entry->second.address == reinterpret_cast<uint64_t>(mr->addr)) {
+      registrations.erase(entry);
+      return;
+    }
+  }
+}
+
+InlineChange::InlineChange(ibv_qp* qp, ibv_send_wr* chain) {
+  Plan& plan = Plan::get();
+  if (!plan.has(FaultKind::kInline)) return;
+  const uint32_t room = room_of(qp);
+  for (ibv_send_wr* wr = chain; wr != nullptr; wr = wr->next) {
+    if (!inline_capable(wr->opcode)) continue;
+    const uint64_t length = length_of(*wr);
+    auto fired = plan.inline_fault(send_event(*wr, qp->qp_num), [&](InlineMode mode) {
+      return changes(mode, *wr, length, room);
+    });
+    if (!fired) continue;
+    nlohmann::json details = {{"call", "ibv_post_send"}, {"layer", "verbs"},
+                              {"qp_num", qp->qp_num},    {"wr_id", wr->wr_id},
+                              {"bytes", length},         {"inline_room", room}};
+    if (fired->inline_mode == InlineMode::kOff && !all_registered(*wr)) {
+      details["errno"] = EINVAL;
+      details["error"] = std::strerror(EINVAL);
+      details["unregistered"] = true;
+      details["hint"] =
+          "its bytes are in no memory registration: only an inline post can send them, and a "
+          "NIC with a smaller inline cap fails it";
+      log_fault(*fired, std::move(details));
+      unregistered_ = wr;
+      return;
+    }
+    details["inline"] = fired->inline_mode == InlineMode::kOff ? "cleared" : "set";
+    original_flags_.emplace_back(wr, wr->send_flags);
+    wr->send_flags ^= IBV_SEND_INLINE;
+    log_fault(*fired, std::move(details));
+  }
+}
+
+InlineChange::~InlineChange() {
+  for (auto& [wr, flags] : original_flags_) wr->send_flags = flags;
+}
+
+}  // namespace faultline::transports::interpose
