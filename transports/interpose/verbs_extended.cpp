@@ -33,6 +33,7 @@ struct QpExState {
   int (*wr_complete)(ibv_qp_ex*) = nullptr;
   void (*wr_abort)(ibv_qp_ex*) = nullptr;
   void (*wr_set_inline_data)(ibv_qp_ex*, void*, size_t) = nullptr;
+  void (*wr_set_sge)(ibv_qp_ex*, uint32_t, uint64_t, uint32_t) = nullptr;
   int pending_errno = 0;  // an inline above the cap: wr_complete refuses the batch
   bool announced = false;
 };
@@ -114,8 +115,47 @@ void wr_start_with_faults(ibv_qp_ex* qp) {
   state.wr_start(qp);
 }
 
-void wr_set_inline_data_with_cap(ibv_qp_ex* qp, void* address, size_t length) {
+Event send_of(ibv_qp_ex* qp) {
+  Event event;
+  event.side = Side::kSend;
+  event.qp_num = qp->qp_base.qp_num;
+  return event;
+}
+
+// `inline: off` on an inline send of the ibv_wr_* API: its bytes through the lkey of the
+// registration holding them; true when it was changed (or refused: from no registration).
+bool inline_cleared(ibv_qp_ex* qp, QpExState& state, void* address, size_t length) {
+  nlohmann::json details = {{"call", "ibv_wr_set_inline_data"}};
+  auto fired = inline_fault_for(state.qp, send_of(qp), true, length, details);
+  if (!fired) return false;
+  const auto lkey = registered_lkey(reinterpret_cast<uint64_t>(address), length);
+  if (!lkey) {
+    log_unregistered(*fired, std::move(details));
+    if (state.pending_errno == 0) state.pending_errno = EINVAL;
+    return false;
+  }
+  log_fault(*fired, std::move(details));
+  state.wr_set_sge(qp, *lkey, reinterpret_cast<uint64_t>(address), static_cast<uint32_t>(length));
+  return true;
+}
+
+// `inline: force` or `above_limit` on a send of one SGE: its bytes posted inline instead.
+void wr_set_sge_with_faults(ibv_qp_ex* qp, uint32_t lkey, uint64_t address, uint32_t length) {
   QpExState& state = qp_state(qp);
+  nlohmann::json details = {{"call", "ibv_wr_set_sge"}};
+  auto fired = inline_fault_for(state.qp, send_of(qp), false, length, details);
+  if (!fired || state.wr_set_inline_data == nullptr) {
+    state.wr_set_sge(qp, lkey, address, length);
+    return;
+  }
+  log_fault(*fired, std::move(details));
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): the program's own address, as it gave it
+  state.wr_set_inline_data(qp, reinterpret_cast<void*>(address), length);
+}
+
+void wr_set_inline_data_with_faults(ibv_qp_ex* qp, void* address, size_t length) {
+  QpExState& state = qp_state(qp);
+  if (state.wr_set_sge != nullptr && inline_cleared(qp, state, address, length)) return;
   const auto cap = Plan::get().caps().max_inline_data;
   if (cap && length > *cap && state.pending_errno == 0) {
     state.pending_errno = EINVAL;
@@ -162,10 +202,15 @@ void wrap_qp_ex(ibv_qp* qp) {
   state.wr_complete = extended->wr_complete;
   state.wr_abort = extended->wr_abort;
   state.wr_set_inline_data = extended->wr_set_inline_data;
+  state.wr_set_sge = extended->wr_set_sge;
   extended->wr_start = wr_start_with_faults;
   extended->wr_complete = wr_complete_with_faults;
-  if (extended->wr_set_inline_data != nullptr && Plan::get().caps().max_inline_data)
-    extended->wr_set_inline_data = wr_set_inline_data_with_cap;
+  const bool inline_faults = Plan::get().has(FaultKind::kInline);
+  if (extended->wr_set_inline_data != nullptr &&
+      (Plan::get().caps().max_inline_data || inline_faults))
+    extended->wr_set_inline_data = wr_set_inline_data_with_faults;
+  if (extended->wr_set_sge != nullptr && inline_faults)
+    extended->wr_set_sge = wr_set_sge_with_faults;
 }
 
 void wrap_cq_ex(ibv_cq_ex* cq, ibv_context* context) {

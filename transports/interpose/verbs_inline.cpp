@@ -47,13 +47,15 @@ uint32_t room_of(const ibv_qp* qp) {
   return found == rooms.end() ? 0 : found->second;
 }
 
+bool holds(const Registration& region, uint64_t address, uint64_t length) {
+  return address >= region.address && address + length <= region.address + region.length;
+}
+
 bool registered(const ibv_sge& sge) {
   std::lock_guard lock(registrations_mutex);
   auto [first, last] = registrations.equal_range(sge.lkey);
-  return std::any_of(first, last, [&](const auto& entry) {
-    const Registration& region = entry.second;
-    return sge.addr >= region.address && sge.addr + sge.length <= region.address + region.length;
-  });
+  return std::any_of(first, last,
+                     [&](const auto& entry) { return holds(entry.second, sge.addr, sge.length); });
 }
 
 bool all_registered(const ibv_send_wr& wr) {
@@ -62,9 +64,8 @@ bool all_registered(const ibv_send_wr& wr) {
   return true;
 }
 
-// Whether `mode` changes this send's inline flag, on a QP with `room` bytes of inline room.
-bool changes(InlineMode mode, const ibv_send_wr& wr, uint64_t length, uint32_t room) {
-  const bool is_inline = (wr.send_flags & IBV_SEND_INLINE) != 0;
+// Whether `mode` changes a send's inline flag, on a QP with `room` bytes of inline room.
+bool changes(InlineMode mode, bool is_inline, uint64_t length, uint32_t room) {
   switch (mode) {
     case InlineMode::kOff: return is_inline;
     case InlineMode::kForce: return !is_inline && room > 0 && length <= room;
@@ -127,32 +128,55 @@ void forget_registration(const ibv_mr* mr) {
   }
 }
 
-InlineChange::InlineChange(ibv_qp* qp, ibv_send_wr* chain) {
+std::optional<FiredFault> inline_fault_for(const ibv_qp* qp, const Event& event, bool is_inline,
+                                           uint64_t length, nlohmann::json& details) {
   Plan& plan = Plan::get();
-  if (!plan.has(FaultKind::kInline)) return;
+  if (!plan.has(FaultKind::kInline)) return std::nullopt;
   const uint32_t room = room_of(qp);
+  auto fired = plan.inline_fault(
+      event, [&](InlineMode mode) { return changes(mode, is_inline, length, room); });
+  if (fired) {
+    details["layer"] = "verbs";
+    details["qp_num"] = qp->qp_num;
+    details["bytes"] = length;
+    details["inline_room"] = room;
+    details["inline"] = is_inline ? "cleared" : "set";
+  }
+  return fired;
+}
+
+std::optional<uint32_t> registered_lkey(uint64_t address, uint64_t length) {
+  std::lock_guard lock(registrations_mutex);
+  for (const auto& [lkey, region] : registrations)
+    if (holds(region, address, length)) return lkey;
+  return std::nullopt;
+}
+
+void log_unregistered(const FiredFault& fired, nlohmann::json details) {
+  details.erase("inline");
+  details["errno"] = EINVAL;
+  details["error"] = std::strerror(EINVAL);
+  details["unregistered"] = true;
+  details["hint"] =
+      "its bytes are in no memory registration: only an inline post can send them, and a NIC "
+      "with a smaller inline cap fails it";
+  log_fault(fired, std::move(details));
+}
+
+InlineChange::InlineChange(ibv_qp* qp, ibv_send_wr* chain) {
+  if (!Plan::get().has(FaultKind::kInline)) return;
   for (ibv_send_wr* wr = chain; wr != nullptr; wr = wr->next) {
     if (!inline_capable(wr->opcode)) continue;
-    const uint64_t length = length_of(*wr);
-    auto fired = plan.inline_fault(send_event(*wr, qp->qp_num), [&](InlineMode mode) {
-      return changes(mode, *wr, length, room);
-    });
+    nlohmann::json details = {{"call", "ibv_post_send"}, {"wr_id", wr->wr_id}};
+    const bool is_inline = (wr->send_flags & IBV_SEND_INLINE) != 0;
+    auto fired =
+        inline_fault_for(qp, send_event(*wr, qp->qp_num), is_inline, length_of(*wr), details);
     if (!fired) continue;
-    nlohmann::json details = {{"call", "ibv_post_send"}, {"layer", "verbs"},
-                              {"qp_num", qp->qp_num},    {"wr_id", wr->wr_id},
-                              {"bytes", length},         {"inline_room", room}};
-    if (fired->inline_mode == InlineMode::kOff && !all_registered(*wr)) {
-      details["errno"] = EINVAL;
-      details["error"] = std::strerror(EINVAL);
-      details["unregistered"] = true;
-      details["hint"] =
-          "its bytes are in no memory registration: only an inline post can send them, and a "
-          "NIC with a smaller inline cap fails it";
-      log_fault(*fired, std::move(details));
+    if (is_inline && !all_registered(*wr)) {
+      log_unregistered(*fired, std::move(details));
       unregistered_ = wr;
       return;
     }
-    details["inline"] = fired->inline_mode == InlineMode::kOff ? "cleared" : "set";
     original_flags_.emplace_back(wr, wr->send_flags);
     wr->send_flags ^= IBV_SEND_INLINE;
     log_fault(*fired, std::move(details));

@@ -3,8 +3,12 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 #include <vector>
+
+#include "process_plan.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -39,6 +43,15 @@ ibv_qp* create_with_inline_room(ibv_qp_cap& cap, const char* call, Create&& crea
 /// inline flag reads its bytes through its lkey).
 void remember_registration(const ibv_mr* mr);
 void forget_registration(const ibv_mr* mr);
+
+/// The inline fault that changes one send of `qp` (counted), if any: `is_inline` whether the
+/// program posts it inline, `length` its bytes. `details` gets what the log line says of it.
+std::optional<FiredFault> inline_fault_for(const ibv_qp* qp, const Event& event, bool is_inline,
+                                           uint64_t length, nlohmann::json& details);
+/// The lkey of a registration of the process that holds [address, address + length), if any.
+std::optional<uint32_t> registered_lkey(uint64_t address, uint64_t length);
+/// Logs an `off` fault on a send from unregistered memory (its post fails with EINVAL).
+void log_unregistered(const FiredFault& fired, nlohmann::json details);
 
 /// A chain of the program's sends with the plan's inline mode applied, each change logged as a
 /// fault: `off` clears IBV_SEND_INLINE, `force` sets it within the QP's inline room,
