@@ -7,9 +7,12 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "event_log.hpp"
+#include "faultline/transports/fault/segment_split.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
 #include "process_plan.hpp"
@@ -41,15 +44,80 @@ WrappedEp& from_tagged(fid_ep* ep) {
                                        offsetof(WrappedEp, tagged));
 }
 
-// Runs one post; a fail_post rule that fires returns its errno
-// (negative, libfabric's convention) and nothing is posted.
-template <typename Post>
-ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, Post post) {
+Event post_event(const WrappedEp& ep, Side side) {
   Event event;
   event.side = side;
   event.layer = ep.layer;
   event.outermost = ep.programs_own;
-  if (auto rule = Plan::get().post_fault(event)) {
+  return event;
+}
+
+// One post's iovs and their descriptors with a segment_count fault applied: the last iov left
+// out (`fewer`), or the same bytes in more iovs (`split`, each with its iov's descriptor).
+// Unchanged (the program's own arrays) when no fault fires.
+class IovChange {
+ public:
+  IovChange(const WrappedEp& ep, Side side, const char* call, const iovec* iov, void** desc,
+            size_t count)
+      : iov_(iov), desc_(desc), count_(count) {
+    auto fired = Plan::get().post_fault(post_event(ep, side), FaultKind::kSegmentCount);
+    if (!fired) return;
+    size_t bytes = 0;
+    for (size_t i = 0; i < count; ++i) bytes += iov[i].iov_len;
+    if (fired->segment_mode == SegmentMode::kFewer) {
+      count_ = count > 0 ? count - 1 : 0;
+    } else {
+      split(iov, desc, count, fired->split_into);
+    }
+    size_t posted = 0;
+    for (size_t i = 0; i < count_; ++i) posted += iov_[i].iov_len;
+    log_fault(*fired, {{"call", call},
+                       {"layer", ep.layer},
+                       {"segments", {count, count_}},
+                       {"bytes", {bytes, posted}}});
+  }
+  bool changed_to_many() const { return count_ > 1; }
+  const iovec* iov() const { return iov_; }
+  void** desc() const { return desc_; }
+  size_t count() const { return count_; }
+  size_t length() const { return count_ == 0 ? 0 : iov_[0].iov_len; }
+
+ private:
+  void split(const iovec* iov, void** desc, size_t count, size_t into) {
+    struct Piece {
+      iovec iov;
+      void* desc;
+    };
+    std::vector<Piece> pieces;
+    for (size_t i = 0; i < count; ++i) pieces.push_back({iov[i], desc != nullptr ? desc[i] : nullptr});
+    pieces = fault::split_pieces(
+        std::span<const Piece>(pieces), into, [](const Piece& p) { return p.iov.iov_len; },
+        [](const Piece& p, size_t first) {
+          return std::pair{Piece{{p.iov.iov_base, first}, p.desc},
+                           Piece{{static_cast<char*>(p.iov.iov_base) + first, p.iov.iov_len - first},
+                                 p.desc}};
+        });
+    for (const Piece& piece : pieces) {
+      split_iov_.push_back(piece.iov);
+      split_desc_.push_back(piece.desc);
+    }
+    iov_ = split_iov_.data();
+    desc_ = desc != nullptr ? split_desc_.data() : nullptr;
+    count_ = split_iov_.size();
+  }
+
+  const iovec* iov_;
+  void** desc_;
+  size_t count_;
+  std::vector<iovec> split_iov_;
+  std::vector<void*> split_desc_;
+};
+
+// Runs one post; a fail_post rule that fires returns its errno
+// (negative, libfabric's convention) and nothing is posted.
+template <typename Post>
+ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, Post post) {
+  if (auto rule = Plan::get().post_fault(post_event(ep, side))) {
     log_fault(*rule, {{"call", call},
                       {"layer", ep.layer},
                       {"errno", rule->error_number},
@@ -73,44 +141,69 @@ void record(const WrappedEp& ep, void* context, const iovec* iov, size_t count) 
 ssize_t msg_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, void* context) {
   WrappedEp& w = from_msg(ep);
   const iovec iov{buf, len};
-  record(w, context, &iov, 1);
-  return counted_post(w, Side::kRecv, "fi_recv",
-                      [&] { return w.inner_msg->recv(ep, buf, len, desc, src, context); });
+  void* descs[1] = {desc};
+  const IovChange change(w, Side::kRecv, "fi_recv", &iov, descs, 1);
+  record(w, context, change.iov(), change.count());
+  return counted_post(w, Side::kRecv, "fi_recv", [&] {
+    if (change.changed_to_many())
+      return w.inner_msg->recvv(ep, change.iov(), change.desc(), change.count(), src, context);
+    return w.inner_msg->recv(ep, buf, change.length(), desc, src, context);
+  });
 }
 
 ssize_t msg_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t src,
                   void* context) {
   WrappedEp& w = from_msg(ep);
-  record(w, context, iov, count);
-  return counted_post(w, Side::kRecv, "fi_recvv",
-                      [&] { return w.inner_msg->recvv(ep, iov, desc, count, src, context); });
+  const IovChange change(w, Side::kRecv, "fi_recvv", iov, desc, count);
+  record(w, context, change.iov(), change.count());
+  return counted_post(w, Side::kRecv, "fi_recvv", [&] {
+    return w.inner_msg->recvv(ep, change.iov(), change.desc(), change.count(), src, context);
+  });
 }
 
 ssize_t msg_recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   WrappedEp& w = from_msg(ep);
-  record(w, msg->context, msg->msg_iov, msg->iov_count);
+  const IovChange change(w, Side::kRecv, "fi_recvmsg", msg->msg_iov, msg->desc, msg->iov_count);
+  fi_msg changed = *msg;
+  changed.msg_iov = change.iov();
+  changed.desc = change.desc();
+  changed.iov_count = change.count();
+  record(w, msg->context, change.iov(), change.count());
   return counted_post(w, Side::kRecv, "fi_recvmsg",
-                      [&] { return w.inner_msg->recvmsg(ep, msg, flags); });
+                      [&] { return w.inner_msg->recvmsg(ep, &changed, flags); });
 }
 
 ssize_t msg_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                  void* context) {
   WrappedEp& w = from_msg(ep);
-  return counted_post(w, Side::kSend, "fi_send",
-                      [&] { return w.inner_msg->send(ep, buf, len, desc, dest, context); });
+  const iovec iov{const_cast<void*>(buf), len};
+  void* descs[1] = {desc};
+  const IovChange change(w, Side::kSend, "fi_send", &iov, descs, 1);
+  return counted_post(w, Side::kSend, "fi_send", [&] {
+    if (change.changed_to_many())
+      return w.inner_msg->sendv(ep, change.iov(), change.desc(), change.count(), dest, context);
+    return w.inner_msg->send(ep, buf, change.length(), desc, dest, context);
+  });
 }
 
 ssize_t msg_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest,
                   void* context) {
   WrappedEp& w = from_msg(ep);
-  return counted_post(w, Side::kSend, "fi_sendv",
-                      [&] { return w.inner_msg->sendv(ep, iov, desc, count, dest, context); });
+  const IovChange change(w, Side::kSend, "fi_sendv", iov, desc, count);
+  return counted_post(w, Side::kSend, "fi_sendv", [&] {
+    return w.inner_msg->sendv(ep, change.iov(), change.desc(), change.count(), dest, context);
+  });
 }
 
 ssize_t msg_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   WrappedEp& w = from_msg(ep);
+  const IovChange change(w, Side::kSend, "fi_sendmsg", msg->msg_iov, msg->desc, msg->iov_count);
+  fi_msg changed = *msg;
+  changed.msg_iov = change.iov();
+  changed.desc = change.desc();
+  changed.iov_count = change.count();
   return counted_post(w, Side::kSend, "fi_sendmsg",
-                      [&] { return w.inner_msg->sendmsg(ep, msg, flags); });
+                      [&] { return w.inner_msg->sendmsg(ep, &changed, flags); });
 }
 
 ssize_t msg_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
@@ -137,47 +230,73 @@ ssize_t tagged_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src
                     uint64_t ignore, void* context) {
   WrappedEp& w = from_tagged(ep);
   const iovec iov{buf, len};
-  record(w, context, &iov, 1);
+  void* descs[1] = {desc};
+  const IovChange change(w, Side::kRecv, "fi_trecv", &iov, descs, 1);
+  record(w, context, change.iov(), change.count());
   return counted_post(w, Side::kRecv, "fi_trecv", [&] {
-    return w.inner_tagged->recv(ep, buf, len, desc, src, tag, ignore, context);
+    if (change.changed_to_many())
+      return w.inner_tagged->recvv(ep, change.iov(), change.desc(), change.count(), src, tag,
+                                   ignore, context);
+    return w.inner_tagged->recv(ep, buf, change.length(), desc, src, tag, ignore, context);
   });
 }
 
 ssize_t tagged_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t src,
                      uint64_t tag, uint64_t ignore, void* context) {
   WrappedEp& w = from_tagged(ep);
-  record(w, context, iov, count);
+  const IovChange change(w, Side::kRecv, "fi_trecvv", iov, desc, count);
+  record(w, context, change.iov(), change.count());
   return counted_post(w, Side::kRecv, "fi_trecvv", [&] {
-    return w.inner_tagged->recvv(ep, iov, desc, count, src, tag, ignore, context);
+    return w.inner_tagged->recvv(ep, change.iov(), change.desc(), change.count(), src, tag, ignore,
+                                 context);
   });
 }
 
 ssize_t tagged_recvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   WrappedEp& w = from_tagged(ep);
-  record(w, msg->context, msg->msg_iov, msg->iov_count);
+  const IovChange change(w, Side::kRecv, "fi_trecvmsg", msg->msg_iov, msg->desc, msg->iov_count);
+  fi_msg_tagged changed = *msg;
+  changed.msg_iov = change.iov();
+  changed.desc = change.desc();
+  changed.iov_count = change.count();
+  record(w, msg->context, change.iov(), change.count());
   return counted_post(w, Side::kRecv, "fi_trecvmsg",
-                      [&] { return w.inner_tagged->recvmsg(ep, msg, flags); });
+                      [&] { return w.inner_tagged->recvmsg(ep, &changed, flags); });
 }
 
 ssize_t tagged_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                     uint64_t tag, void* context) {
   WrappedEp& w = from_tagged(ep);
-  return counted_post(w, Side::kSend, "fi_tsend",
-                      [&] { return w.inner_tagged->send(ep, buf, len, desc, dest, tag, context); });
+  const iovec iov{const_cast<void*>(buf), len};
+  void* descs[1] = {desc};
+  const IovChange change(w, Side::kSend, "fi_tsend", &iov, descs, 1);
+  return counted_post(w, Side::kSend, "fi_tsend", [&] {
+    if (change.changed_to_many())
+      return w.inner_tagged->sendv(ep, change.iov(), change.desc(), change.count(), dest, tag,
+                                   context);
+    return w.inner_tagged->send(ep, buf, change.length(), desc, dest, tag, context);
+  });
 }
 
 ssize_t tagged_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest,
                      uint64_t tag, void* context) {
   WrappedEp& w = from_tagged(ep);
+  const IovChange change(w, Side::kSend, "fi_tsendv", iov, desc, count);
   return counted_post(w, Side::kSend, "fi_tsendv", [&] {
-    return w.inner_tagged->sendv(ep, iov, desc, count, dest, tag, context);
+    return w.inner_tagged->sendv(ep, change.iov(), change.desc(), change.count(), dest, tag,
+                                 context);
   });
 }
 
 ssize_t tagged_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   WrappedEp& w = from_tagged(ep);
+  const IovChange change(w, Side::kSend, "fi_tsendmsg", msg->msg_iov, msg->desc, msg->iov_count);
+  fi_msg_tagged changed = *msg;
+  changed.msg_iov = change.iov();
+  changed.desc = change.desc();
+  changed.iov_count = change.count();
   return counted_post(w, Side::kSend, "fi_tsendmsg",
-                      [&] { return w.inner_tagged->sendmsg(ep, msg, flags); });
+                      [&] { return w.inner_tagged->sendmsg(ep, &changed, flags); });
 }
 
 ssize_t tagged_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, uint64_t tag) {
@@ -278,7 +397,8 @@ void wrap_endpoint(fid_ep* ep, const char* layer, bool programs_own) {
   state->inner_fid = ep->fid.ops;
   state->layer = layer;
   state->programs_own = programs_own;
-  state->wraps_posts = plan.has(FaultKind::kFailPost) || plan.has_data_rules();
+  state->wraps_posts = plan.has(FaultKind::kFailPost) || plan.has(FaultKind::kSegmentCount) ||
+                       plan.has_data_rules();
   if (state->wraps_posts) take_tables(ep, *state);
   state->fid_ops = *ep->fid.ops;
   state->fid_ops.close = ep_close;

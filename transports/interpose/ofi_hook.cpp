@@ -20,6 +20,7 @@
 #include "faultline/transports/ofi/ofi_status_map.hpp"
 #include "ofi_endpoint.hpp"
 #include "ofi_fabric.hpp"
+#include "ofi_limits.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
 #include "process_plan.hpp"
@@ -305,6 +306,8 @@ int domain_cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* cont
 int domain_endpoint(fid_domain* domain, fi_info* info, fid_ep** ep, void* context) {
   auto& state = *reinterpret_cast<WrappedDomain*>(domain->ops);
   const ProviderCall inside;
+  if (state.programs_own && ProviderCall::from_program())
+    if (const int refused = refuse_endpoint(info); refused != 0) return refused;
   const int opened = state.inner->endpoint(domain, info, ep, context);
   if (opened == 0) wrap_endpoint(*ep, state.layer.c_str(), state.programs_own);
   return opened;

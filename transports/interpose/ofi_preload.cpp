@@ -9,10 +9,23 @@
 
 #include "event_log.hpp"
 #include "ofi_fabric.hpp"
+#include "ofi_limits.hpp"
+#include "ofi_provider_call.hpp"
 
 namespace {
 
 using FabricCall = int (*)(fi_fabric_attr*, fid_fabric**, void*);
+using GetinfoCall = int (*)(uint32_t, const char*, const char*, uint64_t, const fi_info*,
+                            fi_info**);
+
+GetinfoCall real_fi_getinfo() {
+  static const GetinfoCall real = [] {
+    void* found = dlvsym(RTLD_NEXT, "fi_getinfo", "FABRIC_1.3");
+    if (found == nullptr) found = dlsym(RTLD_NEXT, "fi_getinfo");
+    return reinterpret_cast<GetinfoCall>(found);
+  }();
+  return real;
+}
 
 FabricCall real_fi_fabric() {
   static const FabricCall real = [] {
@@ -43,4 +56,23 @@ extern "C" __attribute__((visibility("default"))) int fi_fabric(fi_fabric_attr* 
   if (opened == 0)
     faultline::transports::interpose::wrap_fabric(*fabric, outermost_provider(attr), "LD_PRELOAD");
   return opened;
+}
+
+// The program's fi_getinfo under a `limits` fault: hints above a cap match nothing, and what it
+// is told is no larger than the caps. A utility provider's own fi_getinfo for its core (inside
+// the program's call) is passed through.
+extern "C" __attribute__((visibility("default"))) int fi_getinfo(uint32_t version, const char* node,
+                                                                 const char* service,
+                                                                 uint64_t flags,
+                                                                 const fi_info* hints,
+                                                                 fi_info** info) {
+  using namespace faultline::transports::interpose;  // NOLINT(google-build-using-namespace)
+  const GetinfoCall real = real_fi_getinfo();
+  if (real == nullptr) return -FI_ENOSYS;
+  const ProviderCall inside;
+  if (!ProviderCall::from_program()) return real(version, node, service, flags, hints, info);
+  if (const int refused = refuse_hints(hints); refused != 0) return refused;
+  const int found = real(version, node, service, flags, hints, info);
+  if (found == 0 && info != nullptr) cap_infos(*info);
+  return found;
 }

@@ -70,9 +70,16 @@ FiredFaults fired_faults(const std::vector<json>& events) {
   return fired;
 }
 
-// abort(): the signal itself, or a shell's report of it (`sh -c` exits 128 + SIGABRT).
-bool aborted(const GroupRun& run) {
-  return run.signal == SIGABRT || (!run.signal && run.exit_code == 128 + SIGABRT);
+// The signal that ended the program: its own, or one a shell or launcher reports for a process
+// it started as 128 + the signal (`sh -c`, mpirun: "exited on signal 11"), for the signals of
+// a crash or an abort.
+std::optional<int> ending_signal(const GroupRun& run) {
+  if (run.signal) return run.signal;
+  if (!run.exit_code) return std::nullopt;
+  const int reported = *run.exit_code - 128;
+  for (const int crash : {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE})
+    if (reported == crash) return crash;
+  return std::nullopt;
 }
 
 void judge_hang(ExecResult& result, const GroupRun& run, const ExecOptions& options) {
@@ -157,14 +164,17 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
   find_first_error(result, checker);
   if (run.stopped || run.timed_out) {
     judge_hang(result, run, options);
-  } else if (aborted(run) && fired.all > 0 && !result.first_error_line.empty()) {
+  } else if (ending_signal(run) == SIGABRT && fired.all > 0 && !result.first_error_line.empty()) {
     // abort() after printing the error (Gloo's and UCX's fatal errors, assertions): a
     // deliberate stop.
     result.verdict = SutVerdict::kDetected;
     result.evidence = "aborted (SIGABRT) after reporting: " + result.first_error_line;
-  } else if (run.signal) {
+  } else if (const auto signal = ending_signal(run)) {
     result.verdict = SutVerdict::kCrashed;
-    result.evidence = "killed by " + signal_name(*run.signal);
+    result.evidence = "killed by " + signal_name(*signal) +
+                      (run.signal ? "" : " (exit code " + std::to_string(*run.exit_code) +
+                                             ": a process it started, as its shell or launcher "
+                                             "reports it)");
   } else if (faults_planned && fired.all == 0) {
     judge_unfired(result, run, checker);
   } else if (checker.wrong_seen()) {

@@ -121,7 +121,9 @@ TEST_CASE("each completion kind has one effect and every limit one row", "[unit]
   CHECK(std::find(decorator.begin(), decorator.end(), "max_srq_wr") == decorator.end());
   const auto interposer = limit_names(kInterposer);
   CHECK(std::find(interposer.begin(), interposer.end(), "atomic_cap") != interposer.end());
-  CHECK(std::find(interposer.begin(), interposer.end(), "max_msg_size") == interposer.end());
+  // max_msg_size holds a libfabric program (ep_attr->max_msg_size); the MTUs hold none.
+  CHECK(std::find(interposer.begin(), interposer.end(), "max_msg_size") != interposer.end());
+  CHECK(std::find(interposer.begin(), interposer.end(), "max_mtu") == interposer.end());
   faultline::transports::DeviceLimits limits;
   limits.max_qp_wr = 16384;
   LimitCaps caps;

@@ -12,11 +12,11 @@ namespace {
 
 // X-macro arguments are a name and a type: they cannot take parentheses.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define FAULTLINE_DEVICE_LIMIT_INFO(name, type, interposer)         \
-  LimitInfo{#name, std::numeric_limits<limit_value_t<type>>::max(), \
-            kDecorator | ((interposer) ? unsigned{kInterposer} : 0U)},
+#define FAULTLINE_DEVICE_LIMIT_INFO(name, type, interposers)                         \
+  LimitInfo{#name, std::numeric_limits<limit_value_t<type>>::max(),                  \
+            kDecorator | ((interposers) != 0U ? unsigned{kInterposer} : 0U), interposers},
 #define FAULTLINE_CREATE_LIMIT_INFO(name, type) \
-  LimitInfo{#name, std::numeric_limits<type>::max(), kInterposer},
+  LimitInfo{#name, std::numeric_limits<type>::max(), kInterposer, kByVerbs},
 constexpr std::array kLimits{FAULTLINE_DEVICE_LIMITS(FAULTLINE_DEVICE_LIMIT_INFO)
                                  FAULTLINE_CREATE_LIMITS(FAULTLINE_CREATE_LIMIT_INFO)};
 // NOLINTEND(bugprone-macro-parentheses)
