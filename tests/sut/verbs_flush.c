@@ -96,12 +96,6 @@ int main(int argc, char** argv) {
   }
   printf("received %d of %d, %d flushed, %d still posted\n", ok, count, flushed, count - completed);
   fflush(stdout);
-  ibv_destroy_qp(a);
-  ibv_destroy_qp(b);
-  ibv_destroy_cq(send_cq);
-  ibv_destroy_cq(recv_cq);
-  ibv_dereg_mr(mr);
-  ibv_dealloc_pd(pd);
-  ibv_close_device(context);
+  release_loopback(a, b, send_cq, recv_cq, mr, pd, context);
   return ok == count ? 0 : 1;
 }

@@ -65,3 +65,16 @@ static int connect_qp(struct ibv_qp* qp, uint32_t remote, int gid_index, const u
   return 0;
 }
 
+
+/* Everything a loopback program made, released in order. */
+static void release_loopback(struct ibv_qp* a, struct ibv_qp* b, struct ibv_cq* send_cq,
+                             struct ibv_cq* recv_cq, struct ibv_mr* mr, struct ibv_pd* pd,
+                             struct ibv_context* context) {
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_destroy_cq(send_cq);
+  ibv_destroy_cq(recv_cq);
+  ibv_dereg_mr(mr);
+  ibv_dealloc_pd(pd);
+  ibv_close_device(context);
+}

@@ -154,12 +154,6 @@ int main(int argc, char** argv) {
     }
   }
   printf("received %d messages of 3 segments, all checked\n", count);
-  ibv_destroy_qp(a);
-  ibv_destroy_qp(b);
-  ibv_destroy_cq(send_cq);
-  ibv_destroy_cq(recv_cq);
-  ibv_dereg_mr(mr);
-  ibv_dealloc_pd(pd);
-  ibv_close_device(context);
+  release_loopback(a, b, send_cq, recv_cq, mr, pd, context);
   return 0;
 }

@@ -77,6 +77,15 @@ class IovChange {
                        {"bytes", {bytes, posted}}});
   }
   bool changed_to_many() const { return count_ > 1; }
+  /// `msg` (an fi_msg or fi_msg_tagged) with these iovs.
+  template <typename Msg>
+  Msg applied_to(const Msg& msg) const {
+    Msg changed = msg;
+    changed.msg_iov = iov_;
+    changed.desc = desc_;
+    changed.iov_count = count_;
+    return changed;
+  }
   const iovec* iov() const { return iov_; }
   void** desc() const { return desc_; }
   size_t count() const { return count_; }
@@ -164,10 +173,7 @@ ssize_t msg_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_ad
 ssize_t msg_recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kRecv, "fi_recvmsg", msg->msg_iov, msg->desc, msg->iov_count);
-  fi_msg changed = *msg;
-  changed.msg_iov = change.iov();
-  changed.desc = change.desc();
-  changed.iov_count = change.count();
+  const fi_msg changed = change.applied_to(*msg);
   record(w, msg->context, change.iov(), change.count());
   return counted_post(w, Side::kRecv, "fi_recvmsg",
                       [&] { return w.inner_msg->recvmsg(ep, &changed, flags); });
@@ -198,10 +204,7 @@ ssize_t msg_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_ad
 ssize_t msg_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kSend, "fi_sendmsg", msg->msg_iov, msg->desc, msg->iov_count);
-  fi_msg changed = *msg;
-  changed.msg_iov = change.iov();
-  changed.desc = change.desc();
-  changed.iov_count = change.count();
+  const fi_msg changed = change.applied_to(*msg);
   return counted_post(w, Side::kSend, "fi_sendmsg",
                       [&] { return w.inner_msg->sendmsg(ep, &changed, flags); });
 }
@@ -255,10 +258,7 @@ ssize_t tagged_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi
 ssize_t tagged_recvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kRecv, "fi_trecvmsg", msg->msg_iov, msg->desc, msg->iov_count);
-  fi_msg_tagged changed = *msg;
-  changed.msg_iov = change.iov();
-  changed.desc = change.desc();
-  changed.iov_count = change.count();
+  const fi_msg_tagged changed = change.applied_to(*msg);
   record(w, msg->context, change.iov(), change.count());
   return counted_post(w, Side::kRecv, "fi_trecvmsg",
                       [&] { return w.inner_tagged->recvmsg(ep, &changed, flags); });
@@ -291,10 +291,7 @@ ssize_t tagged_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi
 ssize_t tagged_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kSend, "fi_tsendmsg", msg->msg_iov, msg->desc, msg->iov_count);
-  fi_msg_tagged changed = *msg;
-  changed.msg_iov = change.iov();
-  changed.desc = change.desc();
-  changed.iov_count = change.count();
+  const fi_msg_tagged changed = change.applied_to(*msg);
   return counted_post(w, Side::kSend, "fi_tsendmsg",
                       [&] { return w.inner_tagged->sendmsg(ep, &changed, flags); });
 }
