@@ -15,6 +15,7 @@
 #include "faultline/transports/fault/segment_split.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
+#include "posted_operations.hpp"
 #include "process_plan.hpp"
 
 namespace faultline::transports::interpose {
@@ -31,7 +32,7 @@ struct WrappedEp {
   const fi_ops* inner_fid;
   const char* layer;
   bool programs_own;
-  bool wraps_posts;  // the plan has fail_post or data rules
+  bool wraps_posts;  // the plan has post faults, data rules or completion filters to record
 };
 
 WrappedEp& from_msg(fid_ep* ep) { return *reinterpret_cast<WrappedEp*>(ep->msg); }
@@ -122,10 +123,28 @@ class IovChange {
   std::vector<void*> split_desc_;
 };
 
+// What a post of `call` completes as: a receive, a send (with data), or nothing (an inject).
+std::optional<PostedOperations::Operation> operation_of(Side side, std::string_view call) {
+  if (call.find("inject") != std::string_view::npos) return std::nullopt;
+  if (side == Side::kRecv) return PostedOperations::Operation{side, transports::Opcode::kRecv};
+  const bool data = call.find("senddata") != std::string_view::npos;
+  return PostedOperations::Operation{
+      side, data ? transports::Opcode::kSendWithImm : transports::Opcode::kSend};
+}
+
 // Runs one post; a fail_post rule that fires returns its errno
-// (negative, libfabric's convention) and nothing is posted.
+// (negative, libfabric's convention) and nothing is posted. Under completion faults that
+// filter by side or opcode, what was posted on `context` is recorded for its completion.
 template <typename Post>
-ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, Post post) {
+ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* context, Post post) {
+  const uint64_t queue = receive_queue_of_layer(ep.layer);
+  const auto operation = PostedOperations::wanted() ? operation_of(side, call) : std::nullopt;
+  const auto recorded = [&] {
+    if (operation) PostedOperations::get().record(queue, reinterpret_cast<uintptr_t>(context), *operation);
+  };
+  const auto unrecorded = [&] {
+    if (operation) PostedOperations::get().take(queue, reinterpret_cast<uintptr_t>(context));
+  };
   if (auto rule = Plan::get().post_fault(post_event(ep, side))) {
     log_fault(*rule, {{"call", call},
                       {"layer", ep.layer},
@@ -133,8 +152,11 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, Post post
                       {"error", std::strerror(rule->error_number)}});
     return -rule->error_number;
   }
+  recorded();  // before the post: another thread may read its completion at once
   const ProviderCall inside;
-  return post();
+  const ssize_t posted = post();
+  if (posted < 0) unrecorded();
+  return posted;
 }
 
 void record(const WrappedEp& ep, void* context, const iovec* iov, size_t count) {
@@ -153,7 +175,7 @@ ssize_t msg_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, v
   void* descs[1] = {desc};
   const IovChange change(w, Side::kRecv, "fi_recv", &iov, descs, 1);
   record(w, context, change.iov(), change.count());
-  return counted_post(w, Side::kRecv, "fi_recv", [&] {
+  return counted_post(w, Side::kRecv, "fi_recv", context, [&] {
     if (change.changed_to_many())
       return w.inner_msg->recvv(ep, change.iov(), change.desc(), change.count(), src, context);
     return w.inner_msg->recv(ep, buf, change.length(), desc, src, context);
@@ -165,7 +187,7 @@ ssize_t msg_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_ad
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kRecv, "fi_recvv", iov, desc, count);
   record(w, context, change.iov(), change.count());
-  return counted_post(w, Side::kRecv, "fi_recvv", [&] {
+  return counted_post(w, Side::kRecv, "fi_recvv", context, [&] {
     return w.inner_msg->recvv(ep, change.iov(), change.desc(), change.count(), src, context);
   });
 }
@@ -175,7 +197,7 @@ ssize_t msg_recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   const IovChange change(w, Side::kRecv, "fi_recvmsg", msg->msg_iov, msg->desc, msg->iov_count);
   const fi_msg changed = change.applied_to(*msg);
   record(w, msg->context, change.iov(), change.count());
-  return counted_post(w, Side::kRecv, "fi_recvmsg",
+  return counted_post(w, Side::kRecv, "fi_recvmsg", msg->context,
                       [&] { return w.inner_msg->recvmsg(ep, &changed, flags); });
 }
 
@@ -185,7 +207,7 @@ ssize_t msg_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t 
   const iovec iov{const_cast<void*>(buf), len};
   void* descs[1] = {desc};
   const IovChange change(w, Side::kSend, "fi_send", &iov, descs, 1);
-  return counted_post(w, Side::kSend, "fi_send", [&] {
+  return counted_post(w, Side::kSend, "fi_send", context, [&] {
     if (change.changed_to_many())
       return w.inner_msg->sendv(ep, change.iov(), change.desc(), change.count(), dest, context);
     return w.inner_msg->send(ep, buf, change.length(), desc, dest, context);
@@ -196,7 +218,7 @@ ssize_t msg_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_ad
                   void* context) {
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kSend, "fi_sendv", iov, desc, count);
-  return counted_post(w, Side::kSend, "fi_sendv", [&] {
+  return counted_post(w, Side::kSend, "fi_sendv", context, [&] {
     return w.inner_msg->sendv(ep, change.iov(), change.desc(), change.count(), dest, context);
   });
 }
@@ -205,27 +227,27 @@ ssize_t msg_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kSend, "fi_sendmsg", msg->msg_iov, msg->desc, msg->iov_count);
   const fi_msg changed = change.applied_to(*msg);
-  return counted_post(w, Side::kSend, "fi_sendmsg",
+  return counted_post(w, Side::kSend, "fi_sendmsg", msg->context,
                       [&] { return w.inner_msg->sendmsg(ep, &changed, flags); });
 }
 
 ssize_t msg_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
   WrappedEp& w = from_msg(ep);
-  return counted_post(w, Side::kSend, "fi_inject",
+  return counted_post(w, Side::kSend, "fi_inject", nullptr,
                       [&] { return w.inner_msg->inject(ep, buf, len, dest); });
 }
 
 ssize_t msg_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                      fi_addr_t dest, void* context) {
   WrappedEp& w = from_msg(ep);
-  return counted_post(w, Side::kSend, "fi_senddata", [&] {
+  return counted_post(w, Side::kSend, "fi_senddata", context, [&] {
     return w.inner_msg->senddata(ep, buf, len, desc, data, dest, context);
   });
 }
 
 ssize_t msg_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest) {
   WrappedEp& w = from_msg(ep);
-  return counted_post(w, Side::kSend, "fi_injectdata",
+  return counted_post(w, Side::kSend, "fi_injectdata", nullptr,
                       [&] { return w.inner_msg->injectdata(ep, buf, len, data, dest); });
 }
 
@@ -236,7 +258,7 @@ ssize_t tagged_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src
   void* descs[1] = {desc};
   const IovChange change(w, Side::kRecv, "fi_trecv", &iov, descs, 1);
   record(w, context, change.iov(), change.count());
-  return counted_post(w, Side::kRecv, "fi_trecv", [&] {
+  return counted_post(w, Side::kRecv, "fi_trecv", context, [&] {
     if (change.changed_to_many())
       return w.inner_tagged->recvv(ep, change.iov(), change.desc(), change.count(), src, tag,
                                    ignore, context);
@@ -249,7 +271,7 @@ ssize_t tagged_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kRecv, "fi_trecvv", iov, desc, count);
   record(w, context, change.iov(), change.count());
-  return counted_post(w, Side::kRecv, "fi_trecvv", [&] {
+  return counted_post(w, Side::kRecv, "fi_trecvv", context, [&] {
     return w.inner_tagged->recvv(ep, change.iov(), change.desc(), change.count(), src, tag, ignore,
                                  context);
   });
@@ -260,7 +282,7 @@ ssize_t tagged_recvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   const IovChange change(w, Side::kRecv, "fi_trecvmsg", msg->msg_iov, msg->desc, msg->iov_count);
   const fi_msg_tagged changed = change.applied_to(*msg);
   record(w, msg->context, change.iov(), change.count());
-  return counted_post(w, Side::kRecv, "fi_trecvmsg",
+  return counted_post(w, Side::kRecv, "fi_trecvmsg", msg->context,
                       [&] { return w.inner_tagged->recvmsg(ep, &changed, flags); });
 }
 
@@ -270,7 +292,7 @@ ssize_t tagged_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr
   const iovec iov{const_cast<void*>(buf), len};
   void* descs[1] = {desc};
   const IovChange change(w, Side::kSend, "fi_tsend", &iov, descs, 1);
-  return counted_post(w, Side::kSend, "fi_tsend", [&] {
+  return counted_post(w, Side::kSend, "fi_tsend", context, [&] {
     if (change.changed_to_many())
       return w.inner_tagged->sendv(ep, change.iov(), change.desc(), change.count(), dest, tag,
                                    context);
@@ -282,7 +304,7 @@ ssize_t tagged_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi
                      uint64_t tag, void* context) {
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kSend, "fi_tsendv", iov, desc, count);
-  return counted_post(w, Side::kSend, "fi_tsendv", [&] {
+  return counted_post(w, Side::kSend, "fi_tsendv", context, [&] {
     return w.inner_tagged->sendv(ep, change.iov(), change.desc(), change.count(), dest, tag,
                                  context);
   });
@@ -292,20 +314,20 @@ ssize_t tagged_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kSend, "fi_tsendmsg", msg->msg_iov, msg->desc, msg->iov_count);
   const fi_msg_tagged changed = change.applied_to(*msg);
-  return counted_post(w, Side::kSend, "fi_tsendmsg",
+  return counted_post(w, Side::kSend, "fi_tsendmsg", msg->context,
                       [&] { return w.inner_tagged->sendmsg(ep, &changed, flags); });
 }
 
 ssize_t tagged_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, uint64_t tag) {
   WrappedEp& w = from_tagged(ep);
-  return counted_post(w, Side::kSend, "fi_tinject",
+  return counted_post(w, Side::kSend, "fi_tinject", nullptr,
                       [&] { return w.inner_tagged->inject(ep, buf, len, dest, tag); });
 }
 
 ssize_t tagged_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                         fi_addr_t dest, uint64_t tag, void* context) {
   WrappedEp& w = from_tagged(ep);
-  return counted_post(w, Side::kSend, "fi_tsenddata", [&] {
+  return counted_post(w, Side::kSend, "fi_tsenddata", context, [&] {
     return w.inner_tagged->senddata(ep, buf, len, desc, data, dest, tag, context);
   });
 }
@@ -313,7 +335,7 @@ ssize_t tagged_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uin
 ssize_t tagged_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest,
                           uint64_t tag) {
   WrappedEp& w = from_tagged(ep);
-  return counted_post(w, Side::kSend, "fi_tinjectdata",
+  return counted_post(w, Side::kSend, "fi_tinjectdata", nullptr,
                       [&] { return w.inner_tagged->injectdata(ep, buf, len, data, dest, tag); });
 }
 
@@ -395,7 +417,7 @@ void wrap_endpoint(fid_ep* ep, const char* layer, bool programs_own) {
   state->layer = layer;
   state->programs_own = programs_own;
   state->wraps_posts = plan.has(FaultKind::kFailPost) || plan.has(FaultKind::kSegmentCount) ||
-                       plan.has_data_rules();
+                       plan.has_data_rules() || plan.filters_completions_by_post();
   if (state->wraps_posts) take_tables(ep, *state);
   state->fid_ops = *ep->fid.ops;
   state->fid_ops.close = ep_close;

@@ -23,6 +23,7 @@
 #include "ofi_limits.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
+#include "posted_operations.hpp"
 #include "process_plan.hpp"
 
 namespace faultline::transports::interpose {
@@ -78,10 +79,29 @@ Side side_of(uint64_t flags) {
   return Side::kAny;  // the context format carries no flags
 }
 
-// The rule that faults this successful entry, if one fires.
+std::optional<transports::Opcode> opcode_of(uint64_t flags) {
+  if ((flags & FI_RECV) != 0) return transports::Opcode::kRecv;
+  if ((flags & FI_WRITE) != 0) return transports::Opcode::kRdmaWrite;
+  if ((flags & FI_READ) != 0) return transports::Opcode::kRdmaRead;
+  if ((flags & FI_SEND) != 0) return transports::Opcode::kSend;
+  return std::nullopt;
+}
+
+// The rule that faults this successful entry, if one fires. An entry without flags (the
+// context format) is matched by what was posted on its context, where that was recorded.
 std::optional<FiredFault> firing_rule(const WrappedCq& cq, const std::byte* entry) {
   Event event;
-  event.side = side_of(entry_flags(cq, entry));
+  const uint64_t flags = entry_flags(cq, entry);
+  event.side = side_of(flags);
+  event.opcode = opcode_of(flags);
+  if (PostedOperations::wanted()) {
+    fi_cq_entry context{};
+    std::memcpy(&context, entry, sizeof context);
+    const auto posted = PostedOperations::get().take(
+        receive_queue_of_layer(cq.layer.c_str()), reinterpret_cast<uintptr_t>(context.op_context));
+    if (posted && event.side == Side::kAny) event.side = posted->side;
+    if (posted && !event.opcode) event.opcode = posted->opcode;
+  }
   event.layer = cq.layer;
   event.outermost = cq.programs_own;
   return Plan::get().completion_fault(event);

@@ -51,6 +51,9 @@ class Plan {
   }
   /// True when some fault acts on completions (status, data, drop, duplicate).
   bool has_completion_rules() const { return completion_rules_; }
+  /// True when some completion fault filters by side or opcode (libfabric: a CQ without entry
+  /// flags matches them by what was posted).
+  bool filters_completions_by_post() const { return completion_filters_; }
   /// True when some fault changes the data a receive delivered.
   bool has_data_rules() const { return data_rules_; }
   /// True when some fault restores a receive buffer (its bytes are kept at post time).
@@ -85,6 +88,7 @@ class Plan {
   unsigned kinds_ = 0;         // bit per FaultKind present
   unsigned inline_modes_ = 0;  // bit per InlineMode of an inline fault
   bool completion_rules_ = false;
+  bool completion_filters_ = false;
   bool data_rules_ = false;
   bool suppress_rules_ = false;
 };

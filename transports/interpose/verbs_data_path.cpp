@@ -47,7 +47,7 @@ int apply_to_entry(ibv_cq* cq, ibv_wc* wc, int i, int count, int num_entries) {
     return count;
   }
   auto details =
-      apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, receive, entry.byte_len);
+      apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, entry.opcode, entry.byte_len);
   details["call"] = "ibv_poll_cq";
   if (rule->info().effect.rewrite_status) {
     entry.status = static_cast<ibv_wc_status>(rule->status);

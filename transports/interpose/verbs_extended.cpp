@@ -68,7 +68,7 @@ bool apply_to_current(ibv_cq_ex* cq, CqExState& state) {
     return false;
   }
   const uint32_t byte_len = cq->read_byte_len != nullptr ? ibv_wc_read_byte_len(cq) : 0;
-  auto details = apply_side_effects(*rule, state.context, qp_num, cq->wr_id, receive, byte_len);
+  auto details = apply_side_effects(*rule, state.context, qp_num, cq->wr_id, opcode, byte_len);
   details["call"] = "ibv_start_poll/ibv_next_poll";
   if (rule->info().effect.rewrite_status) {
     cq->status = static_cast<ibv_wc_status>(rule->status);

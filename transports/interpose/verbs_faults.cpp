@@ -94,12 +94,20 @@ void record_receives(uint64_t queue, const ibv_recv_wr* wr) {
 }
 
 nlohmann::json apply_side_effects(const FiredFault& rule, ibv_context* context, uint32_t qp_num,
-                                  uint64_t wr_id, bool receive, uint32_t byte_len) {
+                                  uint64_t wr_id, ibv_wc_opcode opcode, uint32_t byte_len) {
   nlohmann::json details = {{"layer", "verbs"},
                             {"device", original_ops(context).device},
                             {"qp_num", qp_num},
                             {"wr_id", wr_id}};
-  if (receive && rule.data != DataAction::kKeep) {
+  const bool receive = (opcode & IBV_WC_RECV) != 0;
+  if (opcode == IBV_WC_RECV_RDMA_WITH_IMM && rule.data != DataAction::kKeep) {
+    // The writer's bytes are where it wrote them; the receive only carried the immediate.
+    forget_receive(context, qp_num, wr_id);
+    details["bytes_changed"] = 0;
+    details["data_elsewhere"] =
+        "an RDMA write with immediate puts its bytes where the writer chose, not in this "
+        "receive: nothing the program reads was changed";
+  } else if (receive && rule.data != DataAction::kKeep) {
     details["bytes_changed"] =
         PostedBuffers::get().apply(receive_queue_of(context, qp_num), wr_id, rule.data, byte_len);
   } else if (receive) {

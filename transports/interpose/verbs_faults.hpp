@@ -21,10 +21,11 @@ uint64_t receive_queue_of(ibv_context* context, uint32_t qp_num);
 /// Records a chain of receives for the data rules (only while the plan has some).
 void record_receives(uint64_t queue, const ibv_recv_wr* wr);
 
-/// What a fired completion rule does beyond the status: the data of a receive, and the QP moved
-/// to the error state. Returns the details the fault's log line carries.
+/// What a fired completion rule does beyond the status: the data of a receive (not of a write
+/// with immediate: its bytes are not in the receive), and the QP moved to the error state.
+/// Returns the details the fault's log line carries.
 nlohmann::json apply_side_effects(const FiredFault& rule, ibv_context* context, uint32_t qp_num,
-                                  uint64_t wr_id, bool receive, uint32_t byte_len);
+                                  uint64_t wr_id, ibv_wc_opcode opcode, uint32_t byte_len);
 
 /// Forgets a receive that completed without a data fault.
 void forget_receive(ibv_context* context, uint32_t qp_num, uint64_t wr_id);

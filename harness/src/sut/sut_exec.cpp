@@ -64,7 +64,9 @@ FiredFaults fired_faults(const std::vector<json>& events) {
   for (const auto& event : events) {
     if (event.value("event", "") != "fault") continue;
     ++fired.all;
-    fired.data += event.contains("data") || event.value("kind", "") == "corrupt_data";
+    // A data fault that changed no byte (a write with immediate's receive) changed nothing read.
+    const bool data_kind = event.contains("data") || event.value("kind", "") == "corrupt_data";
+    fired.data += data_kind && event.value("bytes_changed", uint64_t{1}) > 0;
     fired.shown_only += event.value("kind", "") == "limits" && event.contains("lowered");
   }
   return fired;

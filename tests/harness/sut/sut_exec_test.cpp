@@ -54,6 +54,20 @@ TEST_CASE("sut exec: a completion error in fi_pingpong is detected, with its err
   CHECK(run.report.at("fault_to_error_ms").is_number());
 }
 
+TEST_CASE("sut exec: side and opcode reach a CQ whose entries carry no flags, by what was posted",
+          "[integration][ofi]") {
+  TempDir dir;
+  // fi_pingpong reads its CQ in the context format: no send or receive flags (measured:
+  // side=recv never matched, not-reached). Its receives are known by their posts.
+  const SutRun recv = pingpong_client(dir, "status=REM_ACCESS_ERR,side=recv,nth=3");
+  INFO(recv.command.out);
+  CHECK(recv.report.at("verdict") == "detected");
+  CHECK(recv.report.at("faults_applied") == 1);
+  const SutRun send = pingpong_client(dir, "status=REM_ACCESS_ERR,opcode=SEND,nth=3");
+  INFO(send.command.out);
+  CHECK(send.report.at("verdict") == "detected");
+}
+
 TEST_CASE("sut exec: a fault whose filter matches nothing is not reached", "[integration][ofi]") {
   TempDir dir;
   const SutRun run = pingpong_client(dir, "status=REM_ACCESS_ERR,nth=1,layer=verbs");
