@@ -1,0 +1,183 @@
+// How a run under faults is judged: its verdict, evidence and hint from how it ended, the
+// faults that fired (the interposers' events) and what the checker saw (docs: "Verdicts").
+#include "sut_judge.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <optional>
+#include <string>
+
+namespace faultline::harness::sut {
+
+namespace {
+
+using nlohmann::json;
+
+std::string signal_name(int signal) {
+  const char* name = sigabbrev_np(signal);
+  return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(signal);
+}
+
+// The first line after the first fault that says an error was seen.
+void find_first_error(ExecResult& result, const OutputChecker& checker) {
+  int64_t fault_ms = 0;
+  for (const auto& event : result.events)
+    if (event.value("event", "") == "fault") {
+      fault_ms = event.value("time_ms", int64_t{0});
+      break;
+    }
+  const auto line = checker.first_error_since(fault_ms);
+  if (!line) return;
+  result.first_error_line = line->text;
+  if (fault_ms != 0) result.fault_to_error_ms = static_cast<double>(line->wall_ms - fault_ms);
+}
+
+// What the faults that fired did, from the interposers' `fault` events.
+struct FiredFaults {
+  size_t all = 0;
+  size_t data = 0;        ///< changed the bytes the program read
+  size_t shown_only = 0;  ///< `limits` showing a smaller device: a query answered, nothing refused
+  bool only_shown() const { return all > 0 && shown_only == all; }
+};
+
+FiredFaults fired_faults(const std::vector<json>& events) {
+  FiredFaults fired;
+  for (const auto& event : events) {
+    if (event.value("event", "") != "fault") continue;
+    ++fired.all;
+    // A data fault that changed no byte (a write with immediate's receive) changed nothing read.
+    const bool data_kind = event.contains("data") || event.value("kind", "") == "corrupt_data";
+    fired.data += data_kind && event.value("bytes_changed", uint64_t{1}) > 0;
+    fired.shown_only += event.value("kind", "") == "limits" && event.contains("lowered");
+  }
+  return fired;
+}
+
+// The signal that ended the program: its own, or one a shell or launcher reports for a process
+// it started as 128 + the signal (`sh -c`, mpirun: "exited on signal 11"), for the signals of
+// a crash or an abort.
+std::optional<int> ending_signal(const GroupRun& run) {
+  if (run.signal) return run.signal;
+  if (!run.exit_code) return std::nullopt;
+  const int reported = *run.exit_code - 128;
+  for (const int crash : {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE})
+    if (reported == crash) return crash;
+  return std::nullopt;
+}
+
+void judge_hang(ExecResult& result, const GroupRun& run, const ExecOptions& options) {
+  result.verdict = SutVerdict::kHang;
+  if (run.stopped) {
+    result.evidence =
+        "still running when it was stopped (its peer had ended, or faultline was interrupted); "
+        "the stacks of every process are in `stacks`";
+    result.hint =
+        "a peer that waits forever once the other side fails: it never learns of the "
+        "failure (no timeout, no error propagation)";
+    return;
+  }
+  result.evidence = "still running after " + std::to_string(options.deadline.count()) +
+                    " ms; the stacks of every process are in `stacks`";
+  result.hint = result.faults_applied > 0
+                    ? "the program waits for a completion that failed: a peer or a poll loop "
+                      "that never learns of the error"
+                    : "it hangs without a fault: check the command on its own first";
+}
+
+std::string exit_text(const GroupRun& run, const std::string& error_line) {
+  return "exit code " + std::to_string(run.exit_code.value_or(-1)) +
+         (error_line.empty() ? "" : "; " + error_line);
+}
+
+// Planned faults, none fired: the program failed by itself, or a filter missed.
+void judge_unfired(ExecResult& result, const GroupRun& run, const OutputChecker& checker) {
+  const bool ok = !checker.has_ok_pattern() || checker.ok_seen();
+  if (run.exit_code == 0 && ok && !checker.wrong_seen()) {
+    result.verdict = SutVerdict::kNotReached;
+    result.evidence = "no planned fault fired";
+    result.hint =
+        "a filter matched nothing (layer, side, rank, nth beyond the completions there were), "
+        "or the program bypassed the interposers (static linking, its own provider path, "
+        "direct verbs); the `instrumented` events say what was reached";
+    return;
+  }
+  result.verdict = SutVerdict::kFail;
+  const auto line = checker.first_error_since(0);
+  result.evidence = "no planned fault fired and it failed by itself: " +
+                    exit_text(run, line ? line->text : "") +
+                    (ok ? "" : "; the output lacks the checker's ok pattern");
+  result.hint = "run the command without faults first: it must pass before a fault means anything";
+}
+
+// A fault fired and the program exited 0 saying nothing: masked only if a checker saw it right.
+void judge_quiet_exit(ExecResult& result, const FiredFaults& fired, const OutputChecker& checker) {
+  if (fired.only_shown() && (!checker.has_ok_pattern() || checker.ok_seen())) {
+    result.verdict = SutVerdict::kPass;
+    result.evidence =
+        "runs within these limits: it was shown the smaller device and asked for nothing above "
+        "its caps";
+  } else if (checker.has_ok_pattern()) {
+    result.verdict = checker.ok_seen() ? SutVerdict::kMasked : SutVerdict::kSilentCorruption;
+    result.evidence = checker.ok_seen()
+                          ? "the fault fired and the program still exited 0 with the right output"
+                          : "the fault fired, the program exited 0, its output lacks the ok "
+                            "pattern";
+  } else {
+    result.verdict = SutVerdict::kUndetected;
+    result.evidence =
+        fired.data > 0
+            ? "the fault changed data the program read (" + std::to_string(fired.data) +
+                  " time(s)) and it exited 0 without an error: likely silent corruption, and "
+                  "nothing checked its output"
+            : "the fault fired and the program exited 0 without an error; nothing checked its "
+              "output, so whether it masked the fault is unknown";
+    result.hint = "give --ok a pattern of a correct run's output (and --wrong one of a wrong "
+                  "run's) so the run can be judged masked or silent corruption";
+  }
+}
+
+}  // namespace
+
+void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
+           const OutputChecker& checker) {
+  // `observe` changes nothing: a run under it alone is judged as one without faults.
+  const json faults = options.plan.value("faults", json::array());
+  const bool faults_planned = std::any_of(faults.begin(), faults.end(), [](const json& fault) {
+    return !fault.is_object() || fault.value("kind", std::string()) != "observe";
+  });
+  const FiredFaults fired = fired_faults(result.events);
+  find_first_error(result, checker);
+  if (run.stopped || run.timed_out) {
+    judge_hang(result, run, options);
+  } else if (ending_signal(run) == SIGABRT && fired.all > 0 && !result.first_error_line.empty()) {
+    // abort() after printing the error (Gloo's and UCX's fatal errors, assertions): a
+    // deliberate stop.
+    result.verdict = SutVerdict::kDetected;
+    result.evidence = "aborted (SIGABRT) after reporting: " + result.first_error_line;
+  } else if (const auto signal = ending_signal(run)) {
+    result.verdict = SutVerdict::kCrashed;
+    result.evidence = "killed by " + signal_name(*signal) +
+                      (run.signal ? "" : " (exit code " + std::to_string(*run.exit_code) +
+                                             ": a process it started, as its shell or launcher "
+                                             "reports it)");
+  } else if (faults_planned && fired.all == 0) {
+    judge_unfired(result, run, checker);
+  } else if (checker.wrong_seen()) {
+    result.verdict = SutVerdict::kSilentCorruption;
+    result.evidence = "the output matches the checker's wrong-data pattern";
+  } else if (!faults_planned) {
+    const bool ok = !checker.has_ok_pattern() || checker.ok_seen();
+    result.verdict = run.exit_code == 0 && ok ? SutVerdict::kPass : SutVerdict::kFail;
+    if (result.verdict == SutVerdict::kFail)
+      result.evidence = exit_text(run, "") + (ok ? "" : "; the output lacks the checker's ok pattern");
+  } else if (run.exit_code != 0 || !result.first_error_line.empty()) {
+    result.verdict = SutVerdict::kDetected;
+    result.evidence = exit_text(run, result.first_error_line);
+  } else {
+    judge_quiet_exit(result, fired, checker);
+  }
+}
+
+
+}  // namespace faultline::harness::sut
