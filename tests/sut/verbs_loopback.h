@@ -65,7 +65,6 @@ static int connect_qp(struct ibv_qp* qp, uint32_t remote, int gid_index, const u
   return 0;
 }
 
-
 /* Everything a loopback program made, released in order. */
 static void release_loopback(struct ibv_qp* a, struct ibv_qp* b, struct ibv_cq* send_cq,
                              struct ibv_cq* recv_cq, struct ibv_mr* mr, struct ibv_pd* pd,

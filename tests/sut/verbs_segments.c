@@ -28,7 +28,8 @@ static uint64_t checksum(const unsigned char* bytes, size_t length) {
 }
 
 /* Message `sequence` into its three parts. */
-static void build(int sequence, unsigned char* header, unsigned char* body, unsigned char* trailer) {
+static void build(int sequence, unsigned char* header, unsigned char* body,
+                  unsigned char* trailer) {
   const struct header fields = {0xfa017e5u, (uint32_t)sequence, kBody, 0};
   memcpy(header, &fields, sizeof fields);
   for (int i = 0; i < kBody; ++i) body[i] = (unsigned char)(sequence * 7 + i);

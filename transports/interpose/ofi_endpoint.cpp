@@ -99,13 +99,14 @@ class IovChange {
       void* desc;
     };
     std::vector<Piece> pieces;
-    for (size_t i = 0; i < count; ++i) pieces.push_back({iov[i], desc != nullptr ? desc[i] : nullptr});
+    for (size_t i = 0; i < count; ++i)
+      pieces.push_back({iov[i], desc != nullptr ? desc[i] : nullptr});
     pieces = fault::split_pieces(
         std::span<const Piece>(pieces), into, [](const Piece& p) { return p.iov.iov_len; },
         [](const Piece& p, size_t first) {
-          return std::pair{Piece{{p.iov.iov_base, first}, p.desc},
-                           Piece{{static_cast<char*>(p.iov.iov_base) + first, p.iov.iov_len - first},
-                                 p.desc}};
+          return std::pair{
+              Piece{{p.iov.iov_base, first}, p.desc},
+              Piece{{static_cast<char*>(p.iov.iov_base) + first, p.iov.iov_len - first}, p.desc}};
         });
     for (const Piece& piece : pieces) {
       split_iov_.push_back(piece.iov);
@@ -140,7 +141,8 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* con
   const uint64_t queue = receive_queue_of_layer(ep.layer);
   const auto operation = PostedOperations::wanted() ? operation_of(side, call) : std::nullopt;
   const auto recorded = [&] {
-    if (operation) PostedOperations::get().record(queue, reinterpret_cast<uintptr_t>(context), *operation);
+    if (operation)
+      PostedOperations::get().record(queue, reinterpret_cast<uintptr_t>(context), *operation);
   };
   const auto unrecorded = [&] {
     if (operation) PostedOperations::get().take(queue, reinterpret_cast<uintptr_t>(context));

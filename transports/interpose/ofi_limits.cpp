@@ -114,16 +114,18 @@ void note_caps_not_applied() {
   nlohmann::json names = nlohmann::json::array();
   for (const fault::LimitInfo& limit : fault::limit_infos()) {
     if (!Plan::get().caps().cap(limit.name)) continue;
-    const bool mapped = std::any_of(std::begin(kAttributes), std::end(kAttributes),
-                                    [&](const CappedAttribute& a) { return limit.name == a.limit; });
+    const bool mapped =
+        std::any_of(std::begin(kAttributes), std::end(kAttributes),
+                    [&](const CappedAttribute& a) { return limit.name == a.limit; });
     if (!mapped) names.push_back(limit.name);
   }
   if (names.empty()) return;
   log_event({{"event", "limits_not_applied"},
              {"layer", "ofi"},
              {"limits", names},
-             {"hint", "libfabric has no fi_info attribute for these: a libfabric program is not "
-                      "held to them (a verbs program is)"}});
+             {"hint",
+              "libfabric has no fi_info attribute for these: a libfabric program is not "
+              "held to them (a verbs program is)"}});
 }
 
 }  // namespace faultline::transports::interpose

@@ -58,8 +58,8 @@ Plan::Plan() : rank_(launcher_rank()) {
     if (fault.kind == FaultKind::kInline)
       inline_modes_ |= 1U << static_cast<unsigned>(fault.inline_mode);
     completion_rules_ = completion_rules_ || fault.info().effect.any();
-    completion_filters_ = completion_filters_ || (fault.info().effect.any() &&
-                                                  (fault.side != Side::kAny || fault.opcode));
+    completion_filters_ = completion_filters_ ||
+                          (fault.info().effect.any() && (fault.side != Side::kAny || fault.opcode));
     data_rules_ = data_rules_ || fault.data != DataAction::kKeep;
     suppress_rules_ = suppress_rules_ || fault.data == DataAction::kSuppress;
     faults_.push_back({std::move(fault)});

@@ -46,8 +46,8 @@ int apply_to_entry(ibv_cq* cq, ibv_wc* wc, int i, int count, int num_entries) {
     if (receive) forget_receive(cq->context, entry.qp_num, entry.wr_id);
     return count;
   }
-  auto details =
-      apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, entry.opcode, entry.byte_len);
+  auto details = apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, entry.opcode,
+                                    entry.byte_len);
   details["call"] = "ibv_poll_cq";
   if (rule->info().effect.rewrite_status) {
     entry.status = static_cast<ibv_wc_status>(rule->status);

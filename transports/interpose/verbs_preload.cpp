@@ -191,10 +191,10 @@ __attribute__((visibility("default"))) void* dlsym(void* handle, const char* nam
   void* found = real_dlsym(handle, name);
   if (found == nullptr || handle == RTLD_DEFAULT) return found;
   static constexpr std::string_view kOurs[] = {
-      "ibv_open_device",  "ibv_import_device", "ibv_create_qp",    "ibv_destroy_qp",
-      "ibv_dereg_mr",     "ibv_modify_qp",    "ibv_create_srq",    "ibv_reg_mr",       "ibv_reg_mr_iova",
-      "ibv_reg_mr_iova2", "ibv_create_cq",     "ibv_query_device", "mlx5dv_init_obj",
-      "mlx5dv_create_qp", "efadv_create_qp_ex"};
+      "ibv_open_device", "ibv_import_device", "ibv_create_qp",     "ibv_destroy_qp",
+      "ibv_dereg_mr",    "ibv_modify_qp",     "ibv_create_srq",    "ibv_reg_mr",
+      "ibv_reg_mr_iova", "ibv_reg_mr_iova2",  "ibv_create_cq",     "ibv_query_device",
+      "mlx5dv_init_obj", "mlx5dv_create_qp",  "efadv_create_qp_ex"};
   for (std::string_view ours : kOurs) {
     if (ours == name) return real_dlsym(RTLD_DEFAULT, name);
   }

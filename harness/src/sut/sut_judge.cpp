@@ -104,9 +104,9 @@ void judge_unfired(ExecResult& result, const GroupRun& run, const OutputChecker&
   }
   result.verdict = SutVerdict::kFail;
   const auto line = checker.first_error_since(0);
-  result.evidence = "no planned fault fired and it failed by itself: " +
-                    exit_text(run, line ? line->text : "") +
-                    (ok ? "" : "; the output lacks the checker's ok pattern");
+  result.evidence =
+      "no planned fault fired and it failed by itself: " + exit_text(run, line ? line->text : "") +
+      (ok ? "" : "; the output lacks the checker's ok pattern");
   result.hint = "run the command without faults first: it must pass before a fault means anything";
 }
 
@@ -132,8 +132,9 @@ void judge_quiet_exit(ExecResult& result, const FiredFaults& fired, const Output
                   "nothing checked its output"
             : "the fault fired and the program exited 0 without an error; nothing checked its "
               "output, so whether it masked the fault is unknown";
-    result.hint = "give --ok a pattern of a correct run's output (and --wrong one of a wrong "
-                  "run's) so the run can be judged masked or silent corruption";
+    result.hint =
+        "give --ok a pattern of a correct run's output (and --wrong one of a wrong "
+        "run's) so the run can be judged masked or silent corruption";
   }
 }
 
@@ -158,9 +159,10 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
   } else if (const auto signal = ending_signal(run)) {
     result.verdict = SutVerdict::kCrashed;
     result.evidence = "killed by " + signal_name(*signal) +
-                      (run.signal ? "" : " (exit code " + std::to_string(*run.exit_code) +
-                                             ": a process it started, as its shell or launcher "
-                                             "reports it)");
+                      (run.signal ? ""
+                                  : " (exit code " + std::to_string(*run.exit_code) +
+                                        ": a process it started, as its shell or launcher "
+                                        "reports it)");
   } else if (faults_planned && fired.all == 0) {
     judge_unfired(result, run, checker);
   } else if (checker.wrong_seen()) {
@@ -170,7 +172,8 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
     const bool ok = !checker.has_ok_pattern() || checker.ok_seen();
     result.verdict = run.exit_code == 0 && ok ? SutVerdict::kPass : SutVerdict::kFail;
     if (result.verdict == SutVerdict::kFail)
-      result.evidence = exit_text(run, "") + (ok ? "" : "; the output lacks the checker's ok pattern");
+      result.evidence =
+          exit_text(run, "") + (ok ? "" : "; the output lacks the checker's ok pattern");
   } else if (run.exit_code != 0 || !result.first_error_line.empty()) {
     result.verdict = SutVerdict::kDetected;
     result.evidence = exit_text(run, result.first_error_line);
@@ -178,6 +181,5 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
     judge_quiet_exit(result, fired, checker);
   }
 }
-
 
 }  // namespace faultline::harness::sut

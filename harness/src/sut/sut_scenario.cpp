@@ -144,7 +144,8 @@ Result<SutScenario> load_sut_scenario(const std::string& path) {
   if (scenario.needs != "ofi" && scenario.needs != "verbs" && scenario.needs != "mpi")
     return bad(path, "/needs", "\"ofi\", \"verbs\" or \"mpi\"");
   const std::string expect = document.value("expect", std::string());
-  const auto verdicts = std::views::transform(kAllSutVerdicts, [](SutVerdict v) { return to_string(v); });
+  const auto verdicts =
+      std::views::transform(kAllSutVerdicts, [](SutVerdict v) { return to_string(v); });
   if (std::ranges::find(verdicts, expect) == verdicts.end()) {
     std::string names;
     for (const auto name : verdicts) names += (names.empty() ? "" : ", ") + std::string(name);

@@ -82,7 +82,8 @@ TEST_CASE("sut exec: a data fault into a program that exits 0 unchecked is undet
   TempDir dir;
   // fi_pingpong -c checks its data, yet exits 0 with its 3rd completion's 64 bytes scrambled
   // (measured: it was called masked, exit 0).
-  const SutRun unchecked = pingpong_client(dir, "kind=corrupt_data,data=scribble,nth=3", "-e rdm -c");
+  const SutRun unchecked =
+      pingpong_client(dir, "kind=corrupt_data,data=scribble,nth=3", "-e rdm -c");
   INFO(unchecked.command.out);
   CHECK(unchecked.report.at("faults_applied") == 1);
   CHECK(unchecked.report.at("verdict") == "undetected");
@@ -121,8 +122,10 @@ TEST_CASE("sut exec: a program that aborts after naming the fault is detected, q
   // abort reaches faultline as the shell's exit code 134 after its "Aborted" line (measured:
   // judged by exit code, quoting whichever line came first); the program's own line is quoted.
   const SutRun run = sut_exec(
-      dir, "--fault status=REM_ACCESS_ERR,nth=5 -- sh -c 'fi_pingpong -p tcp -e rdm -I 20 -S 64 "
-           "-P " + port + " 127.0.0.1 || sh -c \"kill -ABRT \\$\\$\"; exit $?'");
+      dir,
+      "--fault status=REM_ACCESS_ERR,nth=5 -- sh -c 'fi_pingpong -p tcp -e rdm -I 20 -S 64 "
+      "-P " +
+          port + " 127.0.0.1 || sh -c \"kill -ABRT \\$\\$\"; exit $?'");
   INFO(run.command.out);
   INFO(run.output());
   CHECK(run.report.at("exit_code") == 134);
@@ -224,8 +227,8 @@ bool rank_left_running(const TempDir& dir) {
     std::ifstream environ(entry.path() / "environ", std::ios::binary);
     const std::string text{std::istreambuf_iterator<char>(environ), {}};
     if (text.find(mark) != std::string::npos &&
-        faultline::testing::read_text_file((entry.path() / "cmdline").string()).find("sut_mpi_allreduce") !=
-            std::string::npos)
+        faultline::testing::read_text_file((entry.path() / "cmdline").string())
+                .find("sut_mpi_allreduce") != std::string::npos)
       return true;
   }
   return false;

@@ -224,13 +224,14 @@ TEST_CASE("sut verbs: inline off, force and above_limit reach perftest and rdma-
   CHECK(off.report.at("verdict") == "masked");
   CHECK_THAT(off.output(), !Catch::Contains("Disabling"));
   bool cleared = false;
-  for (const auto& fault : off.events("fault")) cleared = cleared || fault.value("inline", "") == "cleared";
+  for (const auto& fault : off.events("fault"))
+    cleared = cleared || fault.value("inline", "") == "cleared";
   CHECK(cleared);
   // ibv_rc_pingpong -s 64 posts inline when its QP has the room: given 256 bytes of it, it does.
   const std::string pingpong = VerbsPair().rc_pingpong("-s 64");
-  const SutRun forced = run_against(dir, pingpong,
-                                    "--ok 'bytes in' --fault kind=inline,mode=force -- " +
-                                        pingpong + " 127.0.0.1");
+  const SutRun forced =
+      run_against(dir, pingpong,
+                  "--ok 'bytes in' --fault kind=inline,mode=force -- " + pingpong + " 127.0.0.1");
   INFO(forced.command.out);
   CHECK(forced.report.at("verdict") == "masked");
   REQUIRE_FALSE(forced.events("fault").empty());
@@ -239,8 +240,8 @@ TEST_CASE("sut verbs: inline off, force and above_limit reach perftest and rdma-
   // Above its QP's room (rxe grants no more than asked for), a 64-byte inline send is refused
   // by the provider itself, and the pingpong says so.
   const std::string above = VerbsPair().rc_pingpong("-s 64");
-  const SutRun refused = run_against(
-      dir, above, "--fault kind=inline,mode=above_limit -- " + above + " 127.0.0.1");
+  const SutRun refused =
+      run_against(dir, above, "--fault kind=inline,mode=above_limit -- " + above + " 127.0.0.1");
   INFO(refused.command.out);
   CHECK(refused.report.at("verdict") == "detected");
   CHECK(refused.report.at("exit_code") == 1);
@@ -254,8 +255,8 @@ TEST_CASE("sut verbs: a program's three-segment messages with a segment fewer, s
           "[integration][verbs]") {
   TempDir dir;
   const std::string device = faultline::testing::verbs_device().device;
-  const std::string program = std::string(FAULTLINE_SUT_VERBS_SEGMENTS) + " " + device + " " +
-                              ipv4_gid_of(device) + " 5";
+  const std::string program =
+      std::string(FAULTLINE_SUT_VERBS_SEGMENTS) + " " + device + " " + ipv4_gid_of(device) + " 5";
   auto run = [&](const std::string& options) {
     return faultline::testing::sut_exec(dir.path(), options + " -- " + program);
   };

@@ -188,9 +188,13 @@ TEST_CASE("nth counts on all of one side's endpoints together, not per endpoint"
 
 TEST_CASE("segment_count posts one segment fewer, or the same bytes in more",
           "[integration][ofi]") {
-  FaultedPair pair(plan_of(
-      {{{"kind", "segment_count"}, {"mode", "fewer"}, {"post", "send"}, {"nth", 1}},
-       {{"kind", "segment_count"}, {"mode", "split"}, {"into", 4}, {"post", "send"}, {"nth", 2}}}),
+  FaultedPair pair(
+      plan_of({{{"kind", "segment_count"}, {"mode", "fewer"}, {"post", "send"}, {"nth", 1}},
+               {{"kind", "segment_count"},
+                {"mode", "split"},
+                {"into", 4},
+                {"post", "send"},
+                {"nth", 2}}}),
       EndpointConfig{.max_send_sge = 4});
   // Two messages of two 32-byte segments: the first loses its second half, the second goes
   // in four segments of 16 bytes and arrives whole.

@@ -85,19 +85,21 @@ TEST_CASE("a kind or key an applier cannot apply is refused at parse time, sayin
 }
 
 TEST_CASE("segment_count takes fewer, or split into 2 to 64, and inline takes force", "[unit]") {
-  auto fewer = parse_fault({{"kind", "segment_count"}, {"mode", "fewer"}, {"post", "recv"}, {"nth", 2}},
-                           kInterposer, "f");
+  auto fewer =
+      parse_fault({{"kind", "segment_count"}, {"mode", "fewer"}, {"post", "recv"}, {"nth", 2}},
+                  kInterposer, "f");
   REQUIRE(fewer.ok());
   CHECK(fewer->segment_mode == SegmentMode::kFewer);
   CHECK(fewer->side == Side::kRecv);
-  auto split = parse_fault({{"kind", "segment_count"}, {"mode", "split"}, {"into", 8}, {"every", 1}},
-                           kDecorator, "f");
+  auto split = parse_fault(
+      {{"kind", "segment_count"}, {"mode", "split"}, {"into", 8}, {"every", 1}}, kDecorator, "f");
   REQUIRE(split.ok());
   CHECK(split->split_into == 8);
-  for (const json& bad : {json{{"kind", "segment_count"}, {"mode", "split"}, {"nth", 1}},
-                          json{{"kind", "segment_count"}, {"mode", "split"}, {"into", 1}, {"nth", 1}},
-                          json{{"kind", "segment_count"}, {"mode", "fewer"}, {"into", 2}, {"nth", 1}},
-                          json{{"kind", "segment_count"}, {"mode", "fewer"}}}) {
+  for (const json& bad :
+       {json{{"kind", "segment_count"}, {"mode", "split"}, {"nth", 1}},
+        json{{"kind", "segment_count"}, {"mode", "split"}, {"into", 1}, {"nth", 1}},
+        json{{"kind", "segment_count"}, {"mode", "fewer"}, {"into", 2}, {"nth", 1}},
+        json{{"kind", "segment_count"}, {"mode", "fewer"}}}) {
     CAPTURE(bad.dump());
     CHECK_FALSE(parse_fault(bad, kInterposer, "f").ok());
   }
@@ -112,7 +114,8 @@ TEST_CASE("each completion kind has one effect and every limit one row", "[unit]
     const auto& e = kind.effect;
     const int effects =
         e.rewrite_status + e.change_data + e.drop + e.delay + e.duplicate + e.replay;
-    const bool post_kind = kind.kind == FaultKind::kFailPost || kind.kind == FaultKind::kSegmentCount;
+    const bool post_kind =
+        kind.kind == FaultKind::kFailPost || kind.kind == FaultKind::kSegmentCount;
     CHECK(effects == (kind.firing && !post_kind ? 1 : 0));
     CHECK(kind.appliers != 0);
   }

@@ -91,16 +91,16 @@ Status FaultEndpoint::apply_post_faults(Side post, Opcode op, uint64_t wr_id,
     const auto [match, fires] = counts_->next_match(index, fault);
     if (!fires) continue;
     if (fault.kind == FaultKind::kSegmentCount) {
-      changed = fault.segment_mode == SegmentMode::kFewer
-                    ? std::vector<Segment>(segments.begin(), segments.end() - (segments.empty() ? 0 : 1))
-                    : split_pieces(segments, fault.split_into,
-                                   [](const Segment& piece) { return piece.length; },
-                                   [](const Segment& piece, uint32_t first) {
-                                     return std::pair{
-                                         Segment{piece.addr, first, piece.region},
-                                         Segment{static_cast<std::byte*>(piece.addr) + first,
-                                                 piece.length - first, piece.region}};
-                                   });
+      changed =
+          fault.segment_mode == SegmentMode::kFewer
+              ? std::vector<Segment>(segments.begin(), segments.end() - (segments.empty() ? 0 : 1))
+              : split_pieces(
+                    segments, fault.split_into, [](const Segment& piece) { return piece.length; },
+                    [](const Segment& piece, uint32_t first) {
+                      return std::pair{Segment{piece.addr, first, piece.region},
+                                       Segment{static_cast<std::byte*>(piece.addr) + first,
+                                               piece.length - first, piece.region}};
+                    });
       record("segment_count", std::string(call) + " #" + std::to_string(match) + " wr_id " +
                                   hex(wr_id) + " posted with " + std::to_string(changed.size()) +
                                   " segments instead of " + std::to_string(segments.size()));

@@ -56,8 +56,8 @@ class FaultEndpoint : public Endpoint {
   };
 
   // fail_post (an error) and segment_count (`segments` changed, into `changed`).
-  Status apply_post_faults(Side post, Opcode op, uint64_t wr_id,
-                           std::span<const Segment>& segments, std::vector<Segment>& changed);
+  Status apply_post_faults(Side post, Opcode op, uint64_t wr_id, std::span<const Segment>& segments,
+                           std::vector<Segment>& changed);
   bool any_fault_for(Opcode op) const;
   void apply(Completion completion);
   size_t take_ready(std::span<Completion> out);

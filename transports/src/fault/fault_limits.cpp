@@ -12,8 +12,8 @@ namespace {
 
 // X-macro arguments are a name and a type: they cannot take parentheses.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define FAULTLINE_DEVICE_LIMIT_INFO(name, type, interposers)                         \
-  LimitInfo{#name, std::numeric_limits<limit_value_t<type>>::max(),                  \
+#define FAULTLINE_DEVICE_LIMIT_INFO(name, type, interposers)        \
+  LimitInfo{#name, std::numeric_limits<limit_value_t<type>>::max(), \
             kDecorator | ((interposers) != 0U ? unsigned{kInterposer} : 0U), interposers},
 #define FAULTLINE_CREATE_LIMIT_INFO(name, type) \
   LimitInfo{#name, std::numeric_limits<type>::max(), kInterposer, kByVerbs},

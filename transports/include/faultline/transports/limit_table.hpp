@@ -8,7 +8,7 @@
 //
 // X(name, type in DeviceLimits, which interposers hold a program to it: kByVerbs, kByOfi)
 // An optional type is a limit a transport may not advertise (libfabric has no CQ depth).
-#define FAULTLINE_DEVICE_LIMITS(X)                                                         \
+#define FAULTLINE_DEVICE_LIMITS(X)                                                          \
   X(max_qp_wr, uint32_t, kByVerbs | kByOfi)       /* send queue depth (tx_attr->size) */    \
   X(max_recv_wr, uint32_t, kByVerbs | kByOfi)     /* receive queue depth (rx_attr->size) */ \
   X(max_cqe, std::optional<uint32_t>, kByVerbs)   /* completion queue depth */              \

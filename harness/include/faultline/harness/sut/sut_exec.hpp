@@ -31,10 +31,11 @@ enum class SutVerdict {
 };
 
 /// Every verdict, in declaration order.
-constexpr SutVerdict kAllSutVerdicts[] = {
-    SutVerdict::kPass,  SutVerdict::kFail,    SutVerdict::kDetected,   SutVerdict::kSilentCorruption,
-    SutVerdict::kHang,  SutVerdict::kCrashed, SutVerdict::kMasked,     SutVerdict::kUndetected,
-    SutVerdict::kNotReached};
+constexpr SutVerdict kAllSutVerdicts[] = {SutVerdict::kPass,      SutVerdict::kFail,
+                                          SutVerdict::kDetected,  SutVerdict::kSilentCorruption,
+                                          SutVerdict::kHang,      SutVerdict::kCrashed,
+                                          SutVerdict::kMasked,    SutVerdict::kUndetected,
+                                          SutVerdict::kNotReached};
 
 std::string_view to_string(SutVerdict verdict);
 /// Exit code of `faultline sut`: 0 for pass, detected and masked, 1 otherwise.

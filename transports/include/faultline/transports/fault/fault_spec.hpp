@@ -184,9 +184,9 @@ Result<FaultSet> parse_fault_set(const nlohmann::json& plan, unsigned appliers,
 /// One limit of limit_table.hpp as the fault language takes it.
 struct LimitInfo {
   std::string_view name;
-  uint64_t maximum;     ///< the largest value its type holds
-  unsigned appliers;    ///< who enforces it (Applier bits)
-  unsigned interposers; ///< which interposer holds a program to it (kByVerbs, kByOfi)
+  uint64_t maximum;      ///< the largest value its type holds
+  unsigned appliers;     ///< who enforces it (Applier bits)
+  unsigned interposers;  ///< which interposer holds a program to it (kByVerbs, kByOfi)
 };
 
 /// Every limit of the table, in table order.

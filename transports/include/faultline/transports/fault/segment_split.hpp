@@ -16,9 +16,9 @@ std::vector<Piece> split_pieces(std::span<const Piece> pieces, size_t into, Leng
                                 Cut cut) {
   std::vector<Piece> split(pieces.begin(), pieces.end());
   while (split.size() < into) {
-    auto longest = std::max_element(split.begin(), split.end(), [&](const Piece& a, const Piece& b) {
-      return length(a) < length(b);
-    });
+    auto longest =
+        std::max_element(split.begin(), split.end(),
+                         [&](const Piece& a, const Piece& b) { return length(a) < length(b); });
     if (longest == split.end() || length(*longest) < 2) break;
     auto [first, rest] = cut(*longest, length(*longest) / 2);
     *longest = first;
