@@ -145,7 +145,8 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* con
       PostedOperations::get().record(queue, reinterpret_cast<uintptr_t>(context), *operation);
   };
   const auto unrecorded = [&] {
-    if (operation) PostedOperations::get().take(queue, reinterpret_cast<uintptr_t>(context));
+    if (operation)
+      PostedOperations::get().take(queue, reinterpret_cast<uintptr_t>(context), operation->side);
   };
   if (auto rule = Plan::get().post_fault(post_event(ep, side))) {
     log_fault(*rule, {{"call", call},
@@ -372,6 +373,16 @@ void take_tables(fid_ep* ep, WrappedEp& state) {
   }
 }
 
+// A CQ bound for transmits or receives: what its entries are when they carry no flags.
+int ep_bind(fid* fid, struct fid* bound, uint64_t flags) {
+  WrappedEp& state = from_fid(fid);
+  const ProviderCall inside;
+  const int result = state.inner_fid->bind(fid, bound, flags);
+  if (result == 0 && bound != nullptr && bound->fclass == FI_CLASS_CQ)
+    PostedOperations::get().bound(bound, flags);
+  return result;
+}
+
 int ep_control(fid* fid, int command, void* arg) {
   auto* ep = reinterpret_cast<fid_ep*>(fid);
   WrappedEp& state = from_fid(fid);
@@ -424,6 +435,7 @@ void wrap_endpoint(fid_ep* ep, const char* layer, bool programs_own) {
   state->fid_ops = *ep->fid.ops;
   state->fid_ops.close = ep_close;
   state->fid_ops.control = ep_control;
+  if (PostedOperations::wanted()) state->fid_ops.bind = ep_bind;
   ep->fid.ops = &state->fid_ops;
   log_event({{"event", "instrumented"},
              {"object", "endpoint"},

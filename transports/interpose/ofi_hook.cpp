@@ -55,6 +55,7 @@ struct WrappedCq {
   fi_ops fid_ops{};
   const fi_ops_cq* inner = nullptr;
   const fi_ops* inner_fid = nullptr;
+  const void* fid = nullptr;  // the CQ itself, as an endpoint binds it
   std::string layer;
   bool programs_own = false;  // opened by the program, not by a provider beneath it
   fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
@@ -95,10 +96,13 @@ std::optional<FiredFault> firing_rule(const WrappedCq& cq, const std::byte* entr
   event.side = side_of(flags);
   event.opcode = opcode_of(flags);
   if (PostedOperations::wanted()) {
+    PostedOperations& posted_operations = PostedOperations::get();
+    if (event.side == Side::kAny) event.side = posted_operations.side_of_cq(cq.fid);
     fi_cq_entry context{};
     std::memcpy(&context, entry, sizeof context);
-    const auto posted = PostedOperations::get().take(
-        receive_queue_of_layer(cq.layer.c_str()), reinterpret_cast<uintptr_t>(context.op_context));
+    const auto posted =
+        posted_operations.take(receive_queue_of_layer(cq.layer.c_str()),
+                               reinterpret_cast<uintptr_t>(context.op_context), event.side);
     if (posted && event.side == Side::kAny) event.side = posted->side;
     if (posted && !event.opcode) event.opcode = posted->opcode;
   }
@@ -286,6 +290,7 @@ void wrap_cq(fid_cq* cq, const fi_cq_attr* attr, const std::string& layer, bool 
   auto* state = new WrappedCq();
   state->inner = cq->ops;
   state->inner_fid = cq->fid.ops;
+  state->fid = cq;
   std::memcpy(&state->ops, cq->ops, std::min(sizeof state->ops, cq->ops->size));
   state->fid_ops = *cq->fid.ops;
   state->layer = layer;
