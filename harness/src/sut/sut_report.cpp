@@ -48,7 +48,8 @@ json role_summary(const json& sut_json, const std::string& directory) {
             {"log", directory}};
   }
   std::string verdict = text_at(sut_json, "verdict");
-  if (std::ranges::find(role_verdict_names(), verdict) == role_verdict_names().end())
+  if (std::find(role_verdict_names().begin(), role_verdict_names().end(), verdict) ==
+      role_verdict_names().end())
     verdict = "error";
   // Coverage from the interposers' events, or (a summary an agent sent) as summarized there.
   int instrumented = 0;

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <ranges>
 
 #include "faultline/harness/base/scenario_spec.hpp"
 #include "faultline/harness/base/strict_json.hpp"
@@ -144,11 +143,12 @@ Result<SutScenario> load_sut_scenario(const std::string& path) {
   if (scenario.needs != "ofi" && scenario.needs != "verbs" && scenario.needs != "mpi")
     return bad(path, "/needs", "\"ofi\", \"verbs\" or \"mpi\"");
   const std::string expect = document.value("expect", std::string());
-  const auto verdicts =
-      std::views::transform(kAllSutVerdicts, [](SutVerdict v) { return to_string(v); });
-  if (std::ranges::find(verdicts, expect) == verdicts.end()) {
+  const bool known = std::any_of(std::begin(kAllSutVerdicts), std::end(kAllSutVerdicts),
+                                 [&](SutVerdict verdict) { return to_string(verdict) == expect; });
+  if (!known) {
     std::string names;
-    for (const auto name : verdicts) names += (names.empty() ? "" : ", ") + std::string(name);
+    for (const SutVerdict verdict : kAllSutVerdicts)
+      names += (names.empty() ? "" : ", ") + std::string(to_string(verdict));
     return bad(path, "/expect", "a verdict: " + names);
   }
   scenario.expect = expect;
