@@ -18,22 +18,22 @@ using FabricCall = int (*)(fi_fabric_attr*, fid_fabric**, void*);
 using GetinfoCall = int (*)(uint32_t, const char*, const char*, uint64_t, const fi_info*,
                             fi_info**);
 
+// libfabric's current definition of `name` (its `version`, not a compatibility one), after
+// this library's.
+template <typename Call>
+Call next_libfabric(const char* name, const char* version) {
+  void* found = dlvsym(RTLD_NEXT, name, version);
+  if (found == nullptr) found = dlsym(RTLD_NEXT, name);
+  return reinterpret_cast<Call>(found);
+}
+
 GetinfoCall real_fi_getinfo() {
-  static const GetinfoCall real = [] {
-    void* found = dlvsym(RTLD_NEXT, "fi_getinfo", "FABRIC_1.3");
-    if (found == nullptr) found = dlsym(RTLD_NEXT, "fi_getinfo");
-    return reinterpret_cast<GetinfoCall>(found);
-  }();
+  static const auto real = next_libfabric<GetinfoCall>("fi_getinfo", "FABRIC_1.3");
   return real;
 }
 
 FabricCall real_fi_fabric() {
-  static const FabricCall real = [] {
-    // libfabric's current fi_fabric, not the FABRIC_1.0 compatibility one.
-    void* found = dlvsym(RTLD_NEXT, "fi_fabric", "FABRIC_1.1");
-    if (found == nullptr) found = dlsym(RTLD_NEXT, "fi_fabric");
-    return reinterpret_cast<FabricCall>(found);
-  }();
+  static const auto real = next_libfabric<FabricCall>("fi_fabric", "FABRIC_1.1");
   return real;
 }
 

@@ -177,9 +177,7 @@ int wr_complete_with_faults(ibv_qp_ex* qp) {
     state.wr_abort(qp);
     return state.pending_errno;
   }
-  Event event;
-  event.side = Side::kSend;
-  event.qp_num = qp->qp_base.qp_num;
+  const Event event = send_of(qp);
   auto rule = Plan::get().post_fault(event);
   if (!rule) return state.wr_complete(qp);
   state.wr_abort(qp);

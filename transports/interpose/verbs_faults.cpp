@@ -65,6 +65,12 @@ Event send_event(const ibv_send_wr& wr, uint32_t qp_num) {
   return event;
 }
 
+uint64_t sge_bytes(const ibv_sge* list, int count) {
+  uint64_t bytes = 0;
+  for (int i = 0; i < count; ++i) bytes += list[i].length;
+  return bytes;
+}
+
 uint64_t receive_queue_of_qp(ibv_qp* qp) {
   return qp->srq != nullptr ? receive_queue_of_srq(qp->srq) : qp->qp_num;
 }

@@ -13,6 +13,9 @@ Event completion_event(ibv_wc_opcode opcode, uint32_t qp_num);
 /// The rules' view of a posted send work request.
 Event send_event(const ibv_send_wr& wr, uint32_t qp_num);
 
+/// The bytes of a list of SGEs.
+uint64_t sge_bytes(const ibv_sge* list, int count);
+
 /// The key receives are recorded under: the QP's number, or its SRQ when it has one.
 uint64_t receive_queue_of_qp(ibv_qp* qp);
 uint64_t receive_queue_of_srq(ibv_srq* srq);

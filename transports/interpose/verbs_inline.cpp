@@ -35,12 +35,6 @@ bool inline_capable(ibv_wr_opcode opcode) {
          opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 }
 
-uint64_t length_of(const ibv_send_wr& wr) {
-  uint64_t length = 0;
-  for (int i = 0; i < wr.num_sge; ++i) length += wr.sg_list[i].length;
-  return length;
-}
-
 uint32_t room_of(const ibv_qp* qp) {
   std::lock_guard lock(rooms_mutex);
   auto found = rooms.find(qp);
@@ -169,8 +163,8 @@ InlineChange::InlineChange(ibv_qp* qp, ibv_send_wr* chain) {
     if (!inline_capable(wr->opcode)) continue;
     nlohmann::json details = {{"call", "ibv_post_send"}, {"wr_id", wr->wr_id}};
     const bool is_inline = (wr->send_flags & IBV_SEND_INLINE) != 0;
-    auto fired =
-        inline_fault_for(qp, send_event(*wr, qp->qp_num), is_inline, length_of(*wr), details);
+    auto fired = inline_fault_for(qp, send_event(*wr, qp->qp_num), is_inline,
+                                  sge_bytes(wr->sg_list, wr->num_sge), details);
     if (!fired) continue;
     if (is_inline && !all_registered(*wr)) {
       log_unregistered(*fired, std::move(details));

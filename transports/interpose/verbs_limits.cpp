@@ -11,6 +11,7 @@
 #include "call_stack.hpp"
 #include "event_log.hpp"
 #include "process_plan.hpp"
+#include "verbs_faults.hpp"
 #include "verbs_real.hpp"
 
 namespace faultline::transports::interpose {
@@ -254,8 +255,7 @@ int check_send_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     if (observing && atomic_opcode(wr->opcode) && larger_than_before("atomic", 1))
       log_request("ibv_post_send", qp->context, {{"atomic", 1}, {"qp_num", qp->qp_num}}, nullptr);
     if ((wr->send_flags & IBV_SEND_INLINE) == 0) continue;
-    uint64_t length = 0;
-    for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
+    const uint64_t length = sge_bytes(wr->sg_list, wr->num_sge);
     if (observing && larger_than_before("inline " + std::to_string(qp->qp_num), length))
       log_request("ibv_post_send", qp->context, {{"inline_bytes", length}, {"qp_num", qp->qp_num}},
                   nullptr);

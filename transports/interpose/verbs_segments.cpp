@@ -12,12 +12,6 @@ namespace faultline::transports::interpose {
 
 namespace {
 
-uint64_t bytes_of(const ibv_sge* list, int count) {
-  uint64_t bytes = 0;
-  for (int i = 0; i < count; ++i) bytes += list[i].length;
-  return bytes;
-}
-
 template <typename WorkRequest>
 Event event_of(const WorkRequest& wr, const ibv_qp* qp) {
   if constexpr (std::is_same_v<WorkRequest, ibv_send_wr>) return send_event(wr, qp->qp_num);
@@ -48,7 +42,7 @@ SegmentChange<WorkRequest>::SegmentChange(WorkRequest* chain, const ibv_qp* qp, 
     if (!fired) continue;
     original_.emplace_back(wr, wr->sg_list, wr->num_sge);
     const int asked = wr->num_sge;
-    const uint64_t asked_bytes = bytes_of(wr->sg_list, asked);
+    const uint64_t asked_bytes = sge_bytes(wr->sg_list, asked);
     if (fired->segment_mode == SegmentMode::kFewer) {
       wr->num_sge = asked > 0 ? asked - 1 : 0;
     } else {
@@ -60,7 +54,7 @@ SegmentChange<WorkRequest>::SegmentChange(WorkRequest* chain, const ibv_qp* qp, 
                               {"layer", "verbs"},
                               {"wr_id", wr->wr_id},
                               {"segments", {asked, wr->num_sge}},
-                              {"bytes", {asked_bytes, bytes_of(wr->sg_list, wr->num_sge)}}};
+                              {"bytes", {asked_bytes, sge_bytes(wr->sg_list, wr->num_sge)}}};
     if (qp != nullptr) details["qp_num"] = qp->qp_num;
     log_fault(*fired, std::move(details));
   }
