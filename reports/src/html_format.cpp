@@ -9,6 +9,7 @@
 
 #include "faultline/reports/formats.hpp"
 #include "faultline/reports/report_view.hpp"
+#include "faultline/reports/sweep_view.hpp"
 #include "html_charts.hpp"
 #include "markup_escape.hpp"
 
@@ -253,6 +254,46 @@ void write_monitor(std::ostringstream& html, const json& report) {
   html << "</table>\n";
 }
 
+// A sweep: its score, its matrix as a coloured grid (call sites by families, the worst row
+// first), what changed since the baseline, and the stacks of the hung points.
+void write_sweep(std::ostringstream& html, const json& report) {
+  const SweepView view = sweep_view(report);
+  if (view.score.empty()) return;
+  html << "<h2 id=\"sweep\">Sweep: " << escape_markup(view.score) << "</h2>\n";
+  if (!view.stopped.empty())
+    html << "<p>Not every point ran: " << escape_markup(view.stopped) << ".</p>\n";
+  html << "<table class=\"grid sweep\"><tr><th>call site</th>";
+  for (const auto& family : view.families) html << "<th>" << escape_markup(family) << "</th>";
+  html << "</tr>\n";
+  for (const auto& row : view.rows) {
+    html << "<tr><td>" << escape_markup(row.name) << "</td>";
+    for (const auto& entry : row.cells) {
+      if (entry.text.empty()) {
+        html << "<td class=\"cell none\"></td>";
+        continue;
+      }
+      html << "<td class=\"cell " << sweep_verdict_class(entry.worst) << "\" title=\""
+           << escape_markup(entry.worst) << "\">" << escape_markup(entry.text) << "</td>";
+    }
+    html << "</tr>\n";
+  }
+  html << "</table>\n";
+  if (!view.changes.empty()) {
+    html << "<h3>Changed since the baseline</h3>\n<table><tr><th>point</th><th>before</th>"
+            "<th>after</th></tr>\n";
+    for (const auto& change : view.changes)
+      html << "<tr><td>" << escape_markup(change[0]) << "</td><td>" << escape_markup(change[1])
+           << "</td><td class=\"" << sweep_verdict_class(change[2]) << "\">"
+           << escape_markup(change[2]) << "</td></tr>\n";
+    html << "</table>\n";
+  }
+  if (view.hangs.empty()) return;
+  html << "<h3>Hung points</h3>\n<dl>\n";
+  for (const auto& hang : view.hangs)
+    html << "<dt>" << escape_markup(hang[0]) << "</dt><dd>" << escape_markup(hang[1]) << "</dd>\n";
+  html << "</dl>\n";
+}
+
 }  // namespace
 
 std::string to_html(const json& report) {
@@ -282,6 +323,7 @@ std::string to_html(const json& report) {
     html << "<li>nothing ran: " << escape_markup(run.value("not_run", std::string())) << "</li>\n";
   html << "</ul>\n";
   write_monitor(html, report);
+  write_sweep(html, report);
   write_runs(html, report);
   write_programs(html, scenarios);
   html::write_pair_grid(html, report);

@@ -9,6 +9,7 @@
 #include "faultline/core/printable_text.hpp"
 #include "faultline/reports/formats.hpp"
 #include "faultline/reports/report_view.hpp"
+#include "faultline/reports/sweep_view.hpp"
 
 namespace faultline::reports {
 
@@ -113,6 +114,33 @@ void write_monitor(std::ostringstream& md, const json& report) {
   }
 }
 
+// A sweep: its score, then its matrix (call sites by families, the worst first), what changed
+// since the baseline, and the stacks of the hung points.
+void write_sweep(std::ostringstream& md, const json& report) {
+  const SweepView view = sweep_view(report);
+  if (view.score.empty()) return;
+  md << "\n## Sweep: " << cell(view.score) << "\n\n";
+  if (!view.stopped.empty()) md << "Not every point ran: " << cell(view.stopped) << ".\n\n";
+  md << "| call site |";
+  for (const auto& family : view.families) md << " " << cell(family) << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < view.families.size(); ++i) md << "---|";
+  md << "\n";
+  for (const auto& row : view.rows) {
+    md << "| " << cell(row.name) << " |";
+    for (const auto& entry : row.cells) md << " " << cell(entry.text) << " |";
+    md << "\n";
+  }
+  if (!view.changes.empty()) {
+    md << "\n### Changed since the baseline\n\n| point | before | after |\n|---|---|---|\n";
+    for (const auto& change : view.changes)
+      md << "| " << cell(change[0]) << " | " << cell(change[1]) << " | " << cell(change[2])
+         << " |\n";
+  }
+  for (const auto& hang : view.hangs)
+    md << "\n" << cell(hang[0]) << ", hung stacks (folded):\n\n```\n" << hang[1] << "```\n";
+}
+
 }  // namespace
 
 std::string to_markdown(const json& report) {
@@ -135,6 +163,7 @@ std::string to_markdown(const json& report) {
     md << " " << count << " " << cell(verdict);
   md << "\n";
   write_monitor(md, report);
+  write_sweep(md, report);
   md << "\n## Scenarios\n\n| scenario | agents | verdict | seconds |\n|---|---|---|---:|\n";
   for (const auto& scenario : scenarios) {
     md << "| " << field(scenario, "id") << " | " << cell(agents_label(scenario)) << " | "

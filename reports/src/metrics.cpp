@@ -1,5 +1,7 @@
 #include "faultline/reports/metrics.hpp"
 
+#include <algorithm>
+
 #include <map>
 #include <optional>
 #include <tuple>
@@ -99,6 +101,10 @@ Metrics::Impl::Impl()
                    .Name("faultline_sut_verdicts_total")
                    .Help("SUT scenarios finished, by how the judged program reacted to its faults")
                    .Register(*registry)),
+      sweep_points(prometheus::BuildCounter()
+                       .Name("faultline_sweep_points_total")
+                       .Help("A sweep's fault points, by how the program reacted")
+                       .Register(*registry)),
       durations(prometheus::BuildHistogram()
                     .Name("faultline_scenario_duration_seconds")
                     .Help("How long scenario runs took (each run's own is in report.json)")
@@ -198,6 +204,11 @@ void Metrics::prepare(const MetricsPlan& plan) {
     for (const auto& verdict : values_of(plan, "sut_verdict"))
       m.programs.Add({{"suite", plan.suite}, {"scenario", scenario}, {"verdict", verdict}});
   }
+  if (plan.sweep)
+    for (const char* verdict :
+         {"pass", "detected", "masked", "hang", "undetected", "silent-corruption", "crashed",
+          "not-reached", "fail", "error", "not-run"})
+      m.sweep_points.Add({{"verdict", verdict}});
   if (!plan.suite.empty()) m.durations.Add({{"suite", plan.suite}}, duration_bounds());
   for (const auto& kind : values_of(plan, "kind")) m.faults.Add({{"kind", kind}});
   for (const auto& status : values_of(plan, "status")) m.completions.Add({{"status", status}});
@@ -218,7 +229,13 @@ void Metrics::count_scenario(const nlohmann::json& scenario, const std::string& 
       .Increment();
   impl_->durations.Add({{"suite", suite}}, duration_bounds())
       .Observe(scenario.value("duration_ms", 0.0) / 1000);
-  if (const auto sut = scenario.find("sut"); sut != scenario.end() && sut->is_object()) {
+  const auto sut = scenario.find("sut");
+  const bool judged = sut != scenario.end() && sut->is_object();
+  const nlohmann::json tags = scenario.value("tags", nlohmann::json::array());
+  if (std::find(tags.begin(), tags.end(), "sweep") != tags.end()) {
+    impl_->sweep_points.Add({{"verdict", judged ? label(text_at(*sut, "verdict")) : "not-run"}})
+        .Increment();
+  } else if (judged) {
     impl_->programs
         .Add({{"suite", suite}, {"scenario", id}, {"verdict", label(text_at(*sut, "verdict"))}})
         .Increment();

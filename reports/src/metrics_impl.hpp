@@ -26,6 +26,7 @@ struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>& scenarios;
   prometheus::Family<prometheus::Counter>& programs;
+  prometheus::Family<prometheus::Counter>& sweep_points;
   prometheus::Family<prometheus::Histogram>& durations;
   prometheus::Family<prometheus::Counter>& faults;
   prometheus::Family<prometheus::Counter>& completions;

@@ -6,7 +6,8 @@
  *   - sut_ofi_sum_blind consumes the error entry and never looks at its status (the class of
  *     bug where a stack counts a completion without checking it), so it prints a sum computed
  *     from whatever the buffers hold.
- * Usage: sut_ofi_sum [PROVIDER]   (default tcp) */
+ * Usage: sut_ofi_sum [PROVIDER [small|inject]]   (default tcp; 1 KiB messages sent with fi_send;
+ * small: 48-byte ones; inject: 48-byte ones sent with fi_inject, which completes nothing) */
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -18,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { kMessages = 32, kBytes = 1024 };
+enum { kMessages = 32, kBytes = 1024, kSmallBytes = 48 };
 
 static struct fid_fabric* fabric;
 static struct fid_domain* domain;
@@ -110,19 +111,24 @@ int main(int argc, char** argv) {
     check((int)fi_recv(receiver, received[m], kBytes, fi_mr_desc(received_mr), sender_address,
                        received[m]),
           "fi_recv");
+  const char* mode = argc > 2 ? argv[2] : "";
+  const int inject = strcmp(mode, "inject") == 0;
+  const size_t bytes = inject || strcmp(mode, "small") == 0 ? kSmallBytes : kBytes;
   int seen = 0;
   for (int m = 0; m < kMessages; ++m) {
     ssize_t posted;
-    while ((posted = fi_send(sender, sent[m], kBytes, fi_mr_desc(sent_mr), receiver_address,
-                             sent[m])) == -FI_EAGAIN)
+    while ((posted = inject ? fi_inject(sender, sent[m], bytes, receiver_address)
+                            : fi_send(sender, sent[m], bytes, fi_mr_desc(sent_mr), receiver_address,
+                                      sent[m])) == -FI_EAGAIN)
       fi_cq_read(cq, NULL, 0);
-    check((int)posted, "fi_send");
+    check((int)posted, inject ? "fi_inject" : "fi_send");
   }
-  for (; seen < 2 * kMessages; ++seen) wait_for_completion(seen);
+  /* Every receive completes, and every send but an inject. */
+  for (; seen < (inject ? 1 : 2) * kMessages; ++seen) wait_for_completion(seen);
 
   unsigned long long sum = 0;
   for (int m = 0; m < kMessages; ++m)
-    for (int b = 0; b < kBytes; ++b) sum += received[m][b];
+    for (size_t b = 0; b < bytes; ++b) sum += received[m][b];
   printf("sum=%llu\n", sum);
   fi_close(&receiver->fid);
   fi_close(&sender->fid);

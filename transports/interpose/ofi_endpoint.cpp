@@ -11,8 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "call_sites.hpp"
 #include "event_log.hpp"
 #include "faultline/transports/fault/segment_split.hpp"
+#include "ofi_inline.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
 #include "posted_operations.hpp"
@@ -33,6 +35,7 @@ struct WrappedEp {
   const char* layer;
   bool programs_own;
   bool wraps_posts;  // the plan has post faults, data rules or completion filters to record
+  InlineEndpoint inline_endpoint;
 };
 
 WrappedEp& from_msg(fid_ep* ep) { return *reinterpret_cast<WrappedEp*>(ep->msg); }
@@ -63,6 +66,7 @@ class IovChange {
       : iov_(iov), desc_(desc), count_(count) {
     auto fired = Plan::get().post_fault(post_event(ep, side), FaultKind::kSegmentCount);
     if (!fired) return;
+    changed_ = true;
     size_t bytes = 0;
     for (size_t i = 0; i < count; ++i) bytes += iov[i].iov_len;
     if (fired->segment_mode == SegmentMode::kFewer) {
@@ -77,6 +81,7 @@ class IovChange {
                        {"segments", {count, count_}},
                        {"bytes", {bytes, posted}}});
   }
+  bool changed() const { return changed_; }
   bool changed_to_many() const { return count_ > 1; }
   /// `msg` (an fi_msg or fi_msg_tagged) with these iovs.
   template <typename Msg>
@@ -120,6 +125,7 @@ class IovChange {
   const iovec* iov_;
   void** desc_;
   size_t count_;
+  bool changed_ = false;
   std::vector<iovec> split_iov_;
   std::vector<void*> split_desc_;
 };
@@ -148,6 +154,10 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* con
     if (operation)
       PostedOperations::get().take(queue, reinterpret_cast<uintptr_t>(context), operation->side);
   };
+  // The event post faults see (no opcode: the call says it); an inject posts inline.
+  if (Plan::get().maps_sites())
+    note_site(post_event(ep, side), call,
+              std::string_view(call).find("inject") != std::string_view::npos, 1);
   if (auto rule = Plan::get().post_fault(post_event(ep, side))) {
     log_fault(*rule, {{"call", call},
                       {"layer", ep.layer},
@@ -160,6 +170,14 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* con
   const ssize_t posted = post();
   if (posted < 0) unrecorded();
   return posted;
+}
+
+// The inline family, where the plan has it; nullopt: post the call as the program made it.
+std::optional<ssize_t> inline_post(fid_ep* ep, const WrappedEp& w, const SendCall& call) {
+  if (!Plan::get().has(FaultKind::kInline)) return std::nullopt;
+  Event event = post_event(w, Side::kSend);
+  event.opcode = call.data ? transports::Opcode::kSendWithImm : transports::Opcode::kSend;
+  return post_with_inline_fault(ep, w.inline_endpoint, event, w.inner_msg, w.inner_tagged, call);
 }
 
 void record(const WrappedEp& ep, void* context, const iovec* iov, size_t count) {
@@ -211,6 +229,15 @@ ssize_t msg_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t 
   void* descs[1] = {desc};
   const IovChange change(w, Side::kSend, "fi_send", &iov, descs, 1);
   return counted_post(w, Side::kSend, "fi_send", context, [&] {
+    if (auto posted = !change.changed() ? inline_post(ep, w,
+                                                      {.call = "fi_send",
+                                                       .buf = buf,
+                                                       .len = len,
+                                                       .desc = desc,
+                                                       .dest = dest,
+                                                       .context = context})
+                                        : std::nullopt)
+      return *posted;
     if (change.changed_to_many())
       return w.inner_msg->sendv(ep, change.iov(), change.desc(), change.count(), dest, context);
     return w.inner_msg->send(ep, buf, change.length(), desc, dest, context);
@@ -236,22 +263,53 @@ ssize_t msg_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
 
 ssize_t msg_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
   WrappedEp& w = from_msg(ep);
-  return counted_post(w, Side::kSend, "fi_inject", nullptr,
-                      [&] { return w.inner_msg->inject(ep, buf, len, dest); });
+  return counted_post(w, Side::kSend, "fi_inject", nullptr, [&] {
+    if (auto posted = inline_post(
+            ep, w, {.call = "fi_inject", .inject = true, .buf = buf, .len = len, .dest = dest}))
+      return *posted;
+    return w.inner_msg->inject(ep, buf, len, dest);
+  });
 }
 
 ssize_t msg_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                      fi_addr_t dest, void* context) {
   WrappedEp& w = from_msg(ep);
+  const iovec iov{const_cast<void*>(buf), len};
+  void* descs[1] = {desc};
+  const IovChange change(w, Side::kSend, "fi_senddata", &iov, descs, 1);
   return counted_post(w, Side::kSend, "fi_senddata", context, [&] {
-    return w.inner_msg->senddata(ep, buf, len, desc, data, dest, context);
+    if (auto posted = !change.changed() ? inline_post(ep, w,
+                                                      {.call = "fi_senddata",
+                                                       .buf = buf,
+                                                       .len = len,
+                                                       .desc = desc,
+                                                       .dest = dest,
+                                                       .context = context,
+                                                       .data = data})
+                                        : std::nullopt)
+      return *posted;
+    if (change.changed_to_many()) {
+      const fi_msg message =
+          change.applied_to(fi_msg{.addr = dest, .context = context, .data = data});
+      return w.inner_msg->sendmsg(ep, &message, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+    }
+    return w.inner_msg->senddata(ep, buf, change.length(), desc, data, dest, context);
   });
 }
 
 ssize_t msg_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest) {
   WrappedEp& w = from_msg(ep);
-  return counted_post(w, Side::kSend, "fi_injectdata", nullptr,
-                      [&] { return w.inner_msg->injectdata(ep, buf, len, data, dest); });
+  return counted_post(w, Side::kSend, "fi_injectdata", nullptr, [&] {
+    if (auto posted = inline_post(ep, w,
+                                  {.call = "fi_injectdata",
+                                   .inject = true,
+                                   .buf = buf,
+                                   .len = len,
+                                   .dest = dest,
+                                   .data = data}))
+      return *posted;
+    return w.inner_msg->injectdata(ep, buf, len, data, dest);
+  });
 }
 
 ssize_t tagged_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, uint64_t tag,
@@ -296,6 +354,16 @@ ssize_t tagged_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr
   void* descs[1] = {desc};
   const IovChange change(w, Side::kSend, "fi_tsend", &iov, descs, 1);
   return counted_post(w, Side::kSend, "fi_tsend", context, [&] {
+    if (auto posted = !change.changed() ? inline_post(ep, w,
+                                                      {.call = "fi_tsend",
+                                                       .buf = buf,
+                                                       .len = len,
+                                                       .desc = desc,
+                                                       .dest = dest,
+                                                       .context = context,
+                                                       .tag = tag})
+                                        : std::nullopt)
+      return *posted;
     if (change.changed_to_many())
       return w.inner_tagged->sendv(ep, change.iov(), change.desc(), change.count(), dest, tag,
                                    context);
@@ -323,23 +391,61 @@ ssize_t tagged_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
 
 ssize_t tagged_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, uint64_t tag) {
   WrappedEp& w = from_tagged(ep);
-  return counted_post(w, Side::kSend, "fi_tinject", nullptr,
-                      [&] { return w.inner_tagged->inject(ep, buf, len, dest, tag); });
+  return counted_post(w, Side::kSend, "fi_tinject", nullptr, [&] {
+    if (auto posted = inline_post(ep, w,
+                                  {.call = "fi_tinject",
+                                   .inject = true,
+                                   .buf = buf,
+                                   .len = len,
+                                   .dest = dest,
+                                   .tag = tag}))
+      return *posted;
+    return w.inner_tagged->inject(ep, buf, len, dest, tag);
+  });
 }
 
 ssize_t tagged_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                         fi_addr_t dest, uint64_t tag, void* context) {
   WrappedEp& w = from_tagged(ep);
+  const iovec iov{const_cast<void*>(buf), len};
+  void* descs[1] = {desc};
+  const IovChange change(w, Side::kSend, "fi_tsenddata", &iov, descs, 1);
   return counted_post(w, Side::kSend, "fi_tsenddata", context, [&] {
-    return w.inner_tagged->senddata(ep, buf, len, desc, data, dest, tag, context);
+    if (auto posted = !change.changed() ? inline_post(ep, w,
+                                                      {.call = "fi_tsenddata",
+                                                       .buf = buf,
+                                                       .len = len,
+                                                       .desc = desc,
+                                                       .dest = dest,
+                                                       .context = context,
+                                                       .data = data,
+                                                       .tag = tag})
+                                        : std::nullopt)
+      return *posted;
+    if (change.changed_to_many()) {
+      const fi_msg_tagged message = change.applied_to(
+          fi_msg_tagged{.addr = dest, .tag = tag, .context = context, .data = data});
+      return w.inner_tagged->sendmsg(ep, &message, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+    }
+    return w.inner_tagged->senddata(ep, buf, change.length(), desc, data, dest, tag, context);
   });
 }
 
 ssize_t tagged_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest,
                           uint64_t tag) {
   WrappedEp& w = from_tagged(ep);
-  return counted_post(w, Side::kSend, "fi_tinjectdata", nullptr,
-                      [&] { return w.inner_tagged->injectdata(ep, buf, len, data, dest, tag); });
+  return counted_post(w, Side::kSend, "fi_tinjectdata", nullptr, [&] {
+    if (auto posted = inline_post(ep, w,
+                                  {.call = "fi_tinjectdata",
+                                   .inject = true,
+                                   .buf = buf,
+                                   .len = len,
+                                   .dest = dest,
+                                   .data = data,
+                                   .tag = tag}))
+      return *posted;
+    return w.inner_tagged->injectdata(ep, buf, len, data, dest, tag);
+  });
 }
 
 int ep_close(fid* fid) {
@@ -373,13 +479,18 @@ void take_tables(fid_ep* ep, WrappedEp& state) {
   }
 }
 
-// A CQ bound for transmits or receives: what its entries are when they carry no flags.
+// A CQ bound for transmits or receives: what its entries are when they carry no flags, and
+// where a completion the inline family owes the program goes.
 int ep_bind(fid* fid, struct fid* bound, uint64_t flags) {
   WrappedEp& state = from_fid(fid);
   const ProviderCall inside;
   const int result = state.inner_fid->bind(fid, bound, flags);
-  if (result == 0 && bound != nullptr && bound->fclass == FI_CLASS_CQ)
-    PostedOperations::get().bound(bound, flags);
+  if (result != 0 || bound == nullptr || bound->fclass != FI_CLASS_CQ) return result;
+  if (PostedOperations::wanted()) PostedOperations::get().bound(bound, flags);
+  if ((flags & FI_TRANSMIT) != 0) {
+    state.inline_endpoint.transmit_cq = reinterpret_cast<fid_cq*>(bound);
+    state.inline_endpoint.selective_completion = (flags & FI_SELECTIVE_COMPLETION) != 0;
+  }
   return result;
 }
 
@@ -422,20 +533,27 @@ thread_local int ProviderCall::depth = 0;
 
 uint64_t receive_queue_of_layer(const char* layer) { return std::hash<std::string_view>{}(layer); }
 
-void wrap_endpoint(fid_ep* ep, const char* layer, bool programs_own) {
+void wrap_endpoint(fid_ep* ep, const fi_info* info, const char* layer, bool programs_own) {
   Plan& plan = Plan::get();
   if (plan.empty() || ep->fid.ops == nullptr) return;
   auto* state = new WrappedEp{};
   state->inner_fid = ep->fid.ops;
   state->layer = layer;
   state->programs_own = programs_own;
+  state->inline_endpoint.layer = layer;
+  if (info != nullptr && info->tx_attr != nullptr)
+    state->inline_endpoint.inject_size = info->tx_attr->inject_size;
+  if (info != nullptr && info->domain_attr != nullptr)
+    state->inline_endpoint.local_registrations = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+  const bool inline_faults = plan.has(FaultKind::kInline);
   state->wraps_posts = plan.has(FaultKind::kFailPost) || plan.has(FaultKind::kSegmentCount) ||
-                       plan.has_data_rules() || plan.filters_completions_by_post();
+                       plan.has_data_rules() || plan.filters_completions_by_post() ||
+                       inline_faults || plan.maps_sites();
   if (state->wraps_posts) take_tables(ep, *state);
   state->fid_ops = *ep->fid.ops;
   state->fid_ops.close = ep_close;
   state->fid_ops.control = ep_control;
-  if (PostedOperations::wanted()) state->fid_ops.bind = ep_bind;
+  if (PostedOperations::wanted() || inline_faults) state->fid_ops.bind = ep_bind;
   ep->fid.ops = &state->fid_ops;
   log_event({{"event", "instrumented"},
              {"object", "endpoint"},

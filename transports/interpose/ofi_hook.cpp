@@ -16,10 +16,12 @@
 #include <mutex>
 #include <vector>
 
+#include "call_sites.hpp"
 #include "event_log.hpp"
 #include "faultline/transports/ofi/ofi_status_map.hpp"
 #include "ofi_endpoint.hpp"
 #include "ofi_fabric.hpp"
+#include "ofi_inline.hpp"
 #include "ofi_limits.hpp"
 #include "ofi_provider_call.hpp"
 #include "posted_buffers.hpp"
@@ -108,7 +110,15 @@ std::optional<FiredFault> firing_rule(const WrappedCq& cq, const std::byte* entr
   }
   event.layer = cq.layer;
   event.outermost = cq.programs_own;
+  if (Plan::get().maps_sites()) note_site(event, "fi_cq_read");
   return Plan::get().completion_fault(event);
+}
+
+// Every entry format starts with the context the operation was posted with.
+void* op_context_of(const std::byte* entry) {
+  fi_cq_entry context{};
+  std::memcpy(&context, entry, sizeof context);
+  return context.op_context;
 }
 
 // A receive's recorded buffer: changed by a data rule, or forgotten.
@@ -161,6 +171,12 @@ void hold_from(WrappedCq& cq, const std::byte* buf, ssize_t first, ssize_t count
 ssize_t apply_rules(WrappedCq& cq, std::byte* buf, ssize_t count) {
   for (ssize_t i = 0; i < count; ++i) {
     std::byte* entry = buf + i * cq.entry_bytes;
+    if (hidden_send_completed(op_context_of(entry))) {  // the hook's own send: not the program's
+      std::memmove(entry, entry + cq.entry_bytes, (count - i - 1) * cq.entry_bytes);
+      --count;
+      --i;
+      continue;
+    }
     auto rule = firing_rule(cq, entry);
     auto details = apply_data(cq, entry, rule ? &*rule : nullptr);
     if (!rule) continue;
@@ -250,7 +266,16 @@ ssize_t cq_readerr(fid_cq* cq_fid, fi_cq_err_entry* out, uint64_t flags) {
       return 1;
     }
   }
-  return cq.inner->readerr(cq_fid, out, flags);
+  const ssize_t read = cq.inner->readerr(cq_fid, out, flags);
+  if (read > 0 && hidden_send_completed(out->op_context)) {
+    // The send behind an inject failed: an inject reports nothing to the program.
+    log_event({{"event", "hidden_send_error"},
+               {"layer", cq.layer},
+               {"err", out->err},
+               {"error", fi_strerror(out->err)}});
+    return -FI_EAGAIN;
+  }
+  return read;
 }
 
 const char* cq_strerror(fid_cq* cq, int prov_errno, const void* err_data, char* buf, size_t len) {
@@ -334,7 +359,7 @@ int domain_endpoint(fid_domain* domain, fi_info* info, fid_ep** ep, void* contex
   if (state.programs_own && ProviderCall::from_program())
     if (const int refused = refuse_endpoint(info); refused != 0) return refused;
   const int opened = state.inner->endpoint(domain, info, ep, context);
-  if (opened == 0) wrap_endpoint(*ep, state.layer.c_str(), state.programs_own);
+  if (opened == 0) wrap_endpoint(*ep, info, state.layer.c_str(), state.programs_own);
   return opened;
 }
 
@@ -398,6 +423,16 @@ fi_provider faultline_hook = {
 };
 
 }  // namespace
+
+bool hand_out_completion(fid_cq* cq, const fi_cq_tagged_entry& entry) {
+  if (cq == nullptr || cq->fid.ops == nullptr || cq->fid.ops->close != cq_close) return false;
+  WrappedCq& state = wrapped(cq);
+  std::vector<std::byte> bytes(state.entry_bytes);
+  std::memcpy(bytes.data(), &entry, state.entry_bytes);
+  std::lock_guard lock(state.mutex);
+  state.held.push_back(std::move(bytes));
+  return true;
+}
 
 bool wrap_fabric(fid_fabric* fabric, const std::string& layer, const char* through) {
   if (fabric->ops->domain == fabric_domain) return false;

@@ -5,6 +5,11 @@
 
 namespace faultline::transports::interpose {
 
+void scribble(std::byte* bytes, size_t length) {
+  // Not an inversion: 0x5B is odd, so only 256 passes would restore a byte.
+  for (size_t i = 0; i < length; ++i) bytes[i] = std::byte(static_cast<uint8_t>(bytes[i]) + 0x5B);
+}
+
 PostedBuffers& PostedBuffers::get() {
   static auto* buffers = new PostedBuffers();
   return *buffers;
@@ -35,10 +40,7 @@ size_t PostedBuffers::apply(uint64_t queue, uint64_t id, DataAction action, size
   for (const Segment& segment : posted.segments) {
     const size_t length = std::min(segment.length, delivered - changed);
     if (action == DataAction::kScribble) {
-      // Not an inversion: a value scribbled twice (a pingpong echoing it back) must still be
-      // wrong. 0x5B is odd, so only 256 passes would restore a byte.
-      for (size_t i = 0; i < length; ++i)
-        segment.address[i] = std::byte(static_cast<uint8_t>(segment.address[i]) + 0x5B);
+      scribble(segment.address, length);
     } else if (action == DataAction::kSuppress && posted.before.size() >= changed + length) {
       std::memcpy(segment.address, posted.before.data() + changed, length);
     }

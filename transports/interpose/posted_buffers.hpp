@@ -12,6 +12,10 @@
 
 namespace faultline::transports::interpose {
 
+/// Changes every one of `length` bytes, so that bytes changed twice (a pingpong echoing them
+/// back) are still wrong.
+void scribble(std::byte* bytes, size_t length);
+
 /// One piece of a posted receive buffer.
 struct Segment {
   std::byte* address = nullptr;

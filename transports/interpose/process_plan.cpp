@@ -5,17 +5,31 @@
 #include <fstream>
 #include <sstream>
 
+#include "call_sites.hpp"
 #include "event_log.hpp"
 
 namespace faultline::transports::interpose {
 
 namespace {
 
-bool matches(const FaultSpec& fault, const Event& event) {
+// The call site of the post or poll being asked about, found once per question (a stack walk).
+class LazySite {
+ public:
+  const std::string& id() {
+    if (!id_) id_ = current_site();
+    return *id_;
+  }
+
+ private:
+  std::optional<std::string> id_;
+};
+
+bool matches(const FaultSpec& fault, const Event& event, LazySite& site) {
   if (fault.layer.empty() ? !event.outermost : fault.layer != event.layer) return false;
   if (fault.side != Side::kAny && fault.side != event.side) return false;
   if (fault.opcode && fault.opcode != event.opcode) return false;
   if (fault.qp_num && fault.qp_num != event.qp_num) return false;
+  if (!fault.site.empty() && fault.site != site.id()) return false;
   return true;
 }
 
@@ -62,6 +76,7 @@ Plan::Plan() : rank_(launcher_rank()) {
                           (fault.info().effect.any() && (fault.side != Side::kAny || fault.opcode));
     data_rules_ = data_rules_ || fault.data != DataAction::kKeep;
     suppress_rules_ = suppress_rules_ || fault.data == DataAction::kSuppress;
+    maps_sites_ = maps_sites_ || fault.map_sites;
     faults_.push_back({std::move(fault)});
   }
 }
@@ -71,10 +86,11 @@ bool Plan::applies_here(const FaultSpec& fault) const { return !fault.rank || fa
 std::optional<FiredFault> Plan::completion_fault(const Event& event,
                                                  bool (*allowed)(const FaultSpec&)) {
   if (!completion_rules_) return std::nullopt;  // no lock taken for a plan without any
+  LazySite site;
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_) {
     if (!fault.spec.info().effect.any() || (allowed != nullptr && !allowed(fault.spec))) continue;
-    if (!matches(fault.spec, event)) continue;
+    if (!matches(fault.spec, event, site)) continue;
     if (fault.spec.when.fires(++fault.matched, random_))
       return FiredFault{fault.spec, fault.matched};
   }
@@ -83,9 +99,10 @@ std::optional<FiredFault> Plan::completion_fault(const Event& event,
 
 std::optional<FiredFault> Plan::post_fault(const Event& event, FaultKind kind) {
   if (!has(kind)) return std::nullopt;
+  LazySite site;
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_) {
-    if (fault.spec.kind != kind || !matches(fault.spec, event)) continue;
+    if (fault.spec.kind != kind || !matches(fault.spec, event, site)) continue;
     if (fault.spec.when.fires(++fault.matched, random_))
       return FiredFault{fault.spec, fault.matched};
   }
@@ -95,9 +112,10 @@ std::optional<FiredFault> Plan::post_fault(const Event& event, FaultKind kind) {
 std::optional<FiredFault> Plan::inline_fault(
     const Event& event, const std::function<bool(fault::InlineMode)>& changes) {
   if (!has(FaultKind::kInline)) return std::nullopt;
+  LazySite site;
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_)
-    if (fault.spec.kind == FaultKind::kInline && matches(fault.spec, event) &&
+    if (fault.spec.kind == FaultKind::kInline && matches(fault.spec, event, site) &&
         changes(fault.spec.inline_mode))
       return FiredFault{fault.spec, ++fault.matched};
   return std::nullopt;

@@ -58,6 +58,9 @@ class Plan {
   bool has_data_rules() const { return data_rules_; }
   /// True when some fault restores a receive buffer (its bytes are kept at post time).
   bool has_suppress_rules() const { return suppress_rules_; }
+  /// True when an `observe` fault maps the program's call sites (note_site at every post and
+  /// completion).
+  bool maps_sites() const { return maps_sites_; }
   /// The completion fault that fires for `event` (counted), if any; `allowed` filters faults.
   std::optional<FiredFault> completion_fault(const Event& event,
                                              bool (*allowed)(const FaultSpec&) = nullptr);
@@ -91,6 +94,7 @@ class Plan {
   bool completion_filters_ = false;
   bool data_rules_ = false;
   bool suppress_rules_ = false;
+  bool maps_sites_ = false;
 };
 
 /// Logs a `fault` event for `fired` with what it hit.

@@ -6,12 +6,14 @@
 #include <map>
 #include <mutex>
 
+#include "call_sites.hpp"
 #include "event_log.hpp"
 #include "verbs_context.hpp"
 #include "verbs_faults.hpp"
 #include "verbs_inline.hpp"
 #include "verbs_limits.hpp"
 #include "verbs_segments.hpp"
+#include "verbs_sent_data.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -38,12 +40,15 @@ int take_held(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 // a duplicate adds one after it, or holds it when the array is full).
 int apply_to_entry(ibv_cq* cq, ibv_wc* wc, int i, int count, int num_entries) {
   ibv_wc& entry = wc[i];
-  const bool receive = (entry.opcode & IBV_WC_RECV) != 0;
-  auto rule = entry.status == IBV_WC_SUCCESS
-                  ? Plan::get().completion_fault(completion_event(entry.opcode, entry.qp_num))
-                  : std::nullopt;
+  const bool success = entry.status == IBV_WC_SUCCESS;
+  if (success && (entry.opcode & IBV_WC_RECV) == 0)
+    release_sent_copies(cq->context, entry.qp_num, entry.wr_id);
+  const Event event = completion_event(entry.opcode, entry.qp_num);
+  if (success && Plan::get().maps_sites()) note_site(event, "ibv_poll_cq");
+  auto rule = success ? Plan::get().completion_fault(event, completion_filter(entry.opcode, false))
+                      : std::nullopt;
   if (!rule) {
-    if (receive) forget_receive(cq->context, entry.qp_num, entry.wr_id);
+    forget_delivery(cq->context, entry.qp_num, entry.wr_id, entry.opcode);
     return count;
   }
   auto details = apply_side_effects(*rule, cq->context, entry.qp_num, entry.wr_id, entry.opcode,
@@ -109,6 +114,12 @@ int fail_post_refusal(const WorkRequest& wr, const Event& event, const char* cal
 template <typename ProviderPost>
 int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint64_t queue, const ibv_qp* qp,
                   ProviderPost provider_post, const char* call) {
+  if (Plan::get().maps_sites()) {
+    Event event;
+    event.side = Side::kRecv;
+    for (const ibv_recv_wr* one = wr; one != nullptr; one = one->next)
+      note_site(event, call, false, one->num_sge);
+  }
   const SegmentChange<ibv_recv_wr> segment_change(wr, qp, call);
   auto post = [&](ibv_recv_wr* first, ibv_recv_wr** bad) {
     if (Plan::get().has_data_rules()) record_receives(queue, first);
@@ -144,9 +155,15 @@ int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 
 int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   const ContextOps& ops = original_ops(qp->context);
+  if (Plan::get().maps_sites())
+    for (const ibv_send_wr* one = wr; one != nullptr; one = one->next)
+      note_site(send_event(*one, qp->qp_num), "ibv_post_send",
+                (one->send_flags & IBV_SEND_INLINE) != 0, one->num_sge);
   const SegmentChange<ibv_send_wr> segment_change(wr, qp, "ibv_post_send");
   const InlineChange inline_change(qp, wr);
   if (int refused = check_send_post(qp, wr, bad_wr); refused != 0) return refused;
+  const SentDataChange sent_data(qp, wr);
+  if (Plan::get().has_data_rules()) record_reads(qp, wr);
   if (!Plan::get().has(FaultKind::kFailPost) && inline_change.unregistered() == nullptr)
     return ops.post_send(qp, wr, bad_wr);
   return post_until_refused(

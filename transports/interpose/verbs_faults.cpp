@@ -65,6 +65,17 @@ Event send_event(const ibv_send_wr& wr, uint32_t qp_num) {
   return event;
 }
 
+FaultFilter completion_filter(ibv_wc_opcode opcode, bool extended) {
+  const bool data_at_post = opcode == IBV_WC_SEND || opcode == IBV_WC_RDMA_WRITE;
+  if (extended && data_at_post)
+    return [](const FaultSpec& f) {
+      return !f.info().effect.duplicate && !f.info().effect.change_data;
+    };
+  if (extended) return [](const FaultSpec& f) { return !f.info().effect.duplicate; };
+  if (data_at_post) return [](const FaultSpec& f) { return !f.info().effect.change_data; };
+  return nullptr;
+}
+
 uint64_t sge_bytes(const ibv_sge* list, int count) {
   uint64_t bytes = 0;
   for (int i = 0; i < count; ++i) bytes += list[i].length;
@@ -84,19 +95,43 @@ uint64_t receive_queue_of(ibv_context* context, uint32_t qp_num) {
   return qp != nullptr ? receive_queue_of_qp(qp) : qp_num;
 }
 
+namespace {
+
+constexpr uint64_t kReadQueueBit = uint64_t{1} << 62;
+
+// Where the buffers a completion consumed were recorded: a receive's queue (a write with
+// immediate consumes a receive too), or the QP's reads.
+std::optional<uint64_t> delivery_queue(ibv_context* context, uint32_t qp_num,
+                                       ibv_wc_opcode opcode) {
+  if (opcode == IBV_WC_RDMA_READ) return qp_num | kReadQueueBit;
+  if ((opcode & IBV_WC_RECV) != 0) return receive_queue_of(context, qp_num);
+  return std::nullopt;
+}
+
+template <typename WorkRequest>
+void record_delivery(uint64_t queue, const WorkRequest& wr, bool snapshot) {
+  std::vector<Segment> segments;
+  segments.reserve(static_cast<size_t>(std::max(wr.num_sge, 0)));
+  for (int i = 0; i < wr.num_sge; ++i) {
+    // The verbs ABI carries a buffer's address as an integer.
+    auto* address =
+        reinterpret_cast<std::byte*>(wr.sg_list[i].addr);  // NOLINT(performance-no-int-to-ptr)
+    segments.push_back(Segment{address, wr.sg_list[i].length});
+  }
+  PostedBuffers::get().record(queue, wr.wr_id, std::move(segments), snapshot);
+}
+
+}  // namespace
+
 void record_receives(uint64_t queue, const ibv_recv_wr* wr) {
   const bool snapshot = Plan::get().has_suppress_rules();
-  for (; wr != nullptr; wr = wr->next) {
-    std::vector<Segment> segments;
-    segments.reserve(static_cast<size_t>(std::max(wr->num_sge, 0)));
-    for (int i = 0; i < wr->num_sge; ++i) {
-      // The verbs ABI carries a buffer's address as an integer.
-      auto* address =
-          reinterpret_cast<std::byte*>(wr->sg_list[i].addr);  // NOLINT(performance-no-int-to-ptr)
-      segments.push_back(Segment{address, wr->sg_list[i].length});
-    }
-    PostedBuffers::get().record(queue, wr->wr_id, std::move(segments), snapshot);
-  }
+  for (; wr != nullptr; wr = wr->next) record_delivery(queue, *wr, snapshot);
+}
+
+void record_reads(const ibv_qp* qp, const ibv_send_wr* wr) {
+  const bool snapshot = Plan::get().has_suppress_rules();
+  for (; wr != nullptr; wr = wr->next)
+    if (wr->opcode == IBV_WR_RDMA_READ) record_delivery(qp->qp_num | kReadQueueBit, *wr, snapshot);
 }
 
 nlohmann::json apply_side_effects(const FiredFault& rule, ibv_context* context, uint32_t qp_num,
@@ -105,19 +140,19 @@ nlohmann::json apply_side_effects(const FiredFault& rule, ibv_context* context, 
                             {"device", original_ops(context).device},
                             {"qp_num", qp_num},
                             {"wr_id", wr_id}};
-  const bool receive = (opcode & IBV_WC_RECV) != 0;
   if (opcode == IBV_WC_RECV_RDMA_WITH_IMM && rule.data != DataAction::kKeep) {
-    // The writer's bytes are where it wrote them; the receive only carried the immediate.
-    forget_receive(context, qp_num, wr_id);
+    forget_delivery(context, qp_num, wr_id, opcode);
     details["bytes_changed"] = 0;
     details["data_elsewhere"] =
         "an RDMA write with immediate puts its bytes where the writer chose, not in this "
-        "receive: nothing the program reads was changed";
-  } else if (receive && rule.data != DataAction::kKeep) {
-    details["bytes_changed"] =
-        PostedBuffers::get().apply(receive_queue_of(context, qp_num), wr_id, rule.data, byte_len);
-  } else if (receive) {
-    forget_receive(context, qp_num, wr_id);
+        "receive: nothing the program reads was changed (side=send changes them at the writer)";
+  } else if (auto queue = delivery_queue(context, qp_num, opcode);
+             queue && rule.data != DataAction::kKeep) {
+    // A read's completion carries no length: the whole of its buffers.
+    const size_t delivered = opcode == IBV_WC_RDMA_READ ? SIZE_MAX : byte_len;
+    details["bytes_changed"] = PostedBuffers::get().apply(*queue, wr_id, rule.data, delivered);
+  } else {
+    forget_delivery(context, qp_num, wr_id, opcode);
   }
   if (rule.qp_error) {
     move_to_error(qp_by_number(context, qp_num));
@@ -126,9 +161,10 @@ nlohmann::json apply_side_effects(const FiredFault& rule, ibv_context* context, 
   return details;
 }
 
-void forget_receive(ibv_context* context, uint32_t qp_num, uint64_t wr_id) {
-  if (Plan::get().has_data_rules())
-    PostedBuffers::get().forget(receive_queue_of(context, qp_num), wr_id);
+void forget_delivery(ibv_context* context, uint32_t qp_num, uint64_t wr_id, ibv_wc_opcode opcode) {
+  if (!Plan::get().has_data_rules()) return;
+  if (auto queue = delivery_queue(context, qp_num, opcode))
+    PostedBuffers::get().forget(*queue, wr_id);
 }
 
 }  // namespace faultline::transports::interpose

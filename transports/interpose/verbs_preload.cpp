@@ -15,6 +15,7 @@
 #include "verbs_inline.hpp"
 #include "verbs_limits.hpp"
 #include "verbs_real.hpp"
+#include "verbs_sent_data.hpp"
 
 namespace faultline::transports::interpose {
 namespace {
@@ -97,6 +98,7 @@ __attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
   static auto* real = real_verbs<decltype(ibv_destroy_qp)>("ibv_destroy_qp");
   forget_qp(qp);
   forget_inline_room(qp);
+  const auto copies = take_sent_copies(qp);  // released after the QP is gone
   return real(qp);
 }
 

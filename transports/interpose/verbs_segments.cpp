@@ -21,42 +21,50 @@ Event event_of(const WorkRequest& wr, const ibv_qp* qp) {
   return event;
 }
 
-std::vector<ibv_sge> split_sges(const ibv_sge* list, int count, uint32_t into) {
+std::vector<ibv_sge> split_sges(std::span<const ibv_sge> sges, uint32_t into) {
   return fault::split_pieces(
-      std::span<const ibv_sge>(list, static_cast<size_t>(count)), into,
-      [](const ibv_sge& sge) { return sge.length; },
+      sges, into, [](const ibv_sge& sge) { return sge.length; },
       [](const ibv_sge& sge, uint32_t first) {
         return std::pair{ibv_sge{sge.addr, first, sge.lkey},
                          ibv_sge{sge.addr + first, sge.length - first, sge.lkey}};
       });
 }
 
+uint64_t bytes_of(std::span<const ibv_sge> sges) {
+  return sge_bytes(sges.data(), static_cast<int>(sges.size()));
+}
+
 }  // namespace
+
+std::optional<std::vector<ibv_sge>> changed_segments(const Event& event,
+                                                     std::span<const ibv_sge> sges,
+                                                     nlohmann::json details) {
+  auto fired = Plan::get().post_fault(event, FaultKind::kSegmentCount);
+  if (!fired) return std::nullopt;
+  std::vector<ibv_sge> changed =
+      fired->segment_mode == SegmentMode::kFewer
+          ? std::vector<ibv_sge>(sges.begin(), sges.empty() ? sges.end() : sges.end() - 1)
+          : split_sges(sges, fired->split_into);
+  details["layer"] = "verbs";
+  details["segments"] = {sges.size(), changed.size()};
+  details["bytes"] = {bytes_of(sges), bytes_of(changed)};
+  if (event.qp_num) details["qp_num"] = *event.qp_num;
+  log_fault(*fired, std::move(details));
+  return changed;
+}
 
 template <typename WorkRequest>
 SegmentChange<WorkRequest>::SegmentChange(WorkRequest* chain, const ibv_qp* qp, const char* call) {
-  Plan& plan = Plan::get();
-  if (!plan.has(FaultKind::kSegmentCount)) return;
+  if (!Plan::get().has(FaultKind::kSegmentCount)) return;
   for (WorkRequest* wr = chain; wr != nullptr; wr = wr->next) {
-    auto fired = plan.post_fault(event_of(*wr, qp), FaultKind::kSegmentCount);
-    if (!fired) continue;
+    auto changed = changed_segments(
+        event_of(*wr, qp), std::span<const ibv_sge>(wr->sg_list, static_cast<size_t>(wr->num_sge)),
+        {{"call", call}, {"wr_id", wr->wr_id}});
+    if (!changed) continue;
     original_.emplace_back(wr, wr->sg_list, wr->num_sge);
-    const int asked = wr->num_sge;
-    const uint64_t asked_bytes = sge_bytes(wr->sg_list, asked);
-    if (fired->segment_mode == SegmentMode::kFewer) {
-      wr->num_sge = asked > 0 ? asked - 1 : 0;
-    } else {
-      split_lists_.push_back(split_sges(wr->sg_list, asked, fired->split_into));
-      wr->sg_list = split_lists_.back().data();
-      wr->num_sge = static_cast<int>(split_lists_.back().size());
-    }
-    nlohmann::json details = {{"call", call},
-                              {"layer", "verbs"},
-                              {"wr_id", wr->wr_id},
-                              {"segments", {asked, wr->num_sge}},
-                              {"bytes", {asked_bytes, sge_bytes(wr->sg_list, wr->num_sge)}}};
-    if (qp != nullptr) details["qp_num"] = qp->qp_num;
-    log_fault(*fired, std::move(details));
+    lists_.push_back(std::move(*changed));
+    wr->sg_list = lists_.back().data();
+    wr->num_sge = static_cast<int>(lists_.back().size());
   }
 }
 

@@ -3,10 +3,22 @@
 #include <infiniband/verbs.h>
 
 #include <deque>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <tuple>
 #include <vector>
 
+#include "process_plan.hpp"
+
 namespace faultline::transports::interpose {
+
+/// The plan's segment_count fault for one request of `event` posting `sges` (counted, and
+/// logged with `details` and the segments and bytes asked and posted): the SGEs to post
+/// instead, or nullopt when none fired.
+std::optional<std::vector<ibv_sge>> changed_segments(const Event& event,
+                                                     std::span<const ibv_sge> sges,
+                                                     nlohmann::json details);
 
 /// A chain of the program's work requests with the plan's segment_count faults applied, each
 /// logged: `fewer` posts one SGE fewer than the request asked (the last one left out: a short
@@ -24,7 +36,7 @@ class SegmentChange {
 
  private:
   std::vector<std::tuple<WorkRequest*, ibv_sge*, int>> original_;
-  std::deque<std::vector<ibv_sge>> split_lists_;
+  std::deque<std::vector<ibv_sge>> lists_;  // the changed requests' SGEs
 };
 
 extern template class SegmentChange<ibv_send_wr>;

@@ -67,6 +67,15 @@ json DeviceProfile::limits_fault() const {
   return fault;
 }
 
+json DeviceProfile::one_limit_fault(const std::string& limit) const {
+  const json all = limits_fault();
+  if (!all.contains(limit)) return nullptr;
+  return {{"kind", "limits"},
+          {"errno", all.at("errno")},
+          {"inline", all.at("inline")},
+          {limit, all.at(limit)}};
+}
+
 std::string default_devices_dir() { return default_scenario_dir() + "/devices"; }
 
 Result<DeviceProfile> load_device_profile(const std::string& path) {

@@ -9,7 +9,9 @@
 #include <iostream>
 
 #include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/devices/device_profiles.hpp"
 #include "faultline/harness/sut/exec_plan.hpp"
+#include "faultline/harness/sut/fault_points.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/directory_lock.hpp"
@@ -25,6 +27,7 @@ using nlohmann::json;
 struct SutExecOptions {
   std::vector<std::string> plans;
   std::vector<std::string> faults;
+  std::string point;
   double deadline_seconds = 60;
   harness::sut::Checker checker;
   std::string report_dir = "faultline-report";
@@ -41,12 +44,37 @@ void print_result(const harness::sut::ExecResult& result, const std::string& rep
   std::cout << "  report: " << report << "\n";
 }
 
+// The plan of a sweep's point (--point ID): the fault its id names; a limits point's from its
+// profile.
+Result<json> plan_of_point(const SutExecOptions& options) {
+  if (!options.plans.empty() || !options.faults.empty())
+    return Error{ErrorCode::kInvalidArgument, "--point gives the fault: no --plan or --fault"};
+  auto point = harness::sut::point_from_id(options.point);
+  if (!point.ok()) return std::move(point).take_error();
+  json fault = point->fault;
+  if (point->family == "limits") {
+    const std::string& target = point->target;
+    const auto dot = target.find('.');
+    const std::string name = target.substr(0, dot);
+    auto profiles = harness::select_device_profiles(name, harness::default_devices_dir());
+    if (!profiles.ok()) return std::move(profiles).take_error();
+    const harness::DeviceProfile& profile = profiles->front();
+    fault = dot == std::string::npos ? profile.limits_fault()
+                                     : profile.one_limit_fault(target.substr(dot + 1));
+    if (fault.is_null())
+      return Error{ErrorCode::kInvalidArgument, "--point " + options.point + ": " + name +
+                                                    " has no cap " + target.substr(dot + 1)};
+  }
+  return json{{"faults", json::array({fault})}};
+}
+
 int run_sut_exec(const SutExecOptions& options) {
   if (options.command.empty())
     return usage_error("sut exec", "no command: faultline sut exec [options] -- COMMAND");
   if (!(options.deadline_seconds > 0 && options.deadline_seconds <= 86400))
     return usage_error("sut exec", "--deadline must be between 0 and 86400 seconds");
-  auto plan = harness::sut::plan_from_options(options.plans, options.faults);
+  auto plan = options.point.empty() ? harness::sut::plan_from_options(options.plans, options.faults)
+                                    : plan_of_point(options);
   if (!plan.ok()) return usage_error("sut exec", plan.error().describe());
   if (auto checker = harness::sut::check_checker(options.checker); !checker.ok())
     return usage_error("sut exec", checker.error().describe());
@@ -100,11 +128,11 @@ std::vector<std::string>& command_line() {
 const std::vector<std::string>& program_command_line() { return command_line(); }
 
 int take_program_command(int argc, char** argv) {
-  // Only `faultline sut exec ... -- COMMAND`, `faultline port-check ... -- COMMAND` and
+  // Only `faultline sut exec|sweep ... -- COMMAND`, `faultline port-check ... -- COMMAND` and
   // `faultline slurm ... -- OPTIONS`: everything after the first `--` is the command (or the
   // coordinator's options), never parsed as faultline's.
-  const bool sut_exec =
-      argc >= 3 && std::string(argv[1]) == "sut" && std::string(argv[2]) == "exec";
+  const bool sut_exec = argc >= 3 && std::string(argv[1]) == "sut" &&
+                        (std::string(argv[2]) == "exec" || std::string(argv[2]) == "sweep");
   const bool port_check = argc >= 2 && std::string(argv[1]) == "port-check";
   const bool slurm = argc >= 2 && std::string(argv[1]) == "slurm";
   if (!sut_exec && !port_check && !slurm) return argc;
@@ -125,6 +153,8 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
   exec->add_option("--plan", options->plans, "A fault plan file: {\"faults\": [...]}");
   exec->add_option("--fault", options->faults,
                    "One fault, keys of the plan: status=REM_ACCESS_ERR,nth=5,side=recv,rank=1");
+  exec->add_option("--point", options->point,
+                   "A sweep's fault point, by the id its report gives (runs that point again)");
   exec->add_option("--deadline", options->deadline_seconds,
                    "Seconds before the run is a hang (stacks are taken)")
       ->capture_default_str();
@@ -146,6 +176,7 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
     run = [options] { return run_sut_exec(*options); };
   });
   add_sut_run_command(*sut, run);
+  add_sut_sweep_command(*sut, run);
 }
 
 }  // namespace faultline::cli

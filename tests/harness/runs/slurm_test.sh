@@ -92,10 +92,17 @@ HOME=$WORK/home FAULTLINE_REPORT_DIR=$WORK/job/report \
   sbatch --wait --nodes=1 --ntasks=4 --ntasks-per-node=4 "$SOURCE/examples/slurm/faultline.sbatch" || status=$?
 echo "sbatch --wait exited $status"
 cat "$WORK"/job/faultline-*.out || true
+[[ $status -eq 0 ]] || exit "$status"
+# A sweep sharded three ways as a job array, each shard a task.
+HOME=$WORK/home FAULTLINE_REPORT_DIR=$WORK/job/sweep FAULTLINE_SWEEP_PROGRAM=$SWEEP_PROGRAM \
+  FAULTLINE_SWEEP_ARGS="--max-points 9 --ok sum=" \
+  sbatch --wait --array=1-3 "$SOURCE/examples/slurm/sweep.sbatch" || status=$?
+echo "sbatch --wait --array=1-3 exited $status"
+cat "$WORK"/job/faultline-sweep-*.out || true
 exit "$status"
 INSIDE
 status=0
-WORK=$work SOURCE=$source_dir PATH=$build:$PATH \
+WORK=$work SOURCE=$source_dir PATH=$build:$PATH SWEEP_PROGRAM=$build/tests/sut/sut_ofi_sum_checked \
   nsenter --net="/run/netns/$ns" unshare --mount --uts bash "$work/inside.sh" || status=$?
 if [[ $status -ne 0 ]]; then
   echo "--- slurmctld.log"; tail -n 30 "$work/slurmctld.log" 2>/dev/null || true
@@ -116,4 +123,19 @@ print("runs:", verdicts)
 assert verdicts == ["pass"] * 6, verdicts  # the links suite over all 6 pairs of 4 agents
 PY
 [[ -z $(ls "$work/home/.faultline") ]] || { echo "FAIL: the job left its token behind"; exit 1; }
+# The shards collected are the one sweep's matrix: the same points, names and verdicts.
+"$build/faultline" sut sweep --collect "$work"/job/sweep/shard1 "$work"/job/sweep/shard2 \
+  "$work"/job/sweep/shard3 --report-dir "$work/job/sweep/all" || [[ $? -eq 1 ]]
+"$build/faultline" sut sweep --max-points 9 --ok sum= --report-dir "$work/job/sweep/one" -- \
+  "$build/tests/sut/sut_ofi_sum_checked" >/dev/null || [[ $? -eq 1 ]]
+python3 - "$work/job/sweep/all/report.json" "$work/job/sweep/one/report.json" <<'PY'
+import json, sys
+merged, one = (json.load(open(path)) for path in sys.argv[1:])
+def matrix(report):
+    return [(p["id"], p["name"], p["verdict"]) for p in report["sweep"]["points"]]
+print("points:", len(matrix(merged)))
+assert len(matrix(merged)) == 9, matrix(merged)
+assert matrix(merged) == matrix(one), (matrix(merged), matrix(one))
+assert [s["id"] for s in merged["scenarios"]] == [s["id"] for s in one["scenarios"]]
+PY
 echo "PASS"

@@ -157,6 +157,22 @@ TEST_CASE("sut exec: fi_pingpong under libfabric limits runs within them, or fai
   CHECK_THAT(above.output(), Catch::Contains("transmit()"));
 }
 
+TEST_CASE("sut exec: inline force injects fi_pingpong's sends and hands it their completions",
+          "[integration][ofi]") {
+  TempDir dir;
+  // Its 64-byte messages fit ofi_rxm's 64-byte inject size, yet it sends them with fi_send:
+  // each is injected, and the completion its send owes it arrives on its CQ (read in the
+  // context format: no flags, its NULL context).
+  const SutRun forced = pingpong_client(dir, "kind=inline,mode=force --ok '^64 +20 '");
+  INFO(forced.command.out);
+  CHECK(forced.report.at("verdict") == "masked");
+  const auto faults = forced.events("fault");
+  REQUIRE_FALSE(faults.empty());
+  CHECK(faults[0].at("call") == "fi_send");
+  CHECK(faults[0].at("posted_as") == "fi_inject");
+  CHECK(faults[0].at("result") == 0);
+}
+
 TEST_CASE("sut exec: a hung program is a hang with its stacks, within its deadline plus 10 s",
           "[integration]") {
   TempDir dir;

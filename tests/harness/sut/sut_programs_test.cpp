@@ -13,19 +13,22 @@ using faultline::testing::TempDir;
 
 namespace {
 
-// What the program prints when every byte of its 32 messages of 1 KiB arrived: the sum of
+// What the program prints when every byte of its 32 messages of `bytes` arrived: the sum of
 // (m * 7 + b + 1) mod 256 over message m and byte b.
-std::string expected_sum() {
+std::string expected_sum(int bytes = 1024) {
   unsigned long long sum = 0;
   for (int m = 0; m < 32; ++m)
-    for (int b = 0; b < 1024; ++b) sum += static_cast<unsigned char>(m * 7 + b + 1);
+    for (int b = 0; b < bytes; ++b) sum += static_cast<unsigned char>(m * 7 + b + 1);
   return "sum=" + std::to_string(sum);
 }
 
-SutRun run_sum(const TempDir& dir, const std::string& program, const std::string& fault) {
-  return faultline::testing::sut_exec(
-      dir.path(),
-      "--ok " + expected_sum() + (fault.empty() ? "" : " --fault " + fault) + " -- " + program);
+// `mode`: the program's second argument (small, inject: 48-byte messages).
+SutRun run_sum(const TempDir& dir, const std::string& program, const std::string& fault,
+               const std::string& mode = "") {
+  return faultline::testing::sut_exec(dir.path(), "--ok " + expected_sum(mode.empty() ? 1024 : 48) +
+                                                      (fault.empty() ? "" : " --fault " + fault) +
+                                                      " -- " + program +
+                                                      (mode.empty() ? "" : " tcp " + mode));
 }
 
 }  // namespace
@@ -101,6 +104,37 @@ TEST_CASE("sut programs: a failed post and a dropped completion reach an unmodif
   CHECK(dropped.events("fault").size() == 1);
   CHECK(dropped.report.at("verdict") == "detected");
   CHECK_THAT(dropped.output(), Catch::Contains("no completion"));
+}
+
+TEST_CASE("sut programs: inline on libfabric: injects sent, sends injected, injects above refused",
+          "[integration][ofi]") {
+  TempDir dir;
+  // off: each 48-byte fi_inject goes out as an ordinary send of a copy; the hook takes its
+  // completion out of the program's CQ (an inject has none), and the sum is right.
+  const SutRun off = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "kind=inline,mode=off", "inject");
+  INFO(off.command.out);
+  CHECK(off.report.at("verdict") == "masked");
+  REQUIRE(off.events("fault").size() == 32);
+  for (const auto& fault : off.events("fault")) {
+    CHECK(fault.at("call") == "fi_inject");
+    CHECK(fault.at("posted_as") == "fi_sendmsg");
+    CHECK(fault.at("result") == 0);
+  }
+  // force: each 48-byte fi_send is within ofi_rxm's 64-byte inject size; it goes out as
+  // fi_inject and the program still gets the completion its send owes it.
+  const SutRun forced =
+      run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "kind=inline,mode=force", "small");
+  INFO(forced.command.out);
+  CHECK(forced.report.at("verdict") == "masked");
+  REQUIRE(forced.events("fault").size() == 32);
+  CHECK(forced.events("fault")[0].at("call") == "fi_send");
+  CHECK(forced.events("fault")[0].at("posted_as") == "fi_inject");
+  // above_limit: each 1 KiB send posted as an inject, above the 64 bytes, is refused as a
+  // provider refuses an inject above its size.
+  const SutRun above = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "kind=inline,mode=above_limit");
+  INFO(above.command.out);
+  CHECK(above.report.at("verdict") == "detected");
+  CHECK_THAT(above.output(), Catch::Contains("fi_send: Invalid argument"));
 }
 
 TEST_CASE("sut programs: a program that sets its own FI_PROVIDER_PATH is still reached",

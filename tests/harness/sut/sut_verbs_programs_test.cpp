@@ -146,6 +146,46 @@ TEST_CASE("sut verbs: a failed post through the ibv_wr_* API is detected", "[int
   CHECK(wr_api);
 }
 
+TEST_CASE("sut verbs: scribbled sends reach the peer, posted or built with ibv_wr_*",
+          "[integration][verbs]") {
+  const std::string api = GENERATE(std::string("-c"), std::string("-c -N"));
+  TempDir dir;
+  const std::string server = VerbsPair().rc_pingpong(api);
+  // The client's sends go out from a changed copy: its own buffer keeps its bytes, the
+  // server's receives get the changed ones and its check at the end says so. The client exits
+  // 0 and nothing checked its output: undetected.
+  BackgroundProcess background("exec " + server);
+  BackgroundProcess listening(when_listening(port_of(server)));
+  REQUIRE(listening.wait(std::chrono::seconds(60)) == 0);
+  const SutRun run = faultline::testing::sut_exec(
+      dir.path(), "--deadline 20 --fault kind=corrupt_data,data=scribble,side=send,every=1 -- " +
+                      server + " 127.0.0.1");
+  INFO(run.command.out << background.out());
+  REQUIRE(background.wait(std::chrono::seconds(20)) == 0);
+  CHECK_THAT(background.out(), Catch::Contains("invalid data in page"));
+  CHECK(run.report.at("verdict") == "undetected");
+  REQUIRE_FALSE(run.events("fault").empty());
+  const auto fault = run.events("fault")[0];
+  CHECK(fault.at("bytes_changed") == 4096);
+  CHECK(fault.at("call") == (api == "-c" ? "ibv_post_send" : "ibv_wr_set_sge"));
+}
+
+TEST_CASE("sut verbs: segment_count reaches sends built with ibv_wr_*", "[integration][verbs]") {
+  TempDir dir;
+  const SutRun run = client_under(dir, VerbsPair().rc_pingpong("-N"),
+                                  "kind=segment_count,mode=split,into=2,post=send,nth=3");
+  INFO(run.command.out);
+  REQUIRE(run.events("fault").size() == 1);
+  const auto fault = run.events("fault")[0];
+  CHECK(fault.at("call") == "ibv_wr_set_sge");
+  CHECK(fault.at("segments") == nlohmann::json::array({1, 2}));
+  CHECK(fault.at("bytes") == nlohmann::json::array({4096, 4096}));
+  // ibv_rc_pingpong asks for one send SGE: two are refused as a NIC of one would refuse them.
+  CHECK(run.report.at("verdict") == "detected");
+  CHECK_THAT(run.report.at("first_error_line").get<std::string>(),
+             Catch::Contains("Couldn't post send"));
+}
+
 TEST_CASE("sut verbs: a QP asking more inline than the cap is refused with the device's errno",
           "[integration][verbs]") {
   TempDir dir;

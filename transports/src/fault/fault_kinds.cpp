@@ -45,7 +45,7 @@ constexpr std::array kKinds{
                   kInterposer,
                   {},
                   false,
-                  "",
+                  "sites",
                   "faultline's own endpoints record their requests in the report already"},
     FaultKindInfo{FaultKind::kSegmentCount, "segment_count", kBoth, {}, true, "mode,into,post", ""},
     FaultKindInfo{FaultKind::kDropSegment,

@@ -36,6 +36,8 @@ constexpr std::array kKeyRules{
     KeyRule{"layer", kInterposer, "faultline's own endpoints read one layer"},
     KeyRule{"opcode", kDecorator | kInterposer, ""},
     KeyRule{"qp_num", kInterposer, "faultline's own endpoints get their qp numbers at run time"},
+    KeyRule{"site", kInterposer, "a site is a call stack of a program under `faultline sut`"},
+    KeyRule{"sites", kInterposer, ""},
     KeyRule{"nth", kDecorator | kInterposer, ""},
     KeyRule{"every", kDecorator | kInterposer, ""},
     KeyRule{"probability", kDecorator | kInterposer, ""},
@@ -60,7 +62,7 @@ constexpr std::array kKeyRules{
     KeyRule{"field", kProtocolHook, ""},
 };
 
-constexpr std::string_view kFilterKeys = "role,rank,side,layer,opcode,qp_num";
+constexpr std::string_view kFilterKeys = "role,rank,side,layer,opcode,qp_num,site";
 
 std::string who(unsigned appliers) {
   std::string names;
@@ -260,6 +262,11 @@ Status read_filters(const FaultReader& reader, FaultSpec& spec) {
   FAULTLINE_TRY(qp_num, reader.count("qp_num", UINT32_MAX));
   if (rank) spec.rank = static_cast<int>(*rank);
   if (qp_num) spec.qp_num = static_cast<uint32_t>(*qp_num);
+  FAULTLINE_TRY(spec.site, reader.text("site"));
+  if (!spec.site.empty() && (spec.site.size() != 16 ||
+                             spec.site.find_first_not_of("0123456789abcdef") != std::string::npos))
+    return reader.bad("site",
+                      "a call site's id: 16 hex digits, as a sweep's `site` events name it");
   if (reader.has("opcode")) {
     const json& opcode = reader.fault().at("opcode");
     spec.opcode = opcode.is_string() ? opcode_from_string(opcode.get<std::string>()) : std::nullopt;
@@ -416,9 +423,9 @@ Status read_action(const FaultReader& reader, FaultSpec& spec) {
     case FaultKind::kAddSegment:
     case FaultKind::kReorderSegments:
     case FaultKind::kCorruptHeader: return read_protocol(reader, spec);
+    case FaultKind::kObserve: FAULTLINE_TRY(spec.map_sites, reader.flag("sites")); return Status{};
     case FaultKind::kDropCompletion:
-    case FaultKind::kDuplicateCompletion:
-    case FaultKind::kObserve: return Status{};
+    case FaultKind::kDuplicateCompletion: return Status{};
   }
   return Status{};
 }

@@ -30,7 +30,8 @@ struct MetricsPlan {
   std::string suite;
   std::vector<std::string> scenarios;  ///< the scenario ids the run will count
   bool sut = false;                    ///< the run judges programs (faultline_sut_verdicts_total)
-  std::string transport;               ///< "ofi/tcp", as count_scenario will be told
+  bool sweep = false;     ///< the run sweeps fault points (faultline_sweep_points_total)
+  std::string transport;  ///< "ofi/tcp", as count_scenario will be told
   std::string device;
   /// Every value a label may take, by label: "verdict", "sut_verdict", "status", "kind", "op"
   /// (the harness knows them; reports/ does not depend on it).
@@ -44,6 +45,8 @@ struct MetricsPlan {
 ///   faultline_scenarios_total{suite,scenario,verdict,transport,device}
 ///   faultline_sut_verdicts_total{suite,scenario,verdict}: SUT scenarios, by how the judged
 ///     program reacted (detected, silent-corruption, hang, ...)
+///   faultline_sweep_points_total{verdict}: a sweep's fault points (scenarios tagged `sweep`),
+///     by how the program reacted, `not-run` for those its budget left out
 ///   faultline_scenario_duration_seconds{suite} (histogram; the scenario's own is in the report)
 ///   faultline_faults_injected_total{kind}
 ///   faultline_completions_total{status}

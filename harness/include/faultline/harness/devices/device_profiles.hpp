@@ -26,6 +26,9 @@ struct DeviceProfile {
   /// The plan fault (`limits`) that makes a program see this device: its known caps, its
   /// driver's errno and inline behaviour.
   nlohmann::json limits_fault() const;
+  /// The same with only `limit`'s cap (a sweep's point for one limit); null when the profile
+  /// has no cap of that name.
+  nlohmann::json one_limit_fault(const std::string& limit) const;
 };
 
 /// The profile library: $FAULTLINE_SCENARIO_DIR/devices, else the source tree's.

@@ -40,6 +40,10 @@ class ReportDocument {
   /// The same for a scenario already in the schema's form (a SUT scenario's).
   const nlohmann::json& add(nlohmann::json scenario);
   const nlohmann::json& json() const { return document_; }
+  /// Sets a section of its own kind beside the scenarios (`sweep`), replacing one of that name.
+  void set_section(const std::string& name, nlohmann::json section) {
+    document_[name] = std::move(section);
+  }
   /// Marks a run that ended before its first scenario, and why.
   void set_not_run(const std::string& why) { document_["run"]["not_run"] = why; }
 

@@ -149,8 +149,9 @@ struct FaultSpec {
   SegmentMode segment_mode = SegmentMode::kFewer;
   uint32_t split_into = 0;  ///< segment_count split: how many segments
   LimitCaps caps;
-  std::string message;  ///< protocol kinds: the kv message type
-  std::string target;   ///< protocol kinds: the segment or header field
+  bool map_sites = false;  ///< observe: every post and poll counted per call site (a sweep's map)
+  std::string message;     ///< protocol kinds: the kv message type
+  std::string target;      ///< protocol kinds: the segment or header field
 
   // Filters.
   std::string role;         ///< scenario files: the role it applies to
@@ -159,6 +160,7 @@ struct FaultSpec {
   std::optional<int> rank;  ///< only in this rank's process (or a ring's agent)
   std::optional<Opcode> opcode;
   std::optional<uint32_t> qp_num;
+  std::string site;  ///< interposers: only posts and polls from this call site (16 hex digits)
 
   const FaultKindInfo& info() const { return kind_info(kind); }
   std::string_view kind_name() const { return info().name; }

@@ -1,0 +1,246 @@
+// faultline sut sweep: every fault family at every call site of a program, one run a point,
+// into one report (a matrix of sites by families); shards of a sweep collected into one.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+#include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/base/process.hpp"
+#include "faultline/harness/sut/sut_exec.hpp"
+#include "faultline/harness/sweep/sweep.hpp"
+#include "faultline/reports/directory_lock.hpp"
+#include "options/commands.hpp"
+#include "options/metrics_options.hpp"
+#include "options/option_checks.hpp"
+
+namespace faultline::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct SutSweepOptions {
+  std::string points = "first,middle,last";
+  uint64_t seed = 1;
+  std::string profiles;
+  unsigned jobs = 1;
+  std::string budget;
+  size_t max_points = 0;
+  double deadline_seconds = 0;
+  harness::sut::Checker checker;
+  std::string report_dir = "faultline-report";
+  std::string baseline;
+  std::string shard = "1/1";
+  std::vector<std::string> collect;
+  MetricsOptions metrics_options;
+  std::vector<std::string> command;
+};
+
+int usage(const std::string& message) { return usage_error("sut sweep", message); }
+
+// "6m", "360s", "90" (seconds), "1h".
+std::optional<std::chrono::milliseconds> duration_of(const std::string& text) {
+  std::smatch match;
+  if (!std::regex_match(text, match, std::regex(R"(([0-9]{1,6})([smh]?))"))) return std::nullopt;
+  const int64_t value = std::stoll(match[1]);
+  const int64_t unit = match[2] == "h" ? 3600 : match[2] == "m" ? 60 : 1;
+  return std::chrono::milliseconds(value * unit * 1000);
+}
+
+Result<json> sweep_of(const std::string& report_file) {
+  std::ifstream file(report_file);
+  if (!file) return Error{ErrorCode::kIoError, report_file + ": cannot be read"};
+  const json report = json::parse(file, nullptr, false);
+  if (report.is_discarded() || !report.is_object() || !report.contains("sweep"))
+    return Error{ErrorCode::kInvalidArgument, report_file + ": not the report.json of a sweep"};
+  return report.at("sweep");
+}
+
+// The sweep's options from the command line; a usage error says which is wrong.
+Result<harness::sweep::SweepOptions> sweep_options(const SutSweepOptions& options) {
+  harness::sweep::SweepOptions sweep;
+  const auto bad = [](const std::string& text) { return Error{ErrorCode::kInvalidArgument, text}; };
+  if (options.points != "all" && options.points != "first,middle,last")
+    return bad("--points must be first,middle,last or all; got " + options.points);
+  sweep.every_occurrence = options.points == "all";
+  sweep.seed = options.seed;
+  if (!options.profiles.empty()) {
+    auto profiles =
+        harness::select_device_profiles(options.profiles, harness::default_devices_dir());
+    if (!profiles.ok()) return std::move(profiles).take_error();
+    sweep.profiles = std::move(profiles).value();
+  }
+  if (options.jobs < 1 || options.jobs > 64) return bad("--jobs must be 1 to 64");
+  sweep.jobs = options.jobs;
+  if (!options.budget.empty()) {
+    sweep.budget = duration_of(options.budget);
+    if (!sweep.budget || sweep.budget->count() == 0)
+      return bad("--budget " + options.budget + ": a time such as 6m, 360s or 1h");
+  }
+  sweep.max_points = options.max_points;
+  if (options.deadline_seconds < 0 || options.deadline_seconds > 86400)
+    return bad("--deadline must be between 0 and 86400 seconds (0: from the clean run)");
+  if (options.deadline_seconds > 0) sweep.deadline_seconds = options.deadline_seconds;
+  std::smatch shard;
+  if (!std::regex_match(options.shard, shard, std::regex(R"(([0-9]{1,4})/([0-9]{1,4}))")) ||
+      std::stoi(shard[1]) < 1 || std::stoi(shard[1]) > std::stoi(shard[2]))
+    return bad("--shard " + options.shard + ": I/N with 1 <= I <= N, as 2/3");
+  sweep.shard_index = static_cast<unsigned>(std::stoi(shard[1]));
+  sweep.shard_count = static_cast<unsigned>(std::stoi(shard[2]));
+  if (auto checker = harness::sut::check_checker(options.checker); !checker.ok())
+    return std::move(checker).take_error();
+  sweep.checker = options.checker;
+  sweep.command = options.command;
+  sweep.faultline_binary = harness::own_executable();
+  sweep.report_dir = options.report_dir;
+  return sweep;
+}
+
+// Writes `section` (a finished sweep, or shards collected) as one report.
+int write_all(const json& section, const SutSweepOptions& options, reports::Metrics* metrics) {
+  harness::sweep::SweepReport report(options.report_dir, metrics);
+  Status written = report.start(section);
+  for (const auto& point : section.at("points")) {
+    if (!written.ok()) break;
+    written = report.add_point(section, point);
+  }
+  if (written.ok()) written = report.finish(section);
+  if (!written.ok()) {
+    std::cerr << "faultline sut sweep: " << written.error().describe_with_hint() << "\n";
+    return harness::kExitHarnessError;
+  }
+  return harness::sweep::sweep_exit_code(section);
+}
+
+// With --baseline: which points changed verdict since that report.
+Status add_changes(json& section, const std::string& baseline) {
+  if (baseline.empty()) return Status{};
+  auto before = sweep_of(baseline);
+  if (!before.ok()) return std::move(before).take_error();
+  section["changes"] = harness::sweep::changes_since(before.value(), section);
+  return Status{};
+}
+
+int collect(const SutSweepOptions& options, reports::Metrics* metrics) {
+  std::vector<json> sections;
+  for (const auto& dir : options.collect) {
+    auto section = sweep_of(dir + "/report.json");
+    if (!section.ok()) return usage(section.error().describe());
+    sections.push_back(std::move(section).value());
+  }
+  auto merged = harness::sweep::merge_sections(sections, options.collect);
+  if (!merged.ok()) return usage(merged.error().describe());
+  json section = std::move(merged).value();
+  if (auto changes = add_changes(section, options.baseline); !changes.ok())
+    return usage(changes.error().describe());
+  const int code = write_all(section, options, metrics);
+  std::cout << "faultline sut sweep: collected " << options.collect.size()
+            << " shard(s): " << section.value("score_line", "")
+            << "\n  report: " << options.report_dir << "/report.json\n";
+  return code;
+}
+
+int run_sut_sweep(const SutSweepOptions& options) {
+  auto metrics = options.metrics_options.start();
+  if (!metrics.ok()) return usage(metrics.error().describe_with_hint());
+  if (!options.collect.empty()) {
+    if (!options.command.empty()) return usage("--collect takes report folders, not a command");
+    return options.metrics_options.finish("sut sweep", metrics->get(),
+                                          collect(options, metrics->get()));
+  }
+  if (options.command.empty()) return usage("no command: faultline sut sweep [options] -- COMMAND");
+  auto sweep = sweep_options(options);
+  if (!sweep.ok()) return usage(sweep.error().describe());
+  auto lock = reports::DirectoryLock::acquire(options.report_dir);
+  if (!lock.ok()) return usage(lock.error().describe_with_hint());
+  if (::access(options.report_dir.c_str(), W_OK) != 0)
+    return usage("--report-dir " + options.report_dir + ": not writable");
+  harness::sweep::SweepReport report(options.report_dir, metrics->get());
+  bool started = false;
+  auto result = harness::sweep::run_sweep(
+      sweep.value(), std::cout,
+      [&](const harness::sweep::SweepResult& so_far, const harness::sweep::PointRun* point) {
+        const json section = harness::sweep::sweep_section(so_far, sweep.value());
+        if (!started) {
+          started = true;
+          return report.start(section);
+        }
+        return report.add_point(
+            section, section.at("points").at(static_cast<size_t>(point - so_far.runs.data())));
+      });
+  if (!result.ok()) {
+    // A clean run that did not pass, or reached nothing, is the user's to fix: a usage error.
+    std::cerr << "faultline sut sweep: " << result.error().describe_with_hint() << "\n";
+    const bool users = result.error().code == ErrorCode::kInvalidArgument;
+    return options.metrics_options.finish("sut sweep", metrics->get(),
+                                          users ? harness::kExitUsage : harness::kExitHarnessError);
+  }
+  json section = harness::sweep::sweep_section(result.value(), sweep.value());
+  if (auto changes = add_changes(section, options.baseline); !changes.ok())
+    std::cerr << "faultline sut sweep: --baseline: " << changes.error().describe() << "\n";
+  if (auto finished = report.finish(section); !finished.ok()) {
+    std::cerr << "faultline sut sweep: " << finished.error().describe_with_hint() << "\n";
+    return options.metrics_options.finish("sut sweep", metrics->get(), harness::kExitHarnessError);
+  }
+  std::cout << "faultline sut sweep: " << section.value("score_line", "") << " in "
+            << static_cast<int>(result->seconds) << " s\n  report: " << options.report_dir
+            << "/report.json\n";
+  return options.metrics_options.finish("sut sweep", metrics->get(),
+                                        harness::sweep::sweep_exit_code(section));
+}
+
+}  // namespace
+
+void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
+  auto options = std::make_shared<SutSweepOptions>();
+  CLI::App* command = sut.add_subcommand(
+      "sweep", "Every fault family at every call site of a program: one run a point, one matrix");
+  command
+      ->add_option("--points", options->points,
+                   "Occurrences of each site: first,middle,last or all")
+      ->capture_default_str();
+  command->add_option("--seed", options->seed, "Which middle occurrence")->capture_default_str();
+  command->add_option("--profile", options->profiles,
+                      "Target NICs (hns_roce-hip09,mlx5): a point per limit the program exceeds");
+  command
+      ->add_option("--jobs", options->jobs,
+                   "Points run side by side ({run} in the command "
+                   "gives each its own folder)")
+      ->capture_default_str();
+  command->add_option("--budget", options->budget, "No point starts after this time: 6m, 360s");
+  command->add_option("--max-points", options->max_points, "At most this many points (0: all)");
+  command->add_option("--deadline", options->deadline_seconds,
+                      "Seconds a point may run (default: 3 clean runs and 5 s)");
+  command->add_option("--ok", options->checker.ok, "Regex the output of a correct run matches");
+  command->add_option("--wrong", options->checker.wrong, "Regex the output of wrong data matches");
+  command->add_option("--error", options->checker.error, "Regex of the line an error prints");
+  command
+      ->add_option("--report-dir", options->report_dir,
+                   "report.json, junit.xml, summary.md; clean/ and points/N/ of each run")
+      ->capture_default_str();
+  command->add_option("--baseline", options->baseline,
+                      "An earlier sweep's report.json: which points changed verdict");
+  command->add_option("--shard", options->shard, "Only the points of shard I of N: I/N")
+      ->capture_default_str();
+  command->add_option("--collect", options->collect,
+                      "Report folders of a sweep's shards, merged into --report-dir");
+  options->metrics_options.add_to(command, true);
+  command->footer(
+      "Examples:\n"
+      "  faultline sut sweep --budget 6m --ok 'allreduce ok' -- sh -c 'rank0 & rank1; wait'\n"
+      "  faultline sut sweep --shard 2/3 --report-dir shard2 -- ./app\n"
+      "  faultline sut sweep --collect shard1 shard2 shard3 --report-dir all\n"
+      "  faultline sut exec --point ID -- ./app     (one point again, by its id)\n"
+      "A clean run under `observe` maps every post and poll site; each family that applies is\n"
+      "tried at a site's first, a middle and its last occurrence. Exit codes: 0 every point\n"
+      "detected or masked; 1 one was not; 2 a usage error or a clean run that did not pass;\n"
+      "3 the harness could not run it.");
+  command->callback([options, &run] {
+    options->command = program_command_line();
+    run = [options] { return run_sut_sweep(*options); };
+  });
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,132 @@
+// A sweep's report directory: each point a scenario of report.json (so junit.xml has a testcase
+// per point and the metrics count it), and the `sweep` section the summary and HTML draw the
+// matrix from; rewritten after every point.
+#include <memory>
+
+#include "faultline/harness/base/strict_json.hpp"
+#include "faultline/harness/runs/report_document.hpp"
+#include "faultline/harness/sweep/sweep.hpp"
+#include "faultline/reports/metrics.hpp"
+#include "faultline/reports/report_sink.hpp"
+
+namespace faultline::harness::sweep {
+
+namespace {
+
+using nlohmann::json;
+
+bool handled(const std::string& verdict) {
+  return verdict == "detected" || verdict == "masked" || verdict == "pass";
+}
+
+std::string result_of(const std::string& verdict) {
+  if (verdict == "not-run" || verdict == "not-reached") return "skip";
+  if (verdict == "error") return "error";
+  return handled(verdict) ? "pass" : "fail";
+}
+
+}  // namespace
+
+json point_scenario(const json& point, size_t run_id) {
+  const std::string verdict = text_at(point, "verdict");
+  const std::string result = result_of(verdict);
+  std::string evidence = text_at(point, "evidence");
+  if (const std::string stacks = text_at(point, "hung_stacks"); !stacks.empty())
+    evidence += "\nhung stacks (folded):\n" + stacks;
+  json scenario = {
+      {"id", text_at(point, "name")},
+      {"tags", {"sweep", text_at(point, "family")}},
+      {"source", text_at(point, "id")},
+      {"sha256", ""},
+      {"seed", 0},
+      {"run_id", run_id},
+      {"agents", {{"initiator", "program"}, {"responder", "program"}, {"ranks", json::array()}}},
+      {"verdict", result},
+      {"expected", "the program detects the fault, or masks it (a checker saw right output)"},
+      {"observed",
+       verdict == "not-run" ? "not run: the sweep's budget ran out" : "the program: " + verdict},
+      {"evidence", evidence},
+      {"hint", verdict == "not-reached" ? "the site was not reached this time: a program "
+                                          "whose posts differ from run to run"
+                                        : ""},
+      {"duration_ms", std::max(0.0, point.value("seconds", 0.0)) * 1000},
+      {"sides", json::object()}};
+  if (verdict != "not-run") {
+    json role = {{"verdict", verdict},
+                 {"exit_code", nullptr},
+                 {"signal", nullptr},
+                 {"seconds", std::max(0.0, point.value("seconds", 0.0))},
+                 {"faults_applied", 0},
+                 {"first_error_line", text_at(point, "first_error_line")},
+                 {"fault_to_error_ms", point.value("fault_to_error_ms", json(nullptr))},
+                 {"evidence", text_at(point, "evidence")},
+                 {"hint", ""},
+                 {"instrumented", 0},
+                 {"bypass", json::array()},
+                 {"log", text_at(point, "log")}};
+    scenario["sut"] = {{"expect", "detected"},
+                       {"verdict", verdict},
+                       {"judged", "program"},
+                       {"roles", {{"program", role}}}};
+  }
+  return scenario;
+}
+
+int sweep_exit_code(const json& section) {
+  for (const auto& point : section.value("points", json::array()))
+    if (result_of(text_at(point, "verdict")) == "fail" ||
+        result_of(text_at(point, "verdict")) == "error")
+      return 1;
+  return 0;
+}
+
+struct SweepReport::Impl {
+  std::unique_ptr<ReportDocument> document;
+  std::vector<std::unique_ptr<reports::ReportSink>> sinks;
+  reports::Metrics* metrics = nullptr;
+  std::string report_dir;
+};
+
+SweepReport::SweepReport(std::string report_dir, reports::Metrics* metrics)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->report_dir = std::move(report_dir);
+  impl_->metrics = metrics;
+}
+
+SweepReport::~SweepReport() = default;
+
+Status SweepReport::start(const json& section) {
+  const transports::Target target{"sut", "", ""};
+  const size_t total = section.value("points", json::array()).size();
+  impl_->document = std::make_unique<ReportDocument>(this_machine_as_agent(target),
+                                                     RunMetadata{"sweep", target, 0, false}, total);
+  impl_->document->set_section("sweep", section);
+  impl_->sinks = reports::report_directory_sinks(impl_->report_dir);
+  if (impl_->metrics != nullptr) {
+    reports::MetricsPlan plan;
+    plan.suite = "sweep";
+    plan.sweep = true;
+    impl_->sinks.push_back(std::make_unique<reports::MetricsSink>(*impl_->metrics, plan));
+  }
+  for (auto& sink : impl_->sinks)
+    FAULTLINE_RETURN_IF_ERROR(sink->on_run_started(impl_->document->json()));
+  return Status{};
+}
+
+Status SweepReport::add_point(const json& section, const json& point) {
+  impl_->document->set_section("sweep", section);
+  const size_t run_id = impl_->document->json().value("scenarios", json::array()).size();
+  const json& added = impl_->document->add(point_scenario(point, run_id));
+  for (auto& sink : impl_->sinks)
+    FAULTLINE_RETURN_IF_ERROR(sink->on_scenario_finished(added, impl_->document->json()));
+  return Status{};
+}
+
+Status SweepReport::finish(const json& section) {
+  impl_->document->set_section("sweep", section);
+  for (auto& sink : impl_->sinks)
+    FAULTLINE_RETURN_IF_ERROR(sink->on_run_finished(impl_->document->json()));
+  return Status{};
+}
+
+}  // namespace faultline::harness::sweep

@@ -1,0 +1,174 @@
+// A sweep's runs: the clean one under `observe` (the map of the program's call sites), then one
+// `faultline sut exec` per point, `jobs` at a time, until the points or the budget run out.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+
+#include "faultline/harness/base/strict_json.hpp"
+#include "faultline/harness/sut/sut_role.hpp"
+#include "faultline/harness/sut/sut_run.hpp"
+#include "faultline/harness/sweep/sweep.hpp"
+
+namespace faultline::harness::sweep {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+// The command with `{run}` as the run's own folder (a place of its own for its files).
+std::vector<std::string> command_for(const std::vector<std::string>& command,
+                                     const std::string& folder) {
+  std::vector<std::string> expanded;
+  for (std::string argument : command) {
+    for (auto at = argument.find("{run}"); at != std::string::npos;
+         at = argument.find("{run}", at + folder.size()))
+      argument.replace(at, 5, folder);
+    expanded.push_back(std::move(argument));
+  }
+  return expanded;
+}
+
+Result<pid_t> start_run(const SweepOptions& options, const std::string& folder, json faults,
+                        double deadline_seconds) {
+  std::error_code ignored;
+  std::filesystem::remove_all(folder, ignored);  // a run's files are its own, never an earlier's
+  return sut::start_role({options.faultline_binary, folder,
+                          command_for(options.command, std::filesystem::absolute(folder)),
+                          std::move(faults), deadline_seconds, options.checker});
+}
+
+json read_sut_json(const std::string& folder) {
+  std::ifstream file(folder + "/sut.json");
+  return file ? json::parse(file, nullptr, false) : json();
+}
+
+// The clean run: `observe` with the call sites mapped, judged as a run without faults.
+Result<json> clean_run(const SweepOptions& options, const std::string& folder) {
+  const json observe = json::array({{{"kind", "observe"}, {"sites", true}}});
+  auto pid = start_run(options, folder, observe, options.deadline_seconds.value_or(600));
+  if (!pid.ok()) return std::move(pid).take_error();
+  int status = 0;
+  waitpid(pid.value(), &status, 0);
+  json document = read_sut_json(folder);
+  const json summary = sut::role_summary(document, folder);
+  if (summary.value("verdict", "") != "pass") {
+    return Error{ErrorCode::kInvalidArgument, "the clean run (no fault, only observed) ended " +
+                                                  summary.value("verdict", std::string("error")) +
+                                                  ": " + summary.value("evidence", std::string()) +
+                                                  " (its output: " + folder + "/output.log)"}
+        .with_hint(
+            "a sweep needs a program that passes without faults: run it under `faultline "
+            "sut exec` alone first (and give --ok if it prints a result)");
+  }
+  return document;
+}
+
+// Runs `runs` (each its point's folder under DIR/points), `jobs` at a time; none starts after
+// the budget.
+Status run_points(const SweepOptions& options, double deadline_seconds, Clock::time_point started,
+                  SweepResult& result, std::ostream& progress, const SweepProgress& on_progress) {
+  struct Running {
+    pid_t pid;
+    size_t index;
+  };
+  std::vector<Running> running;
+  size_t next = 0;
+  const size_t total = result.runs.size();
+  auto folder_of = [&](const PointRun& run) {
+    return options.report_dir + "/points/" + std::to_string(run.number);
+  };
+  Status failed;
+  while (next < total || !running.empty()) {
+    while (failed.ok() && running.size() < std::max(1U, options.jobs) && next < total) {
+      if (options.budget && Clock::now() - started >= *options.budget) {
+        result.stopped = "the budget of " + std::to_string(options.budget->count() / 1000) +
+                         " s ran out: " + std::to_string(total - next) + " point(s) not run";
+        next = total;
+        break;
+      }
+      PointRun& run = result.runs[next];
+      auto pid =
+          start_run(options, folder_of(run), json::array({run.point.fault}), deadline_seconds);
+      if (pid.ok()) {
+        running.push_back({pid.value(), next});
+      } else {
+        run.summary = sut::role_summary(json(), folder_of(run));
+        (*run.summary)["evidence"] = pid.error().describe();
+      }
+      ++next;
+    }
+    if (running.empty()) break;
+    int status = 0;
+    const pid_t ended = waitpid(-1, &status, 0);
+    auto found = std::find_if(running.begin(), running.end(),
+                              [&](const Running& one) { return one.pid == ended; });
+    if (found == running.end()) continue;
+    const size_t index = found->index;
+    running.erase(found);
+    PointRun& run = result.runs[index];
+    run.summary = sut::read_role_summary(folder_of(run));
+    progress << "[" << (index + 1) << "/" << total << "] " << std::left << std::setw(17)
+             << run.summary->value("verdict", "error") << std::right << std::fixed
+             << std::setprecision(1) << std::setw(6) << run.summary->value("seconds", 0.0) << " s  "
+             << run.point.name() << "\n"
+             << std::flush;
+    if (failed.ok()) failed = on_progress(result, &run);
+  }
+  return failed;
+}
+
+}  // namespace
+
+Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progress,
+                              const SweepProgress& on_progress) {
+  const auto started = Clock::now();
+  SweepResult result;
+  const std::string clean_folder = options.report_dir + "/clean";
+  auto clean_document = clean_run(options, clean_folder);
+  if (!clean_document.ok()) return std::move(clean_document).take_error();
+  const json& clean = clean_document.value();
+  result.clean = sut::role_summary(clean, clean_folder);
+  std::vector<json> events;
+  for (const json& event : clean.value("events", json::array())) events.push_back(event);
+  result.sites = sut::call_sites(events);
+  if (result.sites.empty()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "the clean run reached no post or poll of the program (" +
+                     std::to_string(result.clean.value("instrumented", 0)) +
+                     " objects instrumented): there is nothing to sweep"}
+        .with_hint(
+            "the program must reach libibverbs or libfabric through the interposers: "
+            "see " +
+            clean_folder + "/faults.jsonl and docs/testing-your-own-stack.md");
+  }
+  std::vector<json> requests;
+  for (const json& event : events)
+    if (text_at(event, "event") == "request") requests.push_back(event);
+  std::vector<sut::FaultPoint> points = choose_points(result.sites, requests, options);
+  if (options.max_points != 0 && points.size() > options.max_points)
+    points.resize(options.max_points);
+  result.points_total = points.size();
+  for (size_t number = 0; number < points.size(); ++number)
+    if (number % options.shard_count == options.shard_index - 1)
+      result.runs.push_back({points[number], number, std::nullopt});
+  // A point's deadline, from the clean run measured here: three of its runs and five seconds.
+  const double deadline =
+      options.deadline_seconds.value_or(std::ceil(3 * result.clean.value("seconds", 0.0) + 5));
+  progress << "faultline sut sweep: the clean run passed in " << std::fixed << std::setprecision(1)
+           << result.clean.value("seconds", 0.0) << " s; " << result.sites.size() << " call sites, "
+           << result.points_total << " points (" << result.runs.size() << " in this shard), "
+           << deadline << " s a point at most\n"
+           << std::flush;
+  FAULTLINE_RETURN_IF_ERROR(on_progress(result, nullptr));
+  FAULTLINE_RETURN_IF_ERROR(run_points(options, deadline, started, result, progress, on_progress));
+  result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return result;
+}
+
+}  // namespace faultline::harness::sweep

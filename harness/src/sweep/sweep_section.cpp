@@ -1,0 +1,192 @@
+// A sweep as report.json holds it (`sweep`): the program, its clean run, its call sites, each
+// point with its verdict; the score; what changed since a baseline; shards merged.
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "faultline/harness/base/strict_json.hpp"
+#include "faultline/harness/sweep/sweep.hpp"
+
+namespace faultline::harness::sweep {
+
+namespace {
+
+using nlohmann::json;
+
+// The verdicts in the score's order; "not-run" for a point the budget left out.
+const std::vector<std::string>& score_order() {
+  static const std::vector<std::string> order = {
+      "detected", "masked", "hang",  "undetected", "silent-corruption", "crashed", "not-reached",
+      "fail",     "pass",   "error", "not-run"};
+  return order;
+}
+
+// A hang's `gdb -batch` stacks folded: one line per distinct thread stack, outermost frame
+// first, its innermost 8 functions, with how many threads have it.
+std::string folded(const std::string& stacks) {
+  static const std::regex frame(R"(^#\d+\s+(?:0x[0-9a-f]+ in )?([^ (]+))");
+  std::map<std::string, int> counts;
+  std::vector<std::string> order;
+  std::vector<std::string> frames;
+  auto finish_thread = [&] {
+    if (frames.empty()) return;
+    std::string line;
+    const size_t kept = std::min<size_t>(frames.size(), 8);
+    for (size_t i = kept; i > 0; --i) line += (line.empty() ? "" : ";") + frames[i - 1];
+    if (counts[line]++ == 0) order.push_back(line);
+    frames.clear();
+  };
+  std::istringstream lines(stacks);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (line.rfind("Thread ", 0) == 0) finish_thread();
+    if (std::regex_search(line, match, frame)) frames.push_back(match[1]);
+  }
+  finish_thread();
+  std::string text;
+  for (const auto& stack : order) text += std::to_string(counts[stack]) + "x " + stack + "\n";
+  return text;
+}
+
+json site_json(const sut::CallSite& site) {
+  json entry = {{"site", site.site},     {"call", site.call},     {"side", site.side},
+                {"opcode", site.opcode}, {"layer", site.layer},   {"outermost", site.outermost},
+                {"count", site.count},   {"label", site.label()}, {"what", site.what()},
+                {"stack", site.stack}};
+  entry["rank"] = site.rank ? json(*site.rank) : json(nullptr);
+  return entry;
+}
+
+json point_json(const PointRun& run) {
+  const sut::FaultPoint& point = run.point;
+  json entry = {{"number", run.number},
+                {"id", point.id},
+                {"name", point.name()},
+                {"family", point.family},
+                {"occurrence", point.occurrence},
+                {"nth", point.nth},
+                {"fault", point.fault}};
+  entry["site"] = point.site ? json(point.site->site) : json(nullptr);
+  entry["target"] = point.target;
+  entry["row"] = point.site ? (point.site->rank ? "rank " + std::to_string(*point.site->rank) + " "
+                                                : std::string()) +
+                                  point.site->label() + " [" + point.site->site.substr(0, 8) +
+                                  "] " + point.site->what()
+                            : "limits " + point.target.substr(0, point.target.find('.'));
+  if (!run.summary) {
+    entry.update({{"verdict", "not-run"}, {"seconds", 0}, {"evidence", "the budget ran out"}});
+    return entry;
+  }
+  const json& summary = *run.summary;
+  entry["verdict"] = summary.value("verdict", "error");
+  entry["seconds"] = summary.value("seconds", 0.0);
+  entry["fault_to_error_ms"] = summary.value("fault_to_error_ms", json(nullptr));
+  entry["first_error_line"] = summary.value("first_error_line", "");
+  entry["evidence"] = summary.value("evidence", "");
+  entry["log"] = summary.value("log", "");
+  if (summary.contains("stacks") && summary.at("stacks").is_string())
+    entry["hung_stacks"] = folded(summary.at("stacks").get<std::string>());
+  return entry;
+}
+
+json score_of(const json& points) {
+  json score = {{"points", points.size()}};
+  for (const auto& verdict : score_order()) score[verdict] = 0;
+  for (const auto& point : points) {
+    const std::string verdict = text_at(point, "verdict");
+    if (score.contains(verdict)) score[verdict] = score[verdict].get<int>() + 1;
+  }
+  return score;
+}
+
+}  // namespace
+
+json sweep_section(const SweepResult& result, const SweepOptions& options) {
+  json sites = json::array();
+  for (const auto& site : result.sites) sites.push_back(site_json(site));
+  json points = json::array();
+  for (const auto& run : result.runs) points.push_back(point_json(run));
+  json section = {
+      {"program", options.command},
+      {"clean", result.clean},
+      {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)},
+      {"points_total", result.points_total},
+      {"stopped", result.stopped},
+      {"seconds", result.seconds},
+      {"families", sut::sweep_families()},
+      {"sites", sites},
+      {"points", points}};
+  section["score"] = score_of(section["points"]);
+  section["score_line"] = score_line(section);
+  return section;
+}
+
+std::string score_line(const json& section) {
+  const json score = score_of(section.value("points", json::array()));
+  std::string line = std::to_string(score.at("points").get<int>()) + " fault points:";
+  bool first = true;
+  for (const auto& verdict : score_order()) {
+    const int count = score.at(verdict).get<int>();
+    const bool always =
+        verdict != "fail" && verdict != "pass" && verdict != "error" && verdict != "not-run";
+    if (count == 0 && !always) continue;
+    line += (first ? " " : ", ") + verdict + " " + std::to_string(count);
+    first = false;
+  }
+  return line;
+}
+
+json changes_since(const json& baseline, const json& section) {
+  std::map<std::string, json> before;
+  for (const auto& point : baseline.value("points", json::array()))
+    if (point.is_object()) before[text_at(point, "id")] = point;
+  json changes = json::array();
+  for (const auto& point : section.value("points", json::array())) {
+    const std::string id = text_at(point, "id");
+    auto found = before.find(id);
+    const std::string was = found == before.end() ? "absent" : text_at(found->second, "verdict");
+    if (was != text_at(point, "verdict"))
+      changes.push_back({{"id", id},
+                         {"name", text_at(point, "name")},
+                         {"before", was},
+                         {"after", text_at(point, "verdict")}});
+    if (found != before.end()) before.erase(found);
+  }
+  for (const auto& [id, point] : before)
+    changes.push_back({{"id", id},
+                       {"name", text_at(point, "name")},
+                       {"before", text_at(point, "verdict")},
+                       {"after", "absent"}});
+  return changes;
+}
+
+Result<json> merge_sections(const std::vector<json>& sections,
+                            const std::vector<std::string>& origins) {
+  if (sections.empty()) return Error{ErrorCode::kInvalidArgument, "no report to collect"};
+  json merged = sections.front();
+  std::map<uint64_t, json> points;
+  std::string stopped;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const json& section = sections[i];
+    if (!section.is_object() || !section.contains("points"))
+      return Error{ErrorCode::kInvalidArgument, origins[i] + ": no sweep in its report.json"};
+    if (section.value("program", json()) != merged.value("program", json()))
+      return Error{ErrorCode::kInvalidArgument,
+                   origins[i] + ": a sweep of another program than " + origins[0] + "'s"};
+    for (const auto& point : section.at("points"))
+      points[point.value("number", uint64_t{0})] = point;
+    if (const std::string why = text_at(section, "stopped"); !why.empty())
+      stopped += (stopped.empty() ? "" : "; ") + origins[i] + ": " + why;
+  }
+  json all = json::array();
+  for (auto& [number, point] : points) all.push_back(std::move(point));
+  merged["points"] = all;
+  merged["stopped"] = stopped;
+  merged["shard"] = "merged from " + std::to_string(sections.size()) + " shard(s)";
+  merged["score"] = score_of(merged["points"]);
+  merged["score_line"] = score_line(merged);
+  return merged;
+}
+
+}  // namespace faultline::harness::sweep

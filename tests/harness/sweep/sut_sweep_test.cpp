@@ -1,0 +1,165 @@
+// faultline sut sweep on an unmodified libfabric program (tests/sut/ofi_sum.c over
+// tcp;ofi_rxm): the clean run maps its call sites at both layers, each point runs and gets a
+// verdict, names hold from run to run, shards collected give the one run's matrix, and one
+// point runs again alone by its id.
+#include <catch2/catch.hpp>
+
+#ifdef FAULTLINE_SUT_OFI_SUM_CHECKED
+
+#include <fstream>
+#include <set>
+
+#include "../sut/sut_runs.hpp"
+#include "support/background_process.hpp"
+#include "support/run_command.hpp"
+
+using faultline::testing::CommandResult;
+using faultline::testing::run_command;
+using faultline::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+// What the program prints when every byte of its 32 messages arrived (sut_programs_test.cpp).
+std::string expected_sum() {
+  unsigned long long sum = 0;
+  for (int m = 0; m < 32; ++m)
+    for (int b = 0; b < 1024; ++b) sum += static_cast<unsigned char>(m * 7 + b + 1);
+  return "sum=" + std::to_string(sum);
+}
+
+CommandResult sweep(const std::string& dir, const std::string& options) {
+  CommandResult result =
+      run_command(std::string(FAULTLINE_BINARY) + " sut sweep --report-dir " + dir + " --ok " +
+                  expected_sum() + " " + options + " -- " + FAULTLINE_SUT_OFI_SUM_CHECKED);
+  result.out += result.err;
+  return result;
+}
+
+json report_of(const std::string& dir) {
+  std::ifstream file(dir + "/report.json");
+  return json::parse(file, nullptr, false);
+}
+
+std::vector<std::string> scenario_ids(const json& report) {
+  std::vector<std::string> ids;
+  for (const auto& scenario : report.at("scenarios")) ids.push_back(scenario.at("id"));
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("sut sweep: the points of a libfabric program at both layers, shards merged as one",
+          "[integration][ofi][slow]") {
+  TempDir dir;
+  const std::string whole = dir.path() + "/whole";
+  const CommandResult run = sweep(whole, "--max-points 10");
+  INFO(run.out);
+  CHECK((run.exit_code == 0 || run.exit_code == 1));
+  CHECK_THAT(run.out, Catch::Contains("the clean run passed") &&
+                          Catch::Contains("faultline sut sweep: 10 fault points:"));
+  const json report = report_of(whole);
+  REQUIRE(report.contains("sweep"));
+  const json& section = report.at("sweep");
+  CHECK(section.at("clean").at("verdict") == "pass");
+  // ofi_rxm's own calls are sites too: points can be put beneath it, at tcp.
+  std::set<std::string> layers;
+  for (const auto& site : section.at("sites"))
+    layers.insert(site.at("outermost").get<bool>() ? "program"
+                                                   : site.at("layer").get<std::string>());
+  CHECK(layers.count("program") == 1);
+  CHECK(layers.count("tcp") == 1);
+  REQUIRE(section.at("points").size() == 10);
+  for (const auto& point : section.at("points")) {
+    INFO(point.dump());
+    CHECK(point.at("verdict") != "error");
+    CHECK(point.at("verdict") != "not-run");
+  }
+  // Three shards, collected: the same points with the same names (junit follows each).
+  std::vector<std::string> shards;
+  for (int shard = 1; shard <= 3; ++shard) {
+    shards.push_back(dir.path() + "/shard" + std::to_string(shard));
+    const CommandResult part =
+        sweep(shards.back(), "--max-points 10 --shard " + std::to_string(shard) + "/3");
+    INFO(part.out);
+    CHECK(part.exit_code != 2);
+  }
+  const CommandResult collected = run_command(
+      std::string(FAULTLINE_BINARY) + " sut sweep --report-dir " + dir.path() + "/all --baseline " +
+      whole + "/report.json --collect " + shards[0] + " " + shards[1] + " " + shards[2]);
+  INFO(collected.out << collected.err);
+  CHECK_THAT(collected.out, Catch::Contains("collected 3 shard(s): 10 fault points"));
+  const json merged = report_of(dir.path() + "/all");
+  CHECK(scenario_ids(merged) == scenario_ids(report));
+  for (size_t i = 0; i < 10; ++i) {
+    const json& one = section.at("points")[i];
+    const json& other = merged.at("sweep").at("points")[i];
+    CHECK(one.at("id") == other.at("id"));
+    // The program is deterministic: each point reaches the same verdict again (the baseline
+    // lists any that did not).
+    CHECK(one.at("verdict") == other.at("verdict"));
+  }
+  CHECK(merged.at("sweep").at("changes").empty());
+  std::ifstream junit(dir.path() + "/all/junit.xml");
+  const std::string junit_text((std::istreambuf_iterator<char>(junit)), {});
+  CHECK_THAT(junit_text, Catch::Contains(section.at("points")[0].at("name").get<std::string>()));
+}
+
+TEST_CASE("sut sweep: one point again by its id, and a clean run that fails stops the sweep",
+          "[integration][ofi][slow]") {
+  TempDir dir;
+  const CommandResult run = sweep(dir.path() + "/sweep", "--max-points 4");
+  INFO(run.out);
+  const json section = report_of(dir.path() + "/sweep").at("sweep");
+  REQUIRE(section.at("points").size() == 4);
+  const json& point = section.at("points")[0];
+  for (int again = 0; again < 3; ++again) {
+    const auto rerun = faultline::testing::sut_exec(
+        dir.path() + "/again", "--point " + point.at("id").get<std::string>() + " --ok " +
+                                   expected_sum() + " -- " + FAULTLINE_SUT_OFI_SUM_CHECKED);
+    INFO(rerun.command.out);
+    CHECK(rerun.report.at("verdict") == point.at("verdict"));
+  }
+  const CommandResult failing =
+      run_command(std::string(FAULTLINE_BINARY) + " sut sweep --report-dir " + dir.path() +
+                  "/failing -- false");
+  CHECK(failing.exit_code == 2);
+  CHECK_THAT(failing.err, Catch::Contains("the clean run (no fault, only observed) ended fail"));
+  const auto bad = faultline::testing::sut_exec(dir.path() + "/bad", "--point status:x -- true");
+  CHECK(bad.command.exit_code == 2);
+  CHECK_THAT(bad.command.out, Catch::Contains("expected a point id"));
+}
+
+#ifdef FAULTLINE_SUT_MPI_ALLREDUCE
+
+TEST_CASE("sut sweep: Open MPI's allreduce over tcp, with points in both ranks at both layers",
+          "[integration][ofi][slow]") {
+  TempDir dir;
+  const std::string report_dir = dir.path() + "/sweep";
+  const CommandResult run = run_command(
+      std::string(FAULTLINE_BINARY) + " sut sweep --max-points 6 --report-dir " + report_dir +
+      " --error 'MPI_ERR|error occurred' -- mpirun --allow-run-as-root --oversubscribe -n 2 "
+      "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp " +
+      FAULTLINE_SUT_MPI_ALLREDUCE + " 2>&1");
+  INFO(run.out);
+  REQUIRE((run.exit_code == 0 || run.exit_code == 1));
+  const json section = report_of(report_dir).at("sweep");
+  // Each rank's sites (OMPI_COMM_WORLD_RANK), of the program's layer and of tcp beneath it.
+  std::set<std::string> where;
+  for (const auto& site : section.at("sites"))
+    where.insert(
+        "rank " + site.at("rank").dump() + " " +
+        (site.at("outermost").get<bool>() ? "ofi_rxm" : site.at("layer").get<std::string>()));
+  CHECK(where ==
+        std::set<std::string>{"rank 0 ofi_rxm", "rank 0 tcp", "rank 1 ofi_rxm", "rank 1 tcp"});
+  REQUIRE(section.at("points").size() == 6);
+  for (const auto& point : section.at("points")) {
+    INFO(point.dump());
+    CHECK(point.at("verdict") != "error");
+    CHECK(point.at("fault").contains("rank"));
+  }
+}
+
+#endif  // FAULTLINE_SUT_MPI_ALLREDUCE
+
+#endif  // FAULTLINE_SUT_OFI_SUM_CHECKED

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+
+#include "process_plan.hpp"
+
+namespace faultline::transports::interpose {
+
+/// Where in the program the current post or poll comes from: its call stack outside this
+/// library, hashed, as 16 hex digits. Frames are object, function and offset, not addresses,
+/// so a site keeps its id from run to run of the same build (a sweep's points name it).
+std::string current_site();
+
+/// A sweep's map of the program (`observe` with `sites: true`): one post or one completion of
+/// `event` by `call`, counted per site, call, side, opcode and layer (`posted_inline`: an
+/// inline send or an inject; `segments`: its SGEs or iovs). Written as `site` events, each
+/// with its count and call stack, when the process exits.
+void note_site(const Event& event, const char* call, bool posted_inline = false, int segments = 0);
+
+}  // namespace faultline::transports::interpose
