@@ -22,11 +22,11 @@ const std::vector<std::string>& worst_first() {
   return order;
 }
 
-// "detected 12 ms", "hang".
+// "detected 12 ms", "hang": the time from the fault to the program's error, where it said one.
 std::string point_text(const json& point) {
   std::string verdict = sweep_text(point, "verdict");
   const auto ms = point.find("fault_to_error_ms");
-  if (ms != point.end() && ms->is_number())
+  if (verdict == "detected" && ms != point.end() && ms->is_number())
     verdict +=
         " " + std::to_string(static_cast<long long>(std::llround(ms->get<double>()))) + " ms";
   return verdict;
@@ -92,7 +92,8 @@ SweepView sweep_view(const json& report) {
   view.rows = std::move(sorted);
   for (const auto& change : sweep.value("changes", json::array()))
     if (change.is_object())
-      view.changes.push_back({sweep_text(change, "name"), sweep_text(change, "before"), sweep_text(change, "after")});
+      view.changes.push_back(
+          {sweep_text(change, "name"), sweep_text(change, "before"), sweep_text(change, "after")});
   return view;
 }
 

@@ -1,11 +1,14 @@
 #include "call_sites.hpp"
 
+#include <execinfo.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include "call_stack.hpp"
 #include "event_log.hpp"
@@ -34,6 +37,18 @@ struct SiteCount {
 
 std::mutex sites_mutex;
 std::map<SiteKey, SiteCount>* sites = nullptr;  // never destroyed: written at exit
+std::unordered_map<uint64_t, std::string>* ids_by_stack = nullptr;  // raw stack -> site id
+
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ULL;
+
+uint64_t fnv1a(uint64_t hash, const void* data, size_t size) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= bytes[i];
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
 
 std::string side_name(Side side) {
   return side == Side::kSend ? "send" : side == Side::kRecv ? "recv" : "any";
@@ -61,19 +76,28 @@ void write_sites() {
 }  // namespace
 
 std::string current_site() {
-  // FNV-1a over the frames: the same stack gives the same id in every run.
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const auto& frame : caller_stack()) {
-    for (const char c : frame.get<std::string>()) {
-      hash ^= static_cast<unsigned char>(c);
-      hash *= 0x100000001b3ULL;
-    }
-    hash ^= '\n';
-    hash *= 0x100000001b3ULL;
+  // The frames as addresses, for this process: a stack seen before is found without naming
+  // its frames again (dladdr and the text of each frame cost far more than the walk, and a
+  // program polled slower widens its own races).
+  void* frames[32];
+  const int depth = backtrace(frames, 32);
+  const uint64_t raw = fnv1a(kFnvBasis, frames, sizeof(void*) * static_cast<size_t>(depth));
+  {
+    std::lock_guard lock(sites_mutex);
+    if (ids_by_stack == nullptr) ids_by_stack = new std::unordered_map<uint64_t, std::string>();
+    if (auto found = ids_by_stack->find(raw); found != ids_by_stack->end()) return found->second;
   }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
+  // The frames outside this library as their objects, functions and offsets: the same stack
+  // has the same id in every run.
+  uint64_t hash = kFnvBasis;
+  for (const auto& frame : caller_stack()) {
+    const std::string text = frame.get<std::string>() + "\n";
+    hash = fnv1a(hash, text.data(), text.size());
+  }
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(hash));
+  std::lock_guard lock(sites_mutex);
+  return (*ids_by_stack)[raw] = id;
 }
 
 void note_site(const Event& event, const char* call, bool posted_inline, int segments) {

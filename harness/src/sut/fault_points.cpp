@@ -3,8 +3,12 @@
 // with an id that names it from run to run.
 #include "faultline/harness/sut/fault_points.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <memory>
 #include <sstream>
 
 #include "faultline/harness/base/strict_json.hpp"
@@ -73,10 +77,23 @@ bool CallSite::completes() const {
 std::string CallSite::label() const {
   if (stack.empty()) return site;
   const std::string& frame = stack.front();
-  // "OBJECT(FUNCTION+0xOFF)": the function and offset; "OBJECT+0xOFF": the object's name.
+  // "OBJECT(FUNCTION+0xOFF)": the function, demangled, and its offset; "OBJECT+0xOFF": the
+  // object's name and offset.
   const auto open = frame.find('(');
-  if (open != std::string::npos && frame.back() == ')')
-    return frame.substr(open + 1, frame.size() - open - 2);
+  if (open != std::string::npos && frame.back() == ')') {
+    const std::string inside = frame.substr(open + 1, frame.size() - open - 2);
+    const auto plus = inside.rfind('+');
+    const std::string symbol = inside.substr(0, plus);
+    int status = -1;
+    std::unique_ptr<char, decltype(&std::free)> demangled(
+        abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
+    if (status != 0 || !demangled) return inside;
+    std::string name = demangled.get();
+    // gloo::transport::ibverbs::Pair::send(gloo::transport::ibverbs::Buffer*, ...): without
+    // its parameters, which the offset already tells apart.
+    if (const auto paren = name.find('('); paren != std::string::npos) name.resize(paren);
+    return name + (plus == std::string::npos ? "" : inside.substr(plus));
+  }
   const auto slash = frame.rfind('/');
   return slash == std::string::npos ? frame : frame.substr(slash + 1);
 }

@@ -73,7 +73,7 @@ json point_json(const PointRun& run) {
                                                 : std::string()) +
                                   point.site->label() + " [" + point.site->site.substr(0, 8) +
                                   "] " + point.site->what()
-                            : "limits " + point.target.substr(0, point.target.find('.'));
+                            : "limits " + point.target;
   if (!run.summary) {
     entry.update({{"verdict", "not-run"}, {"seconds", 0}, {"evidence", "the budget ran out"}});
     return entry;

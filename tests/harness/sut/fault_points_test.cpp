@@ -42,6 +42,10 @@ TEST_CASE("fault points: site events become call sites, with a label from the fi
   REQUIRE(sites.size() == 1);  // a site never seen (count 0) and other events are left out
   CHECK(sites[0].rank == 1);
   CHECK(sites[0].label() == "gloo::transport::ibverbs::Pair::send+0x1f4");
+  // A mangled name is shown demangled, without its parameters.
+  CallSite mangled = sites[0];
+  mangled.stack = {"/lib/libgloo.so.0(_ZN4gloo9transport7ibverbs4Pair4sendEPNS1_6BufferEmmm+0xdb)"};
+  CHECK(mangled.label() == "gloo::transport::ibverbs::Pair::send+0xdb");
   CHECK(sites[0].what() == "ibv_post_send RDMA_WRITE_WITH_IMM");
   CHECK_FALSE(sites[0].completes());
 }
