@@ -27,7 +27,8 @@ endfunction()
 
 # faultline_add_test(<name> SOURCES ... [DEPS ...])
 # A Catch2 test executable. Every test case is registered with CTest; its Catch2 tags
-# ([unit], [integration], [ofi], [verbs], [slow], [control]) become CTest labels.
+# ([unit], [integration], [ofi], [verbs], [slow], [control], [long]) become CTest labels; [long]
+# also gives the test 300 s (it runs past the lanes' default timeouts).
 function(faultline_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})

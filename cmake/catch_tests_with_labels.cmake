@@ -4,7 +4,7 @@ cmake_policy(SET CMP0057 NEW)
 # Every test case must carry [unit] or [integration], no ';' in its name and no '-' at its
 # start (Catch would read the filter as an option). Each test runs
 # with --warn NoTests, so a filter that selects nothing fails instead of passing empty.
-set(known_tags unit integration ofi verbs slow control)
+set(known_tags unit integration ofi verbs slow control long)
 
 function(list_test_names spec out_var)
   execute_process(COMMAND "${TEST_EXECUTABLE}" ${spec} --list-test-names-only
@@ -51,9 +51,14 @@ foreach(name IN LISTS all_names)
   endif()
   # Catch2 test specs treat these characters specially; escape them to select exactly one case.
   string(REGEX REPLACE "([],[\\\\])" "\\\\\\1" filter "${name}")
+  # [long]: a case that runs past the default timeouts of the lanes (a sweep): 300 s of its own.
+  set(timeout "")
+  if("long" IN_LIST labels)
+    set(timeout " TIMEOUT 300")
+  endif()
   string(APPEND script
     "add_test([==[${name}]==] \"${TEST_EXECUTABLE}\" [==[${filter}]==] --warn NoTests)\n"
     "set_tests_properties([==[${name}]==] PROPERTIES LABELS \"${labels}\" "
-    "WORKING_DIRECTORY \"${TEST_WORKING_DIR}\" SKIP_RETURN_CODE 77)\n")
+    "WORKING_DIRECTORY \"${TEST_WORKING_DIR}\" SKIP_RETURN_CODE 77${timeout})\n")
 endforeach()
 file(WRITE "${CTEST_FILE}" "${script}")
