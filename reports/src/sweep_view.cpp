@@ -88,6 +88,7 @@ SweepView sweep_view(const json& report) {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return worst[a] < worst[b]; });
   std::vector<SweepView::Row> sorted;
+  sorted.reserve(order.size());
   for (const size_t i : order) sorted.push_back(std::move(view.rows[i]));
   view.rows = std::move(sorted);
   for (const auto& change : sweep.value("changes", json::array()))

@@ -32,7 +32,7 @@ struct SiteCount {
   uint64_t count = 0;
   uint64_t inline_posts = 0;
   int max_segments = 0;
-  nlohmann::json stack;
+  nlohmann::json stack = nlohmann::json::array();
 };
 
 std::mutex sites_mutex;

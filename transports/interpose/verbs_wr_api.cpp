@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "call_sites.hpp"
@@ -178,7 +179,7 @@ int wr_complete_with_faults(ibv_qp_ex* qp) {
 
 // Replaces entry `field` of `qp` with `wrapper` where the provider has it.
 template <typename Entry>
-void wrap(Entry& field, Entry wrapper) {
+void wrap(Entry& field, std::type_identity_t<Entry> wrapper) {
   if (field != nullptr) field = wrapper;
 }
 

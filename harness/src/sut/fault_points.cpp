@@ -81,7 +81,7 @@ std::string CallSite::label() const {
   // object's name and offset.
   const auto open = frame.find('(');
   if (open != std::string::npos && frame.back() == ')') {
-    const std::string inside = frame.substr(open + 1, frame.size() - open - 2);
+    std::string inside = frame.substr(open + 1, frame.size() - open - 2);
     const auto plus = inside.rfind('+');
     const std::string symbol = inside.substr(0, plus);
     int status = -1;

@@ -146,6 +146,25 @@ TEST_CASE("sut verbs: a failed post through the ibv_wr_* API is detected", "[int
   CHECK(wr_api);
 }
 
+TEST_CASE("sut verbs: ibv_uc_pingpong with scribbled receives exits 0 unchecked: undetected",
+          "[integration][verbs]") {
+  TempDir dir;
+  const VerbsPair pair;
+  // Measured before: 4096 changed bytes a receive, exit 0, and the verdict `masked` although
+  // nothing looked at its data.
+  const std::string pingpong =
+      "ibv_uc_pingpong -d " + pair.device + " -g " + pair.gid + " -n 20 -p " + pair.port;
+  const SutRun run =
+      client_under(dir, pingpong, "kind=corrupt_data,data=scribble,side=recv,every=1");
+  INFO(run.command.out);
+  CHECK(run.report.at("verdict") == "undetected");
+  CHECK(run.report.at("exit_code") == 0);
+  CHECK_THAT(run.report.at("evidence").get<std::string>(),
+             Catch::Contains("likely silent corruption"));
+  REQUIRE_FALSE(run.events("fault").empty());
+  CHECK(run.events("fault")[0].at("bytes_changed") == 4096);
+}
+
 TEST_CASE("sut verbs: scribbled sends reach the peer, posted or built with ibv_wr_*",
           "[integration][verbs]") {
   const std::string api = GENERATE(std::string("-c"), std::string("-c -N"));

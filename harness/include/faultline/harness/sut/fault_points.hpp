@@ -56,8 +56,8 @@ struct FaultPoint {
   std::string occurrence;        ///< first, middle, last, nK (every occurrence), every (inline)
   uint64_t nth = 0;              ///< the site's matching post or completion it fires on (0: every)
   std::optional<CallSite> site;  ///< none for a limits point
-  std::string target;    ///< limits: "PROFILE" (every cap) or "PROFILE.LIMIT" (one it exceeds)
-  nlohmann::json fault;  ///< the plan's one fault
+  std::string target;  ///< limits: "PROFILE" (every cap) or "PROFILE.LIMIT" (one it exceeds)
+  nlohmann::json fault = nlohmann::json::object();  ///< the plan's one fault
   /// The junit name: rank, site, call, family and occurrence, without the run's numbers.
   std::string name() const;
 };

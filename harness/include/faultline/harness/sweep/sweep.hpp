@@ -57,7 +57,7 @@ struct PointRun {
 };
 
 struct SweepResult {
-  nlohmann::json clean;  ///< the clean run's summary
+  nlohmann::json clean = nlohmann::json::object();  ///< the clean run's summary
   std::vector<sut::CallSite> sites;
   std::vector<PointRun> runs;  ///< this shard's points, in order
   size_t points_total = 0;     ///< every point of the program, before shard and --max-points
