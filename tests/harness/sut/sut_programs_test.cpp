@@ -13,22 +13,13 @@ using faultline::testing::TempDir;
 
 namespace {
 
-// What the program prints when every byte of its 32 messages of `bytes` arrived: the sum of
-// (m * 7 + b + 1) mod 256 over message m and byte b.
-std::string expected_sum(int bytes = 1024) {
-  unsigned long long sum = 0;
-  for (int m = 0; m < 32; ++m)
-    for (int b = 0; b < bytes; ++b) sum += static_cast<unsigned char>(m * 7 + b + 1);
-  return "sum=" + std::to_string(sum);
-}
-
 // `mode`: the program's second argument (small, inject: 48-byte messages).
 SutRun run_sum(const TempDir& dir, const std::string& program, const std::string& fault,
                const std::string& mode = "") {
-  return faultline::testing::sut_exec(dir.path(), "--ok " + expected_sum(mode.empty() ? 1024 : 48) +
-                                                      (fault.empty() ? "" : " --fault " + fault) +
-                                                      " -- " + program +
-                                                      (mode.empty() ? "" : " tcp " + mode));
+  return faultline::testing::sut_exec(
+      dir.path(), "--ok " + faultline::testing::ofi_sum_line(mode.empty() ? 1024 : 48) +
+                      (fault.empty() ? "" : " --fault " + fault) + " -- " + program +
+                      (mode.empty() ? "" : " tcp " + mode));
 }
 
 }  // namespace
@@ -57,7 +48,7 @@ TEST_CASE("sut programs: the status-blind build computes garbage where the check
   const auto faults = blind.events("fault");
   REQUIRE(faults.size() == 1);
   CHECK(faults[0].at("bytes_changed") == 1024);
-  CHECK_THAT(blind.output(), !Catch::Contains(expected_sum()));
+  CHECK_THAT(blind.output(), !Catch::Contains(faultline::testing::ofi_sum_line()));
 }
 
 TEST_CASE("sut programs: a fault aimed at a provider layer hits that layer's N-th completion",

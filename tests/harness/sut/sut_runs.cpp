@@ -17,6 +17,13 @@ std::string SutRun::output() const {
   return text;
 }
 
+std::string ofi_sum_line(int bytes) {
+  unsigned long long sum = 0;
+  for (int m = 0; m < 32; ++m)
+    for (int b = 0; b < bytes; ++b) sum += static_cast<unsigned char>(m * 7 + b + 1);
+  return "sum=" + std::to_string(sum);
+}
+
 SutRun sut_exec(const std::string& dir, const std::string& arguments) {
   SutRun run;
   run.command = run_command(std::string(FAULTLINE_BINARY) + " sut exec --report-dir " + dir + " " +

@@ -20,6 +20,10 @@ struct SutRun {
   std::string output() const;
 };
 
+/// What tests/sut/ofi_sum.c prints when every byte of its 32 messages of `bytes` arrived: the
+/// sum of (m * 7 + b + 1) mod 256 over message m and byte b ("sum=N").
+std::string ofi_sum_line(int bytes = 1024);
+
 /// `faultline sut exec --report-dir DIR ARGUMENTS`.
 SutRun sut_exec(const std::string& dir, const std::string& arguments);
 

@@ -20,18 +20,10 @@ using nlohmann::json;
 
 namespace {
 
-// What the program prints when every byte of its 32 messages arrived (sut_programs_test.cpp).
-std::string expected_sum() {
-  unsigned long long sum = 0;
-  for (int m = 0; m < 32; ++m)
-    for (int b = 0; b < 1024; ++b) sum += static_cast<unsigned char>(m * 7 + b + 1);
-  return "sum=" + std::to_string(sum);
-}
-
 CommandResult sweep(const std::string& dir, const std::string& options) {
-  CommandResult result =
-      run_command(std::string(FAULTLINE_BINARY) + " sut sweep --report-dir " + dir + " --ok " +
-                  expected_sum() + " " + options + " -- " + FAULTLINE_SUT_OFI_SUM_CHECKED);
+  CommandResult result = run_command(std::string(FAULTLINE_BINARY) + " sut sweep --report-dir " +
+                                     dir + " --ok " + faultline::testing::ofi_sum_line() + " " +
+                                     options + " -- " + FAULTLINE_SUT_OFI_SUM_CHECKED);
   result.out += result.err;
   return result;
 }
@@ -116,7 +108,8 @@ TEST_CASE("sut sweep: one point again by its id, and a clean run that fails stop
   for (int again = 0; again < 3; ++again) {
     const auto rerun = faultline::testing::sut_exec(
         dir.path() + "/again", "--point " + point.at("id").get<std::string>() + " --ok " +
-                                   expected_sum() + " -- " + FAULTLINE_SUT_OFI_SUM_CHECKED);
+                                   faultline::testing::ofi_sum_line() + " -- " +
+                                   FAULTLINE_SUT_OFI_SUM_CHECKED);
     INFO(rerun.command.out);
     CHECK(rerun.report.at("verdict") == point.at("verdict"));
   }
