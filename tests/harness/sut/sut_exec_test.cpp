@@ -31,7 +31,12 @@ SutRun pingpong_client(const TempDir& dir, const std::string& fault,
   BackgroundProcess server("exec " + std::string(FAULTLINE_BINARY) + " sut exec --report-dir " +
                            dir.path() + "/server -- fi_pingpong -p tcp " + pingpong +
                            " -I 20 -S 64 -B " + port);
-  REQUIRE_FALSE(server.wait(std::chrono::milliseconds(500)).has_value());
+  // The client once the server listens: a fixed wait lost the race on a loaded host (the
+  // client was refused, and the verdict was the client's own failure).
+  BackgroundProcess listening("until ss -Hltn 'sport = :" + port +
+                              "' | grep -q .; do sleep 0.05; done");
+  REQUIRE(listening.wait(std::chrono::seconds(60)) == 0);
+  REQUIRE_FALSE(server.wait(std::chrono::milliseconds(0)).has_value());
   return sut_exec(dir, "--fault " + fault + " -- fi_pingpong -p tcp " + pingpong +
                            " -I 20 -S 64 -P " + port + " 127.0.0.1");
 }
