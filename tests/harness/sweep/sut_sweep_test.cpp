@@ -45,11 +45,11 @@ TEST_CASE("sut sweep: the points of a libfabric program at both layers, shards m
           "[integration][ofi][slow]") {
   TempDir dir;
   const std::string whole = dir.path() + "/whole";
-  const CommandResult run = sweep(whole, "--max-points 10");
+  const CommandResult run = sweep(whole, "--max-points 6");
   INFO(run.out);
   CHECK((run.exit_code == 0 || run.exit_code == 1));
   CHECK_THAT(run.out, Catch::Contains("the clean run passed") &&
-                          Catch::Contains("faultline sut sweep: 10 fault points:"));
+                          Catch::Contains("faultline sut sweep: 6 fault points:"));
   const json report = report_of(whole);
   REQUIRE(report.contains("sweep"));
   const json& section = report.at("sweep");
@@ -61,7 +61,7 @@ TEST_CASE("sut sweep: the points of a libfabric program at both layers, shards m
                                                    : site.at("layer").get<std::string>());
   CHECK(layers.count("program") == 1);
   CHECK(layers.count("tcp") == 1);
-  REQUIRE(section.at("points").size() == 10);
+  REQUIRE(section.at("points").size() == 6);
   for (const auto& point : section.at("points")) {
     INFO(point.dump());
     CHECK(point.at("verdict") != "error");
@@ -72,7 +72,7 @@ TEST_CASE("sut sweep: the points of a libfabric program at both layers, shards m
   for (int shard = 1; shard <= 3; ++shard) {
     shards.push_back(dir.path() + "/shard" + std::to_string(shard));
     const CommandResult part =
-        sweep(shards.back(), "--max-points 10 --shard " + std::to_string(shard) + "/3");
+        sweep(shards.back(), "--max-points 6 --shard " + std::to_string(shard) + "/3");
     INFO(part.out);
     CHECK(part.exit_code != 2);
   }
@@ -80,10 +80,10 @@ TEST_CASE("sut sweep: the points of a libfabric program at both layers, shards m
       std::string(FAULTLINE_BINARY) + " sut sweep --report-dir " + dir.path() + "/all --baseline " +
       whole + "/report.json --collect " + shards[0] + " " + shards[1] + " " + shards[2]);
   INFO(collected.out << collected.err);
-  CHECK_THAT(collected.out, Catch::Contains("collected 3 shard(s): 10 fault points"));
+  CHECK_THAT(collected.out, Catch::Contains("collected 3 shard(s): 6 fault points"));
   const json merged = report_of(dir.path() + "/all");
   CHECK(scenario_ids(merged) == scenario_ids(report));
-  for (size_t i = 0; i < 10; ++i) {
+  for (size_t i = 0; i < 6; ++i) {
     const json& one = section.at("points")[i];
     const json& other = merged.at("sweep").at("points")[i];
     CHECK(one.at("id") == other.at("id"));
