@@ -160,11 +160,14 @@ std::vector<std::string> families_at(const CallSite& site) {
   return families;
 }
 
-std::string FaultPoint::name() const {
+std::string FaultPoint::row() const {
   if (!site) return "limits " + target;
   return (site->rank ? "rank " + std::to_string(*site->rank) + " " : std::string()) +
-         site->label() + " [" + site->site.substr(0, 8) + "] " + site->what() + ": " + family +
-         " (" + occurrence + ")";
+         site->label() + " [" + site->site.substr(0, 8) + "] " + site->what();
+}
+
+std::string FaultPoint::name() const {
+  return site ? row() + ": " + family + " (" + occurrence + ")" : row();
 }
 
 FaultPoint point_at(const CallSite& site, const std::string& family, uint64_t nth,

@@ -60,10 +60,12 @@ Result<pid_t> start_role(const RoleLaunch& launch) {
   return pid;
 }
 
-json read_role_summary(const std::string& dir) {
+json read_sut_json(const std::string& dir) {
   std::ifstream file(dir + "/sut.json");
-  return role_summary(json::parse(file, nullptr, false), dir);
+  return file ? json::parse(file, nullptr, false) : json();
 }
+
+json read_role_summary(const std::string& dir) { return role_summary(read_sut_json(dir), dir); }
 
 Placeholders local_placeholders(const std::string& needs, const std::string& faultline_binary,
                                 std::string port, std::string address) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <ostream>
 
@@ -43,11 +42,6 @@ Result<pid_t> start_run(const SweepOptions& options, const std::string& folder, 
                           std::move(faults), deadline_seconds, options.checker});
 }
 
-json read_sut_json(const std::string& folder) {
-  std::ifstream file(folder + "/sut.json");
-  return file ? json::parse(file, nullptr, false) : json();
-}
-
 // The clean run: `observe` with the call sites mapped, judged as a run without faults.
 Result<json> clean_run(const SweepOptions& options, const std::string& folder) {
   const json observe = json::array({{{"kind", "observe"}, {"sites", true}}});
@@ -55,7 +49,7 @@ Result<json> clean_run(const SweepOptions& options, const std::string& folder) {
   if (!pid.ok()) return std::move(pid).take_error();
   int status = 0;
   waitpid(pid.value(), &status, 0);
-  json document = read_sut_json(folder);
+  json document = sut::read_sut_json(folder);
   const json summary = sut::role_summary(document, folder);
   if (summary.value("verdict", "") != "pass") {
     return Error{ErrorCode::kInvalidArgument, "the clean run (no fault, only observed) ended " +

@@ -69,11 +69,7 @@ json point_json(const PointRun& run) {
                 {"fault", point.fault}};
   entry["site"] = point.site ? json(point.site->site) : json(nullptr);
   entry["target"] = point.target;
-  entry["row"] = point.site ? (point.site->rank ? "rank " + std::to_string(*point.site->rank) + " "
-                                                : std::string()) +
-                                  point.site->label() + " [" + point.site->site.substr(0, 8) +
-                                  "] " + point.site->what()
-                            : "limits " + point.target;
+  entry["row"] = point.row();
   if (!run.summary) {
     entry.update({{"verdict", "not-run"}, {"seconds", 0}, {"evidence", "the budget ran out"}});
     return entry;

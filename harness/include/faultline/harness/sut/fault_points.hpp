@@ -58,7 +58,9 @@ struct FaultPoint {
   std::optional<CallSite> site;  ///< none for a limits point
   std::string target;  ///< limits: "PROFILE" (every cap) or "PROFILE.LIMIT" (one it exceeds)
   nlohmann::json fault = nlohmann::json::object();  ///< the plan's one fault
-  /// The junit name: rank, site, call, family and occurrence, without the run's numbers.
+  /// Its row of a sweep's matrix: rank, site and call ("limits PROFILE[.LIMIT]" for limits).
+  std::string row() const;
+  /// The junit name: its row, family and occurrence, without the run's numbers.
   std::string name() const;
 };
 

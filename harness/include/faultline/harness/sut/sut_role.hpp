@@ -25,6 +25,9 @@ struct RoleLaunch {
 /// DIR/sut-exec.log); SIGTERM to the returned pid stops it the way a deadline does.
 Result<pid_t> start_role(const RoleLaunch& launch);
 
+/// The sut.json `sut exec` wrote into `dir`, whole (null when there is none).
+nlohmann::json read_sut_json(const std::string& dir);
+
 /// The role's sut.json as the report holds it (role_summary), once `sut exec` ended.
 nlohmann::json read_role_summary(const std::string& dir);
 
