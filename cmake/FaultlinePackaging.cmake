@@ -27,8 +27,10 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 # The runtime libraries the binary and the interposers link, as dpkg-shlibdeps finds them
-# (libfabric, libibverbs, prometheus-cpp, OpenSSL, the C++ runtime).
+# (libibverbs, prometheus-cpp, OpenSSL, the C++ runtime); libfabric, which faultline loads on
+# first use (transports/src/ofi/libfabric_api.cpp), by name.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libfabric1")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
     "Drives rdma-core verbs and libfabric through scripted failure scenarios between paired\n\
 agents, injects faults into unmodified programs through interposers, and writes conformance\n\

@@ -1,16 +1,17 @@
 // A Gloo program for faultline's tests: PyTorch's CPU collectives (Debian's libgloo-dev) over
 // its ibverbs transport, as a user runs them. Each rank joins through a FileStore folder, then
-// runs ROUNDS allreduces (sum) of COUNT floats with the chosen algorithm, and checks every
-// element of every result against the sum it must be:
+// runs ROUNDS allreduces (sum) of COUNT floats with the chosen algorithm (or broadcasts of
+// rank 0's floats), and checks every element of every result against what it must be:
 //   "allreduce ok: rank 0, 4 rounds of 4096 floats (ring)"
 // or names the first wrong element and exits 1. A Gloo error in this thread is printed
 // ("gloo error: ...") and exits 1; one in Gloo's device thread aborts the process, as Gloo does.
 // STORE_DIR is made when missing (both ranks name the same one).
 // Usage: sut_gloo_allreduce DEVICE GID_INDEX RANK SIZE STORE_DIR
-//                           [ring|ring_chunked|halving_doubling [COUNT [ROUNDS [TIMEOUT_MS]]]]
+//              [ring|ring_chunked|halving_doubling|broadcast [COUNT [ROUNDS [TIMEOUT_MS]]]]
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/allreduce_ring.h>
 #include <gloo/allreduce_ring_chunked.h>
+#include <gloo/broadcast_one_to_all.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/ibverbs/device.h>
@@ -36,12 +37,16 @@ std::unique_ptr<gloo::Algorithm> algorithm(const std::string& name,
     return std::make_unique<gloo::AllreduceRingChunked<float>>(context, inputs, count);
   if (name == "halving_doubling")
     return std::make_unique<gloo::AllreduceHalvingDoubling<float>>(context, inputs, count);
+  if (name == "broadcast")
+    return std::make_unique<gloo::BroadcastOneToAll<float>>(context, inputs, count, 0, 0);
   return nullptr;
 }
 
-// Element i of round r on rank k holds (k + 1) * (i % 7 + r + 1): the sum over ranks is known.
+// Element i of round r on rank k holds (k + 1) * (i % 7 + r + 1): the sum over ranks is known,
+// and a broadcast gives every rank rank 0's.
 float input(int rank, int round, int i) { return float(rank + 1) * float(i % 7 + round + 1); }
-float expected(int size, int round, int i) {
+float expected(const std::string& name, int size, int round, int i) {
+  if (name == "broadcast") return input(0, round, i);
   return float(size * (size + 1) / 2) * float(i % 7 + round + 1);
 }
 
@@ -72,7 +77,8 @@ int main(int argc, char** argv) {
     std::vector<float> data(static_cast<size_t>(count));
     auto allreduce = algorithm(name, context, data.data(), count);
     if (!allreduce) {
-      std::fprintf(stderr, "unknown algorithm %s: ring, ring_chunked or halving_doubling\n",
+      std::fprintf(stderr,
+                   "unknown algorithm %s: ring, ring_chunked, halving_doubling or broadcast\n",
                    name.c_str());
       return 2;
     }
@@ -80,9 +86,9 @@ int main(int argc, char** argv) {
       for (int i = 0; i < count; ++i) data[size_t(i)] = input(rank, round, i);
       allreduce->run();
       for (int i = 0; i < count; ++i) {
-        if (data[size_t(i)] != expected(size, round, i)) {
+        if (data[size_t(i)] != expected(name, size, round, i)) {
           std::printf("allreduce wrong: rank %d, round %d, element %d: %g, expected %g\n", rank,
-                      round, i, double(data[size_t(i)]), double(expected(size, round, i)));
+                      round, i, double(data[size_t(i)]), double(expected(name, size, round, i)));
           return 1;
         }
       }

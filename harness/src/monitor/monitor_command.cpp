@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/scenario_selection.hpp"
+#include "faultline/harness/base/duration.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/monitor/monitor.hpp"
@@ -21,25 +22,6 @@ namespace {
 std::atomic<bool> stop_requested{false};
 
 void request_stop(int /*signal*/) { stop_requested = true; }
-
-// "60s", "2m", "500ms", "1h" or plain seconds, as a duration; nullopt for anything else.
-std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
-  double value = 0;
-  size_t used = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  const std::string unit = text.substr(used);
-  const double scale = unit == "ms"                  ? 1
-                       : unit == "s" || unit.empty() ? 1000
-                       : unit == "m"                 ? 60000
-                       : unit == "h"                 ? 3600000
-                                                     : -1;
-  if (scale < 0 || !(value > 0) || value * scale > 86400000.0 * 7) return std::nullopt;
-  return std::chrono::milliseconds(static_cast<int64_t>(value * scale));
-}
 
 struct MonitorCommand {
   harness::CoordinatorOptions coordinator;
@@ -119,7 +101,7 @@ void add_monitor_command(CLI::App& app, CommandAction& run) {
   m->add_option_function<std::string>(
        "--every",
        [command](const std::string& text) {
-         const auto every = parse_duration(text);
+         const auto every = harness::parse_duration(text);
          if (!every)
            throw CLI::ValidationError(
                "--every: expected a duration (60s, 2m, 500ms), "

@@ -133,6 +133,16 @@ const std::vector<std::string>& sweep_families() {
   return families;
 }
 
+std::string check_allowed_verdicts(const std::vector<std::string>& verdicts) {
+  for (const auto& verdict : verdicts) {
+    if (verdict != "hang" && verdict != "undetected" && verdict != "silent-corruption" &&
+        verdict != "crashed" && verdict != "fail")
+      return "\"" + verdict +
+             "\" is not a verdict to allow: hang, undetected, silent-corruption, crashed or fail";
+  }
+  return "";
+}
+
 std::vector<std::string> families_at(const CallSite& site) {
   std::vector<std::string> families;
   const bool verbs = site.layer == "verbs";

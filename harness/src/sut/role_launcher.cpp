@@ -46,13 +46,7 @@ Result<pid_t> SutRoleLauncher::start(const json& body, const std::string& port,
   if (role == scenario->roles.end())
     return Error{ErrorCode::kInvalidArgument, name + " has no role \"" + role_name + "\""};
   const Placeholders values = local_placeholders(scenario->needs, faultline_binary_, port, address);
-  const RoleLaunch launch{faultline_binary_,
-                          dir,
-                          expand(role->command, values),
-                          role->faults,
-                          scenario->deadline_seconds,
-                          role->name == scenario->judged ? scenario->checker : Checker{}};
-  return start_role(launch);
+  return start_role(role_launch(*scenario, *role, values, faultline_binary_, dir));
 }
 
 json SutRoleLauncher::summary(const std::string& dir) { return read_role_summary(dir); }

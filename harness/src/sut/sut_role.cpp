@@ -17,21 +17,32 @@ namespace faultline::harness::sut {
 
 using nlohmann::json;
 
+RoleLaunch role_launch(const SutScenario& scenario, const SutRole& role, const Placeholders& values,
+                       std::string faultline_binary, std::string dir) {
+  return {std::move(faultline_binary),
+          std::move(dir),
+          expand(role.command, values),
+          role.faults,
+          scenario.deadline_seconds,
+          role.name == scenario.judged ? scenario.checker : Checker{},
+          scenario.sweep};
+}
+
 Result<pid_t> start_role(const RoleLaunch& launch) {
   FAULTLINE_RETURN_IF_ERROR(reports::make_owned_directory(launch.dir));
-  const std::string plan = launch.dir + "/plan.json";
-  if (auto written = reports::write_file_atomically(plan, json({{"faults", launch.faults}}).dump());
-      !written.ok())
-    return std::move(written).take_error();
-  std::vector<std::string> args = {launch.faultline_binary,
-                                   "sut",
-                                   "exec",
-                                   "--report-dir",
-                                   launch.dir,
-                                   "--plan",
-                                   plan,
-                                   "--deadline",
-                                   std::to_string(launch.deadline_seconds)};
+  std::vector<std::string> args = {launch.faultline_binary, "sut", launch.sweep ? "sweep" : "exec",
+                                   "--report-dir", launch.dir};
+  if (launch.sweep) {
+    args.insert(args.end(), launch.sweep->begin(), launch.sweep->end());
+  } else {
+    const std::string plan = launch.dir + "/plan.json";
+    if (auto written =
+            reports::write_file_atomically(plan, json({{"faults", launch.faults}}).dump());
+        !written.ok())
+      return std::move(written).take_error();
+    args.insert(args.end(),
+                {"--plan", plan, "--deadline", std::to_string(launch.deadline_seconds)});
+  }
   for (auto [flag, pattern] :
        {std::pair{"--ok", &launch.checker.ok}, std::pair{"--wrong", &launch.checker.wrong},
         std::pair{"--error", &launch.checker.error}}) {
@@ -55,7 +66,7 @@ Result<pid_t> start_role(const RoleLaunch& launch) {
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
     return errno_error("posix_spawn", spawned,
-                       launch.faultline_binary + " sut exec in " + launch.dir);
+                       launch.faultline_binary + " sut " + args[2] + " in " + launch.dir);
   }
   return pid;
 }

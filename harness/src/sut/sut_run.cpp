@@ -62,9 +62,7 @@ Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
   for (const auto& role : scenario.roles) {
     if (role.after_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(role.after_ms));
     const std::string dir = settings.report_dir + "/" + scenario.name + "/" + role.name;
-    auto pid = start_role({settings.faultline_binary, dir, expand(role.command, values),
-                           role.faults, scenario.deadline_seconds,
-                           role.name == scenario.judged ? scenario.checker : Checker{}});
+    auto pid = start_role(role_launch(scenario, role, values, settings.faultline_binary, dir));
     if (!pid.ok()) {
       end_the_others(roles, 0);
       return std::move(pid).take_error();

@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "faultline/harness/base/duration.hpp"
 #include "faultline/harness/base/scenario_spec.hpp"
 #include "faultline/harness/base/strict_json.hpp"
+#include "faultline/harness/devices/device_profiles.hpp"
+#include "faultline/harness/sut/fault_points.hpp"
 #include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness::sut {
@@ -119,6 +122,63 @@ Status load_roles(const json& document, const std::string& file, SutScenario& sc
   return bad(file, "/judged", "the name of one of its roles");
 }
 
+// A `sweep` block as `faultline sut sweep`'s flags, each field checked as the command checks it.
+Result<std::vector<std::string>> load_sweep(const json& block, const std::string& file,
+                                            double deadline_seconds) {
+  if (!block.is_object())
+    return bad(file, "/sweep", "an object {points, seed, profiles, jobs, budget, ...}");
+  std::vector<std::string> flags;
+  for (const auto& [key, value] : block.items()) {
+    const std::string at = "/sweep/" + key;
+    if (key == "points" && value.is_string() && (value == "first,middle,last" || value == "all")) {
+      flags.insert(flags.end(), {"--points", value.get<std::string>()});
+    } else if (key == "points") {
+      return bad(file, at, "\"first,middle,last\" or \"all\"");
+    } else if ((key == "seed" || key == "jobs" || key == "max_points") &&
+               value.is_number_unsigned() && (key != "jobs" || (value >= 1 && value <= 64))) {
+      const std::string flag = key == "max_points" ? "--max-points" : "--" + key;
+      flags.insert(flags.end(), {flag, std::to_string(value.get<uint64_t>())});
+    } else if (key == "seed" || key == "jobs" || key == "max_points") {
+      return bad(file, at, key == "jobs" ? "an integer from 1 to 64" : "an integer from 0");
+    } else if (key == "deadline_s" && value.is_number() && value > 0 && value <= 3600) {
+      flags.insert(flags.end(), {"--deadline", std::to_string(value.get<double>())});
+    } else if (key == "deadline_s") {
+      return bad(file, at, "a point's seconds above 0, at most 3600");
+    } else if (key == "budget") {
+      const auto budget =
+          value.is_string() ? parse_duration(value.get<std::string>()) : std::nullopt;
+      if (!budget || budget->count() >= deadline_seconds * 1000)
+        return bad(file, at,
+                   "a time such as \"90s\" or \"2m\", below the scenario's deadline_s (" +
+                       std::to_string(static_cast<int>(deadline_seconds)) + " s)");
+      flags.insert(flags.end(), {"--budget", value.get<std::string>()});
+    } else if (key == "profiles" || key == "allow") {
+      auto names = strings_at(value, file, at);
+      if (!names.ok()) return std::move(names).take_error();
+      std::string joined;
+      for (const auto& name : names.value()) joined += (joined.empty() ? "" : ",") + name;
+      std::string wrong;
+      if (key == "allow") {
+        wrong = check_allowed_verdicts(names.value());
+      } else if (auto profiles = select_device_profiles(joined, default_devices_dir());
+                 !profiles.ok()) {
+        wrong = profiles.error().message;
+      }
+      if (!wrong.empty()) return bad(file, at, "names of " + key + ": " + wrong);
+      flags.insert(flags.end(), {key == "allow" ? "--allow" : "--profile", joined});
+    } else {
+      return bad(file, at,
+                 "one of points, seed, profiles, jobs, budget, max_points, deadline_s, allow");
+    }
+  }
+  if (!block.contains("budget")) {
+    // No point starts after half the scenario's deadline: the last ones have time to end.
+    flags.insert(flags.end(),
+                 {"--budget", std::to_string(static_cast<int64_t>(deadline_seconds * 500)) + "ms"});
+  }
+  return flags;
+}
+
 }  // namespace
 
 Result<SutScenario> load_sut_scenario(const std::string& path) {
@@ -142,7 +202,11 @@ Result<SutScenario> load_sut_scenario(const std::string& path) {
   scenario.needs = document.value("needs", std::string("ofi"));
   if (scenario.needs != "ofi" && scenario.needs != "verbs" && scenario.needs != "mpi")
     return bad(path, "/needs", "\"ofi\", \"verbs\" or \"mpi\"");
-  const std::string expect = document.value("expect", std::string());
+  const std::string expect =
+      document.value("expect", std::string(document.contains("sweep") ? "pass" : ""));
+  if (document.contains("sweep") && expect != "pass")
+    return bad(path, "/expect",
+               "pass for a sweep (it passes when every point is detected, masked or allowed)");
   const bool known = std::any_of(std::begin(kAllSutVerdicts), std::end(kAllSutVerdicts),
                                  [&](SutVerdict verdict) { return to_string(verdict) == expect; });
   if (!known) {
@@ -155,6 +219,15 @@ Result<SutScenario> load_sut_scenario(const std::string& path) {
   FAULTLINE_RETURN_IF_ERROR(load_roles(document, path, scenario));
   FAULTLINE_RETURN_IF_ERROR(load_checker(document, path, scenario.checker));
   FAULTLINE_RETURN_IF_ERROR(load_timing(document, path, scenario));
+  if (document.contains("sweep")) {
+    if (scenario.roles.size() != 1 || !scenario.roles.front().faults.empty())
+      return bad(path, "/roles",
+                 "one role without faults for a sweep (its command starts every rank; the "
+                 "sweep chooses the faults)");
+    auto sweep = load_sweep(document.at("sweep"), path, scenario.deadline_seconds);
+    if (!sweep.ok()) return std::move(sweep).take_error();
+    scenario.sweep = std::move(sweep).value();
+  }
   return scenario;
 }
 

@@ -6,10 +6,12 @@
 #include <iostream>
 #include <regex>
 
+#include "faultline/harness/base/duration.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/process.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/harness/sweep/sweep.hpp"
+#include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/directory_lock.hpp"
 #include "options/commands.hpp"
 #include "options/metrics_options.hpp"
@@ -33,21 +35,13 @@ struct SutSweepOptions {
   std::string report_dir = "faultline-report";
   std::string baseline;
   std::string shard = "1/1";
+  std::vector<std::string> allow;
   std::vector<std::string> collect;
   MetricsOptions metrics_options;
   std::vector<std::string> command;
 };
 
 int usage(const std::string& message) { return usage_error("sut sweep", message); }
-
-// "6m", "360s", "90" (seconds), "1h".
-std::optional<std::chrono::milliseconds> duration_of(const std::string& text) {
-  std::smatch match;
-  if (!std::regex_match(text, match, std::regex(R"(([0-9]{1,6})([smh]?))"))) return std::nullopt;
-  const int64_t value = std::stoll(match[1]);
-  const int64_t unit = match[2] == "h" ? 3600 : match[2] == "m" ? 60 : 1;
-  return std::chrono::milliseconds(value * unit * 1000);
-}
 
 Result<json> sweep_of(const std::string& report_file) {
   std::ifstream file(report_file);
@@ -75,9 +69,8 @@ Result<harness::sweep::SweepOptions> sweep_options(const SutSweepOptions& option
   if (options.jobs < 1 || options.jobs > 64) return bad("--jobs must be 1 to 64");
   sweep.jobs = options.jobs;
   if (!options.budget.empty()) {
-    sweep.budget = duration_of(options.budget);
-    if (!sweep.budget || sweep.budget->count() == 0)
-      return bad("--budget " + options.budget + ": a time such as 6m, 360s or 1h");
+    sweep.budget = harness::parse_duration(options.budget);
+    if (!sweep.budget) return bad("--budget " + options.budget + ": a time such as 6m, 360s or 1h");
   }
   sweep.max_points = options.max_points;
   if (options.deadline_seconds < 0 || options.deadline_seconds > 86400)
@@ -89,6 +82,9 @@ Result<harness::sweep::SweepOptions> sweep_options(const SutSweepOptions& option
     return bad("--shard " + options.shard + ": I/N with 1 <= I <= N, as 2/3");
   sweep.shard_index = static_cast<unsigned>(std::stoi(shard[1]));
   sweep.shard_count = static_cast<unsigned>(std::stoi(shard[2]));
+  if (const std::string wrong = harness::sut::check_allowed_verdicts(options.allow); !wrong.empty())
+    return bad("--allow: " + wrong);
+  sweep.allow = options.allow;
   if (auto checker = harness::sut::check_checker(options.checker); !checker.ok())
     return std::move(checker).take_error();
   sweep.checker = options.checker;
@@ -173,6 +169,15 @@ int run_sut_sweep(const SutSweepOptions& options) {
   if (!result.ok()) {
     // A clean run that did not pass, or reached nothing, is the user's to fix: a usage error.
     std::cerr << "faultline sut sweep: " << result.error().describe_with_hint() << "\n";
+    // As a SUT scenario's role (a sweep block), its outcome says why: sut.json, as a role's.
+    const json outcome = {{"verdict", "error"},
+                          {"seconds", 0},
+                          {"faults_applied", 0},
+                          {"evidence", result.error().describe()}};
+    if (auto written =
+            reports::write_file_atomically(options.report_dir + "/sut.json", outcome.dump(2));
+        !written.ok())
+      std::cerr << "faultline sut sweep: " << written.error().describe() << "\n";
     const bool users = result.error().code == ErrorCode::kInvalidArgument;
     return options.metrics_options.finish("sut sweep", metrics->get(),
                                           users ? harness::kExitUsage : harness::kExitHarnessError);
@@ -213,6 +218,10 @@ void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
   command->add_option("--max-points", options->max_points, "At most this many points (0: all)");
   command->add_option("--deadline", options->deadline_seconds,
                       "Seconds a point may run (default: 3 clean runs and 5 s)");
+  command
+      ->add_option("--allow", options->allow,
+                   "Verdicts that fail no point, known in this stack: hang,undetected,...")
+      ->delimiter(',');
   command->add_option("--ok", options->checker.ok, "Regex the output of a correct run matches");
   command->add_option("--wrong", options->checker.wrong, "Regex the output of wrong data matches");
   command->add_option("--error", options->checker.error, "Regex of the line an error prints");
@@ -235,8 +244,8 @@ void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
       "  faultline sut exec --point ID -- ./app     (one point again, by its id)\n"
       "A clean run under `observe` maps every post and poll site; each family that applies is\n"
       "tried at a site's first, a middle and its last occurrence. Exit codes: 0 every point\n"
-      "detected or masked; 1 one was not; 2 a usage error or a clean run that did not pass;\n"
-      "3 the harness could not run it.");
+      "detected, masked or allowed (--allow); 1 one was not; 2 a usage error or a clean run\n"
+      "that did not pass; 3 the harness could not run it.");
   command->callback([options, &run] {
     options->command = program_command_line();
     run = [options] { return run_sut_sweep(*options); };

@@ -111,6 +111,7 @@ json sweep_section(const SweepResult& result, const SweepOptions& options) {
       {"stopped", result.stopped},
       {"seconds", result.seconds},
       {"families", sut::sweep_families()},
+      {"allow", options.allow},
       {"sites", sites},
       {"points", points}};
   section["score"] = score_of(section["points"]);

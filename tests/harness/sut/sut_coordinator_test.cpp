@@ -51,14 +51,22 @@ SuiteRun run_sut_suite(const TempDir& dir, const std::vector<std::string>& files
 
 TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][ofi]") {
   TempDir dir;
-  const auto [exit_code, report] = run_sut_suite(
-      dir, {"fi-pingpong-rdm-completion-error.json", "rc-pingpong-completion-error.json"},
-      " --sut-scenarios " + dir.path() + "/sut");
+  const auto [exit_code, report] =
+      run_sut_suite(dir,
+                    {"fi-pingpong-rdm-completion-error.json", "rc-pingpong-completion-error.json",
+                     "ofi-sum-sweep.json"},
+                    " --sut-scenarios " + dir.path() + "/sut");
   CHECK(exit_code == 0);
-  REQUIRE(report.at("scenarios").size() == 2);
+  REQUIRE(report.at("scenarios").size() == 3);
   for (const auto& scenario : report.at("scenarios")) {
     INFO(scenario.dump(2).substr(0, 3000));
-    if (scenario.at("id") == "sut.fi-pingpong.rdm.completion-error") {
+    if (scenario.at("id") == "sut.ofi-sum.sweep") {
+      // A sweep block: the agent ran `sut sweep`, each point detected or masked.
+      CHECK(scenario.at("verdict") == "pass");
+      const auto& program = scenario.at("sut").at("roles").at("program");
+      CHECK(program.at("faults_applied") == 6);
+      CHECK_THAT(program.at("evidence").get<std::string>(), Catch::StartsWith("6 fault points:"));
+    } else if (scenario.at("id") == "sut.fi-pingpong.rdm.completion-error") {
       CHECK(scenario.at("verdict") == "pass");
       const auto& roles = scenario.at("sut").at("roles");
       CHECK(roles.at("server").at("agent") == "agent-1");

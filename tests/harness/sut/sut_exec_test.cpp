@@ -1,5 +1,6 @@
 // faultline sut exec on real programs: fabtests' fi_pingpong under a completion error, a
 // filter that matches nothing, a hung and a crashing program, and usage errors.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -332,6 +333,15 @@ TEST_CASE("run --suite sut: the shipped SUT scenarios reach their expected verdi
     CHECK(server.at("instrumented").get<int>() > 0);
   }
   CHECK(seen);
+  // A sweep block: the program swept, its report beside the role's summary.
+  const auto swept = std::find_if(
+      report.at("scenarios").begin(), report.at("scenarios").end(),
+      [](const nlohmann::json& scenario) { return scenario.at("id") == "sut.ofi-sum.sweep"; });
+  REQUIRE(swept != report.at("scenarios").end());
+  CHECK(swept->at("verdict") == "pass");
+  const auto sweep_report = nlohmann::json::parse(
+      faultline::testing::read_text_file(dir.path() + "/sut.ofi-sum.sweep/program/report.json"));
+  CHECK(sweep_report.at("sweep").at("points").size() == 6);
   const std::string junit = faultline::testing::read_text_file(dir.path() + "/junit.xml");
   CHECK_THAT(junit, Catch::Contains("verdict pass (silent-corruption)"));
   const std::string summary = faultline::testing::read_text_file(dir.path() + "/summary.md");
@@ -359,7 +369,27 @@ TEST_CASE("sut run: a bad scenario file names the file, the field and what was e
            "/name"},
           {R"({"name": "s", "expect": "pass", "roles": [{"name": "../../r", "command": ["true"]}]})",
            "/roles/0/name"},
-          {R"({"name": "s", "name": "t", "expect": "pass", "roles": []})", "/name"}}) {
+          {R"({"name": "s", "name": "t", "expect": "pass", "roles": []})", "/name"},
+          // A sweep block: one role, no faults of its own, each field as `sut sweep` takes it.
+          {R"({"name": "s", "roles": [{"name": "a", "command": ["true"]},
+               {"name": "b", "command": ["true"]}], "sweep": {}})",
+           "/roles"},
+          {R"({"name": "s", "expect": "hang", "roles": [{"name": "r", "command": ["true"]}],
+               "sweep": {}})",
+           "/expect"},
+          {R"({"name": "s", "roles": [{"name": "r", "command": ["true"]}], "sweep": {"jobs": 0}})",
+           "/sweep/jobs"},
+          {R"({"name": "s", "roles": [{"name": "r", "command": ["true"]}], "sweep": {"point": 1}})",
+           "/sweep/point"},
+          {R"({"name": "s", "roles": [{"name": "r", "command": ["true"]}],
+               "sweep": {"allow": ["detected"]}})",
+           "/sweep/allow"},
+          {R"({"name": "s", "roles": [{"name": "r", "command": ["true"]}],
+               "sweep": {"profiles": ["no-such-nic"]}})",
+           "/sweep/profiles"},
+          {R"({"name": "s", "deadline_s": 100, "roles": [{"name": "r", "command": ["true"]}],
+               "sweep": {"budget": "2m"}})",
+           "/sweep/budget"}}) {
     std::ofstream(file) << text;
     const auto named = faultline::testing::run_command(std::string(FAULTLINE_BINARY) + " sut run " +
                                                        file + " --report-dir " + dir.path() + "/r");

@@ -84,9 +84,27 @@ TEST_CASE("sweep section: the score, the points and folded hung stacks", "[unit]
   CHECK(points[0].at("row") == "App::poll+0x10 [00000000] ibv_poll_cq RECV");
   CHECK(sweep::sweep_exit_code(section) == 1);
   // Each point is a report scenario: detected passes, the hang fails, not-run is skipped.
-  CHECK(sweep::point_scenario(points[0], 0).at("verdict") == "pass");
-  CHECK(sweep::point_scenario(points[1], 1).at("verdict") == "fail");
-  CHECK(sweep::point_scenario(points[3], 3).at("verdict") == "skip");
+  CHECK(sweep::point_scenario(points[0], section, 0).at("verdict") == "pass");
+  CHECK(sweep::point_scenario(points[1], section, 1).at("verdict") == "fail");
+  CHECK(sweep::point_scenario(points[3], section, 3).at("verdict") == "skip");
+}
+
+TEST_CASE("sweep section: an allowed verdict is xfail and fails no sweep, the others still do",
+          "[unit][sweep]") {
+  SweepOptions options = options_of(1);
+  options.allow = {"hang"};
+  const json section = sweep::sweep_section(a_sweep(), options);
+  CHECK(section.at("allow") == json::array({"hang"}));
+  const json hang = sweep::point_scenario(section.at("points")[1], section, 1);
+  CHECK(hang.at("verdict") == "xfail");
+  CHECK(hang.at("hint").get<std::string>().find("--allow") != std::string::npos);
+  // The silent corruption is not allowed: the sweep still fails.
+  CHECK(sweep::sweep_exit_code(section) == 1);
+  options.allow = {"hang", "silent-corruption"};
+  CHECK(sweep::sweep_exit_code(sweep::sweep_section(a_sweep(), options)) == 0);
+  CHECK(faultline::harness::sut::check_allowed_verdicts({"hang", "crashed"}).empty());
+  CHECK(faultline::harness::sut::check_allowed_verdicts({"detected"}).find("hang, undetected") !=
+        std::string::npos);
 }
 
 TEST_CASE("sweep section: changes since a baseline name each point whose verdict moved",

@@ -20,7 +20,7 @@ Error ofi_call_error(std::string call, ssize_t rc, const DeviceInfo* device, std
   if (code > 0 && code < FI_ERRNO_OFFSET) {
     error.sys_errno = code;
   } else {
-    error.native_name += std::string(" (") + fi_strerror(code) + ")";
+    error.native_name += std::string(" (") + api::strerror(code) + ")";
   }
   error.message = std::move(message);
   if (device != nullptr) {
@@ -37,7 +37,7 @@ std::string short_provider_name(const char* prov_name) {
 }
 
 InfoPtr make_hints(const std::string& provider) {
-  InfoPtr hints{fi_allocinfo()};
+  InfoPtr hints{api::dupinfo(nullptr)};
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps =
       FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND | FI_RECV;

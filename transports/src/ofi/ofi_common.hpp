@@ -9,6 +9,7 @@
 
 #include "faultline/core/status.hpp"
 #include "faultline/transports/transport.hpp"
+#include "libfabric_api.hpp"
 
 namespace faultline::transports::ofi {
 
@@ -25,7 +26,7 @@ template <typename T>
 using FidPtr = std::unique_ptr<T, FidCloser<T>>;
 
 struct InfoDeleter {
-  void operator()(fi_info* info) const { fi_freeinfo(info); }
+  void operator()(fi_info* info) const { api::freeinfo(info); }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 

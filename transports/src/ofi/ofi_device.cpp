@@ -12,7 +12,7 @@ Result<std::unique_ptr<OfiDevice>> OfiDevice::open(InfoPtr info) {
   DeviceInfo device_info = device_info_from(*info);
   std::unique_ptr<OfiDevice> device(new OfiDevice(std::move(info), std::move(device_info)));
   fid_fabric* fabric = nullptr;
-  if (int rc = fi_fabric(device->info_->fabric_attr, &fabric, nullptr); rc != 0) {
+  if (int rc = api::fabric(device->info_->fabric_attr, &fabric, nullptr); rc != 0) {
     return ofi_call_error("fi_fabric", rc, &device->device_info_);
   }
   device->fabric_.reset(fabric);

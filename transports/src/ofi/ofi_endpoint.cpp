@@ -102,7 +102,7 @@ Result<std::unique_ptr<OfiEndpoint>> OfiEndpoint::create(OfiDevice& device,
 
   std::unique_ptr<OfiEndpoint> endpoint(new OfiEndpoint(device, config));
   endpoint->post_limits_ = endpoint->post_limits();
-  InfoPtr ep_info{fi_dupinfo(&device.fabric_info())};
+  InfoPtr ep_info{api::dupinfo(&device.fabric_info())};
   ep_info->tx_attr->size = config.send_depth;
   ep_info->rx_attr->size = config.recv_depth;
   ep_info->tx_attr->iov_limit = config.max_send_sge;
@@ -503,7 +503,7 @@ Status OfiEndpoint::progress() {
       complete_unsubmitted(ctx, completion_status_from_ofi_error(static_cast<int>(-rc)),
                            static_cast<int>(-rc),
                            std::string(submit_call(ctx->is_recv, ctx->op)) +
-                               " failed on retry: " + fi_strerror(static_cast<int>(-rc)));
+                               " failed on retry: " + api::strerror(static_cast<int>(-rc)));
     }
   }
   // Not zeroed: fi_cq_read fills what it returns, and this runs on every spin of a poll.

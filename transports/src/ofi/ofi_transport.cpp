@@ -26,7 +26,7 @@ struct InfoList {
 InfoList get_info(const std::string& provider) {
   InfoPtr hints = make_hints(provider);
   fi_info* info = nullptr;
-  int rc = fi_getinfo(kOfiApiVersion, nullptr, nullptr, 0, hints.get(), &info);
+  int rc = api::getinfo(kOfiApiVersion, nullptr, nullptr, 0, hints.get(), &info);
   if (rc == -FI_ENODATA) return {nullptr, {}};
   if (rc != 0) return {nullptr, ofi_call_error("fi_getinfo", rc, nullptr)};
   return {InfoPtr{info}, {}};
@@ -90,7 +90,7 @@ class OfiTransport final : public Transport {
     }
     if (short_provider_name(chosen->fabric_attr->prov_name) == "shm")
       remove_own_stale_shm_regions_once();
-    InfoPtr single{fi_dupinfo(chosen)};
+    InfoPtr single{api::dupinfo(chosen)};
     auto device = OfiDevice::open(std::move(single));
     if (!device.ok()) return std::move(device).take_error();
     return std::unique_ptr<Device>(std::move(device).value());

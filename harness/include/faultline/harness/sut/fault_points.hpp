@@ -46,6 +46,11 @@ std::vector<CallSite> call_sites(const std::vector<nlohmann::json>& events);
 /// (sends posted inline, or injected, posted without), and `limits` (a target NIC's caps).
 const std::vector<std::string>& sweep_families();
 
+/// The verdicts a sweep can be told to allow (--allow, a sweep block's `allow`): hang,
+/// undetected, silent-corruption, crashed, fail. "" when `verdicts` are all of them, else
+/// which one is not.
+std::string check_allowed_verdicts(const std::vector<std::string>& verdicts);
+
 /// The families that apply at `site`, in sweep_families' order.
 std::vector<std::string> families_at(const CallSite& site);
 

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +20,17 @@ struct RoleLaunch {
   nlohmann::json faults = nlohmann::json::array();
   double deadline_seconds = 30;
   Checker checker;  ///< the judged role's; empty for the others
+  /// A sweep scenario's `faultline sut sweep` options: the role runs under the sweep (its
+  /// report in DIR, its outcome in DIR/sut.json as a role's) instead of once.
+  std::optional<std::vector<std::string>> sweep;
 };
 
-/// Starts `faultline sut exec` for the role (its own process group, its output in
-/// DIR/sut-exec.log); SIGTERM to the returned pid stops it the way a deadline does.
+/// The launch of `role` of `scenario` on this machine, its placeholders `values`.
+RoleLaunch role_launch(const SutScenario& scenario, const SutRole& role, const Placeholders& values,
+                       std::string faultline_binary, std::string dir);
+
+/// Starts `faultline sut exec` (or `sut sweep`) for the role (its own process group, its output
+/// in DIR/sut-exec.log); SIGTERM to the returned pid stops it the way a deadline does.
 Result<pid_t> start_role(const RoleLaunch& launch);
 
 /// The sut.json `sut exec` wrote into `dir`, whole (null when there is none).

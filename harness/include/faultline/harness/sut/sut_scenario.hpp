@@ -1,6 +1,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct SutScenario {
   double deadline_seconds = 30;
   double grace_seconds = 5;  ///< how long the others may run on once the judged role ended
   Checker checker;
+  /// A `sweep` block: its one role runs under `faultline sut sweep` with these options (the
+  /// block's fields as the command's flags) instead of once; it passes when every point is
+  /// detected, masked or allowed. nullopt: the roles run once.
+  std::optional<std::vector<std::string>> sweep;
 };
 
 /// Loads and checks one scenario file; errors name the file, the field and what was expected.

@@ -37,6 +37,9 @@ struct SweepOptions {
   std::string report_dir;
   unsigned shard_index = 1;  ///< this shard's points: those whose number is index - 1 mod count
   unsigned shard_count = 1;
+  /// Verdicts beyond detected and masked that do not fail the sweep (--allow hang: a known
+  /// weakness of the stack); their points are xfail in the report.
+  std::vector<std::string> allow;
 };
 
 /// The points to try: each family at each site (first, middle, last occurrence, or all), and
@@ -94,8 +97,8 @@ Result<nlohmann::json> merge_sections(const std::vector<nlohmann::json>& section
 /// A sweep's report directory, written as the sweep goes: report.json (one scenario per point,
 /// tagged `sweep`, and the `sweep` section), junit.xml (one testcase per point, named by site,
 /// family and occurrence: the same from run to run), summary.md (the score and the matrix) and
-/// the metrics (faultline_sweep_points_total{verdict}). Each write is atomic; one that fails is
-/// the error of the call.
+/// the metrics (faultline_sweep_points_total{verdict}); at the end sut.json (sweep_outcome).
+/// Each write is atomic; one that fails is the error of the call.
 class SweepReport {
  public:
   SweepReport(std::string report_dir, reports::Metrics* metrics);
@@ -113,12 +116,19 @@ class SweepReport {
 };
 
 /// A point of a sweep section as a report scenario: pass when the program detected or masked
-/// the fault, fail when it hung, crashed, went on unknowing or corrupted data, skip when the
-/// fault was not reached or the point did not run.
-nlohmann::json point_scenario(const nlohmann::json& point, size_t run_id);
+/// the fault, fail when it hung, crashed, went on unknowing or corrupted data (xfail when the
+/// section's `allow` names that verdict), skip when the fault was not reached or the point did
+/// not run.
+nlohmann::json point_scenario(const nlohmann::json& point, const nlohmann::json& section,
+                              size_t run_id);
 
-/// The exit code of a sweep: 0 when every point that ran passed as point_scenario says, 1
-/// otherwise.
+/// The sweep as one role of a SUT scenario (a `sweep` block; sut.json of its report directory):
+/// verdict pass when sweep_exit_code is 0, else the worst verdict of a point that failed; the
+/// score and the failed points as evidence.
+nlohmann::json sweep_outcome(const nlohmann::json& section);
+
+/// The exit code of a sweep: 0 when every point that ran passed (or is allowed) as
+/// point_scenario says, 1 otherwise.
 int sweep_exit_code(const nlohmann::json& section);
 
 }  // namespace faultline::harness::sweep

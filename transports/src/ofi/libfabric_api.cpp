@@ -1,0 +1,83 @@
+#include "libfabric_api.hpp"
+
+#include <dlfcn.h>
+#include <rdma/fi_errno.h>
+
+#include <string>
+
+namespace faultline::transports::ofi::api {
+
+namespace {
+
+struct Libfabric {
+  decltype(&::fi_getinfo) getinfo = nullptr;
+  decltype(&::fi_fabric) fabric = nullptr;
+  decltype(&::fi_dupinfo) dupinfo = nullptr;
+  decltype(&::fi_freeinfo) freeinfo = nullptr;
+  decltype(&::fi_strerror) strerror = nullptr;
+  std::string why_not;  ///< set when libfabric.so.1 or one of its symbols is missing
+};
+
+template <typename Function>
+bool resolve(void* library, const char* name, Function& function) {
+  function = reinterpret_cast<Function>(dlsym(library, name));
+  return function != nullptr;
+}
+
+// Loaded once (a thread-safe static), kept for the process's life: its objects may outlive
+// any one caller. dlsym gives each symbol's default version, the one linking would have bound.
+const Libfabric& libfabric() {
+  static const Libfabric loaded = [] {
+    Libfabric api;
+    void* library = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      const char* error = dlerror();
+      api.why_not = "libfabric.so.1 cannot be loaded: " +
+                    std::string(error != nullptr ? error : "dlopen failed");
+      return api;
+    }
+    if (!resolve(library, "fi_getinfo", api.getinfo) ||
+        !resolve(library, "fi_fabric", api.fabric) ||
+        !resolve(library, "fi_dupinfo", api.dupinfo) ||
+        !resolve(library, "fi_freeinfo", api.freeinfo) ||
+        !resolve(library, "fi_strerror", api.strerror)) {
+      api = Libfabric{};
+      api.why_not =
+          "libfabric.so.1 lacks a function faultline calls (fi_getinfo, fi_fabric, "
+          "fi_dupinfo, fi_freeinfo, fi_strerror): is it libfabric 1.x?";
+    }
+    return api;
+  }();
+  return loaded;
+}
+
+}  // namespace
+
+int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags,
+            const fi_info* hints, fi_info** info) {
+  const Libfabric& api = libfabric();
+  return api.getinfo != nullptr ? api.getinfo(version, node, service, flags, hints, info)
+                                : -FI_ENOSYS;
+}
+
+int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) {
+  const Libfabric& api = libfabric();
+  return api.fabric != nullptr ? api.fabric(attr, fabric, context) : -FI_ENOSYS;
+}
+
+fi_info* dupinfo(const fi_info* info) {
+  const Libfabric& api = libfabric();
+  return api.dupinfo != nullptr ? api.dupinfo(info) : nullptr;
+}
+
+void freeinfo(fi_info* info) {
+  const Libfabric& api = libfabric();
+  if (api.freeinfo != nullptr && info != nullptr) api.freeinfo(info);
+}
+
+const char* strerror(int errnum) {
+  const Libfabric& api = libfabric();
+  return api.strerror != nullptr ? api.strerror(errnum) : api.why_not.c_str();
+}
+
+}  // namespace faultline::transports::ofi::api
