@@ -106,6 +106,7 @@ def host_rows(table, host):
                     size_label(measured["status_check"]["size"]),
                     median_of(reps, "checked", "median_us"),
                     median_of(reps, "unchecked", "median_us"), 1.01, True, "us")
+    sut_rows(table, host.get("sut"))
     control = host.get("control")
     if control is None:
         return
@@ -115,6 +116,26 @@ def host_rows(table, host):
                        f"{control['join_seconds']:.2f} s; {control['pair_runs']} no-traffic pair "
                        f"runs over all pairs in {control['all_pairs_seconds']:.2f} s; one run "
                        f"start to verdict {control['run_without_steps_ms']:.0f} ms")
+
+
+def sut_rows(table, sut):
+    """faultline around a program: what `sut exec` adds to one run, what a sweep adds a point
+    beyond its programs' own run times, and a sweep two points at a time against one."""
+    if sut is None:
+        return
+    reps = sut["exec"]
+    added = 1000 * (median_of(reps, "exec", "seconds") - median_of(reps, "bare", "seconds"))
+    table.value("sut exec around fi_info -p tcp vs bare", "start-up and teardown (median)",
+                added, 50, "ms")
+    reps = sut["sweep"]
+    per_point = statistics.median(
+        1000 * (r["one"]["seconds"] - r["one"]["programs_seconds"]) / r["one"]["points"]
+        for r in reps)
+    table.value(f"sut sweep of tests/sut/ofi_sum.c, {reps[0]['one']['points']} points",
+                "faultline's time a point beyond the programs' (median)", per_point, 150, "ms")
+    table.ratio("sut sweep --jobs 2 vs --jobs 1", f"{reps[0]['one']['points']} points",
+                median_of(reps, "two", "seconds"), median_of(reps, "one", "seconds"), 1.0, True,
+                "s")
 
 
 def allreduce_rows(table, provider, samples):

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Measures faultline against the reference tools, interleaved, in one run on one machine.
 
-  measure.py host --faultline BIN --mpi-allreduce BIN --out FILE [--repetitions N] [--quick]
+  measure.py host --faultline BIN --mpi-allreduce BIN --ofi-sum BIN --out FILE
+                  [--repetitions N] [--quick] [--only allreduce|sut]
       ofi tcp and shm against fi_pingpong; the idle fault decorator; the control plane;
       ring allreduce against Open MPI's (mtl ofi on tcp, btl vader for shm: mpi_allreduce.c)
-      and what checking every completion's status costs it
+      and what checking every completion's status costs it; `sut exec` around a program
+      against the program bare, and a sweep's time a point beyond its programs' own
   measure.py rxe --faultline BIN --out FILE [--repetitions N] [--quick]
       verbs on rxe0 against perftest's ib_send_lat and ib_write_bw (inside the Soft-RoCE guest)
 
@@ -189,8 +191,53 @@ def interposer_cost(binary, provider, sizes, repetitions, iterations):
     return samples
 
 
+# --- faultline around a program: `sut exec` and a sweep's points ----------------------------
+
+def timed(command):
+    """Wall seconds of a command whose exit code is a verdict (not checked here)."""
+    start = time.monotonic()
+    subprocess.run(command, capture_output=True, timeout=600)
+    return time.monotonic() - start
+
+
+def sut_exec_cost(binary, repetitions):
+    """`fi_info -p tcp` bare against the same under `faultline sut exec` with no fault."""
+    program = ["fi_info", "-p", "tcp"]
+
+    def wrapped():
+        folder = tempfile.mkdtemp(prefix="faultline-bench-exec-")
+        return {"seconds": timed([binary, "sut", "exec", "--report-dir", folder, "--", *program])}
+
+    return interleaved(repetitions, ("bare", lambda: {"seconds": timed(program)}),
+                       ("exec", wrapped))
+
+
+def sweep_cost(binary, program, points, repetitions):
+    """Sweeps of `points` points of tests/sut/ofi_sum.c, one point at a time and two: each
+    sweep's wall time beside its programs' own (the clean run's and every point's, as each
+    `sut exec` timed its program)."""
+    def one(jobs):
+        folder = tempfile.mkdtemp(prefix="faultline-bench-sweep-")
+        seconds = timed([binary, "sut", "sweep", "--max-points", str(points), "--jobs", str(jobs),
+                         "--ok", "sum=4177920", "--report-dir", folder, "--", program])
+        section = json.loads((pathlib.Path(folder) / "report.json").read_text())["sweep"]
+        own = section["clean"]["seconds"] + sum(p["seconds"] for p in section["points"])
+        return {"seconds": seconds, "programs_seconds": own, "points": len(section["points"])}
+
+    return interleaved(repetitions, ("one", lambda: one(1)), ("two", lambda: one(2)))
+
+
+def sut(args):
+    print("== faultline around a program: sut exec, a sweep's points", flush=True)
+    return {"exec": sut_exec_cost(args.faultline, args.repetitions),
+            "sweep": sweep_cost(args.faultline, args.ofi_sum, 10 if args.quick else 20,
+                                args.repetitions)}
+
+
 def host(args):
     quick = args.quick
+    if args.only == "sut":
+        return {"machine": machine(), "ofi": {}, "sut": sut(args)}
     latency_sizes = [8, 64, 512, 4096, 65536]
     bandwidth_sizes = [65536, 1 << 20, 4 << 20]
     lat_iterations = (lambda size: 1000) if quick else (lambda size: 10000)
@@ -231,6 +278,7 @@ def host(args):
             args.faultline, provider, [8, 4096], args.repetitions, 2000 if quick else 20000)
     if args.only == "allreduce":
         return result
+    result["sut"] = sut(args)
     print("== control plane", flush=True)
     result["control"] = faultline(args.faultline, "control", "--agents", "4" if quick else "16",
                                   "--barriers", "200", "--repetitions", str(args.repetitions))
@@ -342,10 +390,11 @@ def main():
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--device", default="rxe0")
     parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
-    parser.add_argument("--only", choices=["allreduce"], help="host: only the allreduce part")
+    parser.add_argument("--ofi-sum", help="tests/sut/ofi_sum.c built with status checks (host)")
+    parser.add_argument("--only", choices=["allreduce", "sut"], help="host: only that part")
     args = parser.parse_args()
-    if args.where == "host" and not args.mpi_allreduce:
-        parser.error("host needs --mpi-allreduce")
+    if args.where == "host" and not (args.mpi_allreduce and args.ofi_sum):
+        parser.error("host needs --mpi-allreduce and --ofi-sum")
     result = host(args) if args.where == "host" else rxe(args)
     result["repetitions"] = args.repetitions
     result["quick"] = args.quick

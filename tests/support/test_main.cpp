@@ -3,11 +3,9 @@
 
 #include <iostream>
 
-#include "faultline/transports/library_signal_handlers.hpp"
 #include "support/skip.hpp"
 
 int main(int argc, char** argv) {
-  faultline::transports::restore_default_signal_actions();
   // Catch2 returns the number of failed assertions; any count must read as a failure, never
   // as the skip code.
   const int failures = Catch::Session().run(argc, argv);

@@ -8,7 +8,6 @@
 
 #include "faultline/core/closest_names.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
-#include "faultline/transports/library_signal_handlers.hpp"
 #include "options/commands.hpp"
 
 namespace {
@@ -69,7 +68,6 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  faultline::transports::restore_default_signal_actions();
   try {
     return run_cli(argc, argv);
   } catch (const std::exception& e) {

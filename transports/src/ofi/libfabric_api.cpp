@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <rdma/fi_errno.h>
 
+#include <csignal>
+#include <iterator>
 #include <string>
 
 namespace faultline::transports::ofi::api {
@@ -18,6 +20,20 @@ struct Libfabric {
   std::string why_not;  ///< set when libfabric.so.1 or one of its symbols is missing
 };
 
+// Debian's libfabric links libpsm2 and libpsm_infinipath, whose load-time constructors take
+// over SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT and SIGTERM (a backtrace, a .btr file in the
+// working directory, exit(1)): a crash would look like an ordinary exit, and SIGTERM would run
+// exit handlers under live threads. dlopen runs them; the actions the process had before are
+// put back after it (HFI_NO_BACKTRACE would have to be set before the process started).
+void* open_keeping_signal_actions(const char* file) {
+  constexpr int kTaken[] = {SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT, SIGTERM};
+  struct sigaction before[std::size(kTaken)] = {};
+  for (size_t i = 0; i < std::size(kTaken); ++i) sigaction(kTaken[i], nullptr, &before[i]);
+  void* library = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+  for (size_t i = 0; i < std::size(kTaken); ++i) sigaction(kTaken[i], &before[i], nullptr);
+  return library;
+}
+
 template <typename Function>
 bool resolve(void* library, const char* name, Function& function) {
   function = reinterpret_cast<Function>(dlsym(library, name));
@@ -29,7 +45,7 @@ bool resolve(void* library, const char* name, Function& function) {
 const Libfabric& libfabric() {
   static const Libfabric loaded = [] {
     Libfabric api;
-    void* library = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    void* library = open_keeping_signal_actions("libfabric.so.1");
     if (library == nullptr) {
       const char* error = dlerror();
       api.why_not = "libfabric.so.1 cannot be loaded: " +
