@@ -91,8 +91,8 @@ struct MonitorMetrics::Impl {
                     .Register(registry)),
         agent_rtt(prometheus::BuildGauge()
                       .Name("faultline_monitor_agent_rtt_seconds")
-                      .Help("An agent's round trips: the median of its pairs' p50 (quantile "
-                            "0.5), the largest of their p99 (0.99)")
+                      .Help("An agent's round trips: the median of its pairs' p50 (percentile "
+                            "p50), the largest of their p99 (p99)")
                       .Register(registry)),
         agent_pairs(prometheus::BuildGauge()
                         .Name("faultline_monitor_agent_pairs")
@@ -172,9 +172,9 @@ void MonitorMetrics::count_round(const json& section) {
               {{"agent", name}, {"rail", text(agent, "rail")}})
         .Set(agent.value("suspect", false) ? 0 : 1);
     if (agent.contains("rtt_p50_seconds")) {
-      series_of(m.agent_rtt, m.rtt_series, rtt, {{"agent", name}, {"quantile", "0.5"}})
+      series_of(m.agent_rtt, m.rtt_series, rtt, {{"agent", name}, {"percentile", "p50"}})
           .Set(number(agent, "rtt_p50_seconds"));
-      series_of(m.agent_rtt, m.rtt_series, rtt, {{"agent", name}, {"quantile", "0.99"}})
+      series_of(m.agent_rtt, m.rtt_series, rtt, {{"agent", name}, {"percentile", "p99"}})
           .Set(number(agent, "rtt_p99_seconds"));
     }
     const double all = number(agent, "pairs");

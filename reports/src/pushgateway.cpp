@@ -11,21 +11,44 @@ namespace faultline::reports {
 
 namespace {
 
-// "http://host:9091/" -> ("http://host", "9091"); nullopt without a port.
-std::optional<std::pair<std::string, std::string>> host_and_port(const std::string& url) {
-  std::string trimmed = url;
-  while (!trimmed.empty() && trimmed.back() == '/') trimmed.pop_back();
-  const size_t colon = trimmed.rfind(':');
-  const size_t scheme = trimmed.find("://");
-  if (colon == std::string::npos || (scheme != std::string::npos && colon <= scheme + 2))
-    return std::nullopt;
-  return std::pair{trimmed.substr(0, colon), trimmed.substr(colon + 1)};
+using CurlUrl = std::unique_ptr<CURLU, decltype(&curl_url_cleanup)>;
+
+// One part of a parsed URL ("" when it has none).
+std::string url_part(const CurlUrl& url, CURLUPart part) {
+  char* text = nullptr;
+  if (curl_url_get(url.get(), part, &text, 0) != CURLUE_OK || text == nullptr) return "";
+  std::string copy = text;
+  curl_free(text);
+  return copy;
 }
 
-Error bad_url(const PushGroup& group) {
-  return Error{ErrorCode::kInvalidArgument,
-               "--pushgateway " + group.url + ": expected http://HOST:PORT"};
+}  // namespace
+
+Result<std::string> pushgateway_base(const std::string& url) {
+  const auto bad = [&](const std::string& why) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "expected http://HOST[:PORT][/PATH] (or https), got '" + url + "': " + why};
+  };
+  CurlUrl parsed(curl_url(), curl_url_cleanup);
+  if (!parsed) return Error{ErrorCode::kInternal, "curl_url failed"};
+  if (const CURLUcode code = curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0);
+      code != CURLUE_OK)
+    return bad(curl_url_strerror(code));
+  const std::string scheme = url_part(parsed, CURLUPART_SCHEME);
+  if (scheme != "http" && scheme != "https") return bad("the scheme is " + scheme);
+  if (url_part(parsed, CURLUPART_HOST).empty()) return bad("no host");
+  if (!url_part(parsed, CURLUPART_QUERY).empty() || !url_part(parsed, CURLUPART_FRAGMENT).empty())
+    return bad("a query or fragment");
+  if (!url_part(parsed, CURLUPART_USER).empty()) return bad("a user name");
+  const std::string port = url_part(parsed, CURLUPART_PORT);
+  if (!port.empty() && (port.size() > 5 || std::stoul(port) < 1 || std::stoul(port) > 65535))
+    return bad("port " + port);
+  std::string base = url_part(parsed, CURLUPART_URL);
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base;
 }
+
+namespace {
 
 // The most an answer may carry: a gateway's API answer for a few thousand series is far less.
 constexpr size_t kLargestAnswer = 16 << 20;
@@ -138,10 +161,9 @@ std::string grouping_value(const std::string& text) {
 }
 
 Result<nlohmann::json> read_push_group(const PushGroup& group, std::chrono::milliseconds timeout) {
-  const auto where = host_and_port(group.url);
-  if (!where) return bad_url(group);
-  auto body =
-      http_request("GET", where->first + ":" + where->second + "/api/v1/metrics", "", timeout);
+  auto base = pushgateway_base(group.url);
+  if (!base.ok()) return std::move(base).take_error();
+  auto body = http_request("GET", base.value() + "/api/v1/metrics", "", timeout);
   if (!body.ok()) return body.error();
   nlohmann::json grouping = {{"job", group.job}};
   for (const auto& [label, value] : group.labels) grouping[label] = value;
@@ -161,11 +183,10 @@ Result<nlohmann::json> read_push_group(const PushGroup& group, std::chrono::mill
 
 Status push_group(const PushGroup& group, const std::shared_ptr<prometheus::Registry>& registry,
                   std::chrono::milliseconds timeout) {
-  const auto where = host_and_port(group.url);
-  if (!where) return bad_url(group);
+  auto base = pushgateway_base(group.url);
+  if (!base.ok()) return std::move(base).take_error();
   const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
-  auto pushed =
-      http_request("PUT", where->first + ":" + where->second + group_path(group), text, timeout);
+  auto pushed = http_request("PUT", base.value() + group_path(group), text, timeout);
   if (!pushed.ok()) {
     Error error = std::move(pushed).take_error();
     error.message = "the push of " + group.describe() + ": " + error.message;

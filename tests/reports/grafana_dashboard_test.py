@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The dashboard has the structure Grafana's import of a classic dashboard JSON requires
 (Grafana is not in Debian, so none loads it here): uid, title, an integer schemaVersion,
-templating with a Prometheus datasource variable that every panel and query variable uses,
+an `__inputs` datasource the import asks for, templating with a Prometheus datasource
+variable (defaulting to that input) that every panel and query variable uses,
 panels with unique integer ids, a known type, a gridPos inside the 24 columns that overlaps
 no other panel, targets with unique refIds and an expression, a unit on every panel, and no
 $variable that is neither defined nor one of Grafana's own.
@@ -32,6 +33,12 @@ names = {v.get("name") for v in variables}
 datasource = [v for v in variables if v.get("type") == "datasource"]
 need(len(datasource) == 1 and datasource[0].get("query") == "prometheus",
      "templating: one datasource variable of type prometheus")
+# The import asks for the data source (an __inputs entry) and the variable defaults to it.
+inputs = [i for i in dashboard.get("__inputs", []) if i.get("type") == "datasource"]
+need(len(inputs) == 1 and inputs[0].get("pluginId") == "prometheus",
+     "__inputs: one prometheus datasource for the import to ask for")
+need(bool(inputs) and bool(datasource) and datasource[0].get("current", {}).get("value") ==
+     "${" + inputs[0].get("name", "") + "}", "the datasource variable defaults to the input")
 source = "${" + datasource[0]["name"] + "}" if datasource else None
 for variable in variables:
     if variable.get("type") != "query":

@@ -29,12 +29,18 @@ using nlohmann::json;
 
 namespace {
 
+// A real gateway; `prefix` serves it under a path, as behind a reverse proxy.
 struct Pushgateway {
   int port = free_port();
-  BackgroundProcess process{"exec prometheus-pushgateway --web.listen-address=" +
-                            local_address(port)};
-  Pushgateway() { REQUIRE(process.wait_for_output("Listening on", std::chrono::seconds(20))); }
-  std::string url() const { return "http://" + local_address(port); }
+  std::string prefix;
+  BackgroundProcess process;
+  explicit Pushgateway(std::string route_prefix = "")
+      : prefix(std::move(route_prefix)),
+        process("exec prometheus-pushgateway --web.listen-address=" + local_address(port) +
+                (prefix.empty() ? "" : " --web.route-prefix=" + prefix)) {
+    REQUIRE(process.wait_for_output("Listening on", std::chrono::seconds(20)));
+  }
+  std::string url() const { return "http://" + local_address(port) + prefix; }
 };
 
 MetricsPlan links_plan() {
@@ -109,6 +115,26 @@ TEST_CASE("pushed counters continue from run to run in their own group", "[integ
   one_failing_run(gateway.url(), "node7");
   CHECK(held(gateway.url(), "node7", "faultline_last_success_timestamp_seconds") == succeeded);
   CHECK(held(gateway.url(), "node7", "faultline_scenarios_total", {{"verdict", "fail"}}) == 4);
+}
+
+TEST_CASE("a gateway behind a path prefix is pushed to and read there", "[integration]") {
+  Pushgateway gateway("/pushgateway");
+  one_failing_run(gateway.url() + "/", "node7");
+  CHECK(held(gateway.url(), "node7", "faultline_scenarios_total", {{"verdict", "fail"}}) == 1);
+}
+
+TEST_CASE("a Pushgateway URL is taken as curl parses it: a port and a path when given", "[unit]") {
+  CHECK(pushgateway_base("http://pushgateway").value() == "http://pushgateway");
+  CHECK(pushgateway_base("http://127.0.0.1:9091/").value() == "http://127.0.0.1:9091");
+  CHECK(pushgateway_base("https://gw.example/metrics-in/").value() ==
+        "https://gw.example/metrics-in");
+  for (const char* wrong : {"pushgateway:9091", "ftp://gw:21", "http://:9091", "http://gw:0",
+                            "http://gw:70000", "http://gw/?x=1", "http://user@gw:9091", ""}) {
+    const auto base = pushgateway_base(wrong);
+    INFO(wrong);
+    REQUIRE_FALSE(base.ok());
+    CHECK_THAT(base.error().message, Catch::StartsWith("expected http://HOST[:PORT][/PATH]"));
+  }
 }
 
 TEST_CASE("what a gateway holds in another shape is not taken", "[integration]") {

@@ -19,9 +19,10 @@ void MetricsOptions::add_to(CLI::App* app, bool with_push) {
   if (with_push) {
     app->add_option(
            "--pushgateway", pushgateway,
-           "Push the metrics to this Pushgateway (http://HOST:PORT) as the run goes, grouped by "
+           "Push the metrics to this Pushgateway (http://HOST[:PORT][/PATH]) as the run goes, "
+           "grouped by "
            "job, instance (this host) and suite")
-        ->check(http_host_port());
+        ->check(pushgateway_url());
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/labels.hpp"
+#include "faultline/reports/pushgateway.hpp"
 
 namespace faultline::cli {
 
@@ -42,22 +43,13 @@ CLI::Validator whole_number() {
       "0..2^64-1");
 }
 
-CLI::Validator http_host_port() {
+CLI::Validator pushgateway_url() {
   return CLI::Validator(
       [](const std::string& text) -> std::string {
-        const std::string scheme = "http://";
-        std::string rest = text.rfind(scheme, 0) == 0 ? text.substr(scheme.size()) : "";
-        while (!rest.empty() && rest.back() == '/') rest.pop_back();
-        const size_t colon = rest.rfind(':');
-        unsigned port = 0;
-        const char* end = rest.data() + rest.size();
-        const bool port_ok = colon != std::string::npos && colon > 0 &&
-                             std::from_chars(rest.data() + colon + 1, end, port).ptr == end &&
-                             port >= 1 && port <= 65535 && colon + 1 < rest.size();
-        if (!port_ok) return "expected http://HOST:PORT, got '" + text + "'";
-        return "";
+        auto base = reports::pushgateway_base(text);
+        return base.ok() ? "" : base.error().message;
       },
-      "http://HOST:PORT");
+      "http://HOST[:PORT][/PATH]");
 }
 
 CLI::Validator agent_label() {

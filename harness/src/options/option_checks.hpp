@@ -20,8 +20,9 @@ CLI::Validator whole_number();
 /// An agent's --name or --rail as reports hold it: 1 to 64 of A-Z a-z 0-9 . _ : @ + -.
 CLI::Validator agent_label();
 
-/// An http URL with a host and a port (http://HOST:PORT, a trailing slash allowed), checked
-/// when the command line is read rather than when the run is over (the Pushgateway).
-CLI::Validator http_host_port();
+/// A Pushgateway's URL (reports::pushgateway_base: http or https, a host, a port and a path
+/// prefix if it has them), checked when the command line is read rather than when the run is
+/// over.
+CLI::Validator pushgateway_url();
 
 }  // namespace faultline::cli

@@ -129,6 +129,17 @@ std::optional<reports::DirectoryLock> lock_report_dir(const std::string& report_
   return std::nullopt;
 }
 
+// Why a run was skipped, without the "AGENT (role): " its side's words begin with, so one
+// reason on many pairs reads as one.
+std::string skip_reason(const ScenarioRun& run) {
+  for (const auto& agent : run.agents) {
+    if (run.observed.rfind(agent + " (", 0) != 0) continue;
+    const size_t end = run.observed.find("): ", agent.size());
+    if (end != std::string::npos) return run.observed.substr(end + 3);
+  }
+  return run.observed;
+}
+
 void print_summary(const std::vector<ScenarioRun>& runs, const std::string& report_path,
                    std::ostream& out) {
   std::map<std::string, int> counts;
@@ -154,8 +165,20 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
   out << "\n" << runs.size() << " scenario runs:";
   for (const auto& [verdict, count] : counts) out << " " << count << " " << verdict;
   out << "\nreport: " << report_path << "\n";
+  // Skips are told once per reason, with how many and which (a suite over the wrong transport
+  // skips dozens of runs for one reason); the other verdicts run by run.
+  std::map<std::string, std::vector<const ScenarioRun*>> skipped;
+  for (const auto& run : runs)
+    if (run.verdict == Verdict::kSkip) skipped[skip_reason(run)].push_back(&run);
+  for (const auto& [reason, which] : skipped) {
+    out << "\n" << which.size() << " skipped: " << reason << "\n  ";
+    for (size_t i = 0; i < which.size() && i < 3; ++i)
+      out << (i == 0 ? "" : ", ") << which[i]->scenario << " (" << who(*which[i]) << ")";
+    if (which.size() > 3) out << " and " << which.size() - 3 << " more";
+    out << "\n";
+  }
   for (const auto& run : runs) {
-    if (run.verdict == Verdict::kPass) continue;
+    if (run.verdict == Verdict::kPass || run.verdict == Verdict::kSkip) continue;
     out << "\n" << run.scenario << " (" << who(run) << "): " << to_string(run.verdict);
     // A skip has no expectation or evidence: no empty lines for them.
     for (const auto& [label, text] :

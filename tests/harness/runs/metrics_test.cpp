@@ -65,6 +65,22 @@ double wait_for_value(const std::string& prometheus, const std::string& query, d
   return value;
 }
 
+// What `port`'s /metrics serves (kept in DIR/exposition.txt), checked by promtool's lint.
+struct Lint {
+  std::string exposition;
+  faultline::testing::CommandResult promtool;
+};
+
+Lint lint_endpoint(const std::string& dir, int port) {
+  const std::string file = dir + "/exposition.txt";
+  const auto scraped = run_command(
+      "/usr/bin/python3 -c 'import sys, urllib.request; "
+      "sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' http://" +
+      local(port) + "/metrics > " + file);
+  REQUIRE(scraped.exit_code == 0);
+  return {read_text_file(file), run_command("promtool check metrics < " + file + " 2>&1")};
+}
+
 struct Prometheus {
   TempDir dir;
   int port = free_port();
@@ -156,6 +172,26 @@ TEST_CASE("Prometheus scrapes an agent and the coordinator: scenarios by verdict
   CHECK(wait_for_value(prometheus.address(),
                        "count(faultline_completions_total" + coordinator_selector + " == 0)",
                        1) >= 10);
+  // What both endpoints expose passes promtool's lint (names, units, _total, labels).
+  for (const int metrics_port : {agent_metrics, coordinator_metrics}) {
+    const Lint lint = lint_endpoint(dir.path(), metrics_port);
+    CHECK_THAT(lint.exposition, Catch::Contains("faultline_scenarios_total"));
+    INFO(lint.promtool.out);
+    CHECK(lint.promtool.exit_code == 0);
+  }
+}
+
+TEST_CASE("faultline run's metrics endpoint passes promtool's lint", "[integration][ofi]") {
+  TempDir dir;
+  const int metrics_port = free_port();
+  BackgroundProcess run("exec " + kFaultline + " run inline.workload-inline-on --report-dir " +
+                        dir.path() + " --metrics-port " + std::to_string(metrics_port) +
+                        " --metrics-linger 30");
+  REQUIRE(run.wait_for_output("scenario runs:", std::chrono::seconds(60)));
+  const Lint lint = lint_endpoint(dir.path(), metrics_port);
+  CHECK_THAT(lint.exposition, Catch::Contains("faultline_scenarios_total"));
+  INFO(lint.promtool.out);
+  CHECK(lint.promtool.exit_code == 0);
 }
 
 TEST_CASE("an unreachable Pushgateway is named, and a passing run becomes a harness error",

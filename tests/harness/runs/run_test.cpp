@@ -127,12 +127,13 @@ TEST_CASE("run refuses bad arguments with exit 2 and says why", "[integration]")
     CHECK(timeout.exit_code == 2);
     CHECK_THAT(timeout.err, Catch::Contains("expected seconds above 0 and at most 86400"));
   }
-  for (const char* url : {"localhost", "http://localhost", "http://:9091", "http://h:0"}) {
-    // Refused when read, not after the whole run.
-    auto push = run_command(kFaultline + " run --pushgateway " + url);
+  for (const char* url :
+       {"localhost:9091", "http://:9091", "http://h:0", "ftp://h:21", "http://h:9091/?x=1"}) {
+    // Refused when read, not after the whole run (http://pushgateway, port 80, is taken).
+    auto push = run_command(kFaultline + " run --pushgateway '" + url + "'");
     INFO(url << ": " << push.err);
     CHECK(push.exit_code == 2);
-    CHECK_THAT(push.err, Catch::Contains("expected http://HOST:PORT"));
+    CHECK_THAT(push.err, Catch::Contains("expected http://HOST[:PORT][/PATH]"));
   }
   auto agents = run_command(kFaultline + " run --agents 1");
   CHECK(agents.exit_code == 2);

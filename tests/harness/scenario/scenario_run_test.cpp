@@ -218,8 +218,18 @@ TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integrat
   CHECK(skipped.at("verdict") == "skip");
   CHECK_THAT(skipped.at("observed").get<std::string>(),
              Catch::Contains("needs transport [\"verbs\"], this run uses ofi"));
-  CHECK_THAT(relaxed.out, Catch::Contains("observed: agent-1 (initiator): needs transport"));
+  CHECK_THAT(relaxed.out, Catch::Contains("1 skipped: needs transport [\"verbs\"], this run "
+                                          "uses ofi\n  test.verbs-only (agent-1 <-> agent-2)"));
   CHECK_THAT(relaxed.out, !Catch::Contains("expected: \n") && !Catch::Contains("evidence: \n"));
+  // Skips of one reason on many pairs are one line, with their count.
+  auto pairs = run_command(kFaultline + " run " + kData + "/verbs-only.json --agents 4 " +
+                           "--report-dir " + dir.path() + "/pairs");
+  CHECK(pairs.exit_code == 0);
+  CHECK_THAT(pairs.out,
+             Catch::Contains("6 skipped: needs transport") && Catch::Contains(" and 3 more\n"));
+  // (Each run's own progress line says it as it ends; the summary after them says it once.)
+  const std::string summary = pairs.out.substr(pairs.out.find("scenario runs:"));
+  CHECK(summary.find("needs transport") == summary.rfind("needs transport"));
   auto strict = run_command(kFaultline + " run " + kData + "/verbs-only.json --strict " +
                             "--report-dir " + dir.path() + "/strict");
   CHECK(strict.exit_code == 1);

@@ -16,8 +16,8 @@ namespace faultline::reports {
 ///   faultline_monitor_last_round_timestamp_seconds, faultline_monitor_interval_seconds,
 ///   faultline_monitor_agents_connected, faultline_monitor_fabric_rtt_seconds (the median)
 ///   faultline_monitor_agent_healthy{agent,rail}: 1, or 0 while it is a suspect
-///   faultline_monitor_agent_rtt_seconds{agent,quantile}: the median of its pairs' p50 (0.5)
-///     and the largest of their p99 (0.99)
+///   faultline_monitor_agent_rtt_seconds{agent,percentile}: the median of its pairs' p50 (p50)
+///     and the largest of their p99 (p99); not `quantile`, which Prometheus keeps for summaries
 ///   faultline_monitor_agent_pairs{agent,state}: its pairs in the last round, ok/slow/failed
 ///   faultline_monitor_agent_failed_pairs_total{agent}
 ///   faultline_suspect{agent,reason}: 1 while the agent is a suspect (gone once it is not)

@@ -18,13 +18,20 @@ namespace faultline::reports {
 /// pushes under job "faultline" with `instance` (the agent's or host's name) and `suite`, so
 /// two nodes, or two CI jobs, pushing to one gateway keep their own groups.
 struct PushGroup {
-  std::string url;  ///< "http://HOST:PORT" (or https)
+  std::string url;  ///< "http://HOST[:PORT][/PATH]" (or https): pushgateway_base
   std::string job = "faultline";
   std::map<std::string, std::string> labels;  ///< the rest of the grouping key
 
   /// "job=faultline instance=node7 suite=links at http://127.0.0.1:9091", for messages.
   std::string describe() const;
 };
+
+/// The base every request to a Pushgateway extends: `url` as curl parses it (curl_url), its
+/// trailing slashes gone: "http://pushgateway" (port 80), "http://host:9091/",
+/// "https://gw.example/prefix/" (a gateway behind a path, `--web.route-prefix`). kInvalidArgument
+/// naming what is wrong for anything else: no http or https scheme, no host, a port outside
+/// 1-65535, a user, a query or a fragment.
+Result<std::string> pushgateway_base(const std::string& url);
 
 /// A label value as a grouping key (and a URL path segment) can carry it: characters outside
 /// A-Z a-z 0-9 . _ : @ + - become '-', an empty value "none".
