@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -65,9 +66,19 @@ int run_cli(int argc, char** argv) {
   return run();
 }
 
+// A crash of a faultline process is judged by its signal (a scenario child that aborts or
+// segfaults is `crashed` with it): the default actions, also in a sanitizer build, whose own
+// SEGV handler would turn the crash into a report and exit 1. (libfabric's libpsm2 takes them
+// too, when it is loaded: transports/src/ofi/libfabric_api.cpp puts them back.)
+void default_crash_actions() {
+  for (int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT, SIGTERM})
+    std::signal(signal_number, SIG_DFL);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  default_crash_actions();
   try {
     return run_cli(argc, argv);
   } catch (const std::exception& e) {

@@ -87,9 +87,19 @@ TEST_CASE("sut exec: a data fault into a program that exits 0 unchecked is undet
           "[integration][ofi]") {
   TempDir dir;
   // fi_pingpong -c checks its data, yet exits 0 with its 3rd completion's 64 bytes scrambled
-  // (measured: it was called masked, exit 0).
-  const SutRun unchecked =
-      pingpong_client(dir, "kind=corrupt_data,data=scribble,nth=3", "-e rdm -c");
+  // (measured: it was called masked, exit 0): its check races the next message into the same
+  // buffer. One run in about 10 (under ASan) its check won, saw the bytes ("Error at
+  // iteration=2 size=64 byte=0") and exited 255: rightly detected. Such a run is checked as
+  // that and the pingpong run again, at most 5 times, for the case under test.
+  const auto exiting_zero = [&](const std::string& fault) {
+    for (int attempt = 1;; ++attempt) {
+      SutRun run = pingpong_client(dir, fault, "-e rdm -c");
+      if (run.report.value("exit_code", json()) == 0 || attempt == 5) return run;
+      INFO(run.command.out);
+      CHECK(run.report.at("verdict") == "detected");
+    }
+  };
+  const SutRun unchecked = exiting_zero("kind=corrupt_data,data=scribble,nth=3");
   INFO(unchecked.command.out);
   CHECK(unchecked.report.at("faults_applied") == 1);
   CHECK(unchecked.report.at("verdict") == "undetected");
@@ -97,8 +107,7 @@ TEST_CASE("sut exec: a data fault into a program that exits 0 unchecked is undet
   CHECK_THAT(unchecked.report.at("evidence").get<std::string>(),
              Catch::Contains("likely silent corruption"));
   // A checker that sees its result line is what makes the same run `masked`.
-  const SutRun checked =
-      pingpong_client(dir, "kind=corrupt_data,data=scribble,nth=3 --ok '^64 +20 '", "-e rdm -c");
+  const SutRun checked = exiting_zero("kind=corrupt_data,data=scribble,nth=3 --ok '^64 +20 '");
   INFO(checked.command.out);
   CHECK(checked.report.at("verdict") == "masked");
   CHECK(checked.command.exit_code == 0);
