@@ -74,8 +74,15 @@ TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][
       CHECK(roles.at("client").at("verdict") == "detected");
       CHECK(roles.at("client").at("faults_applied") == 1);
       // The server, left waiting on agent-1, was stopped after the grace: its stacks came back.
-      CHECK(roles.at("server").at("verdict") == "hang");
-      CHECK_THAT(roles.at("server").at("stacks").get<std::string>(), Catch::Contains("Thread 1"));
+      // (Or its next read saw the client's connection close first, fi_pingpong's own race:
+      // once in the asan lane beside the soak, "cq_readerr: Broken pipe", exit 107.)
+      const auto& server = roles.at("server");
+      if (server.at("verdict") == "fail") {
+        CHECK_THAT(server.at("first_error_line").get<std::string>(), Catch::Contains("cq_readerr"));
+      } else {
+        CHECK(server.at("verdict") == "hang");
+        CHECK_THAT(server.at("stacks").get<std::string>(), Catch::Contains("Thread 1"));
+      }
       CHECK_THAT(roles.at("server").at("log").get<std::string>(), Catch::StartsWith("agent-1:"));
     } else {
       // The agents said in their hello what they can run; no verbs device on this host.
