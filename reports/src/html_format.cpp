@@ -58,24 +58,19 @@ std::string verdict_span(const json& scenario) {
          escape_markup(verdict_label(scenario)) + "</span>";
 }
 
-// What makes errors the same cause: their observation with the agents' ids taken out
-// ("agent lost: agent-7 was lost earlier" and "... agent-9 ..." are one cause).
+// What makes errors the same cause: their observation without the agents named in it ("agent
+// lost: node7 was lost earlier" and "... node9 ..." are one cause).
 std::string cause_of(const json& scenario) {
-  static const std::regex agent_id("agent-[0-9]+");
-  return std::regex_replace(scenario.value("observed", std::string()), agent_id, "agent-N");
+  static const std::regex lost_agent("agent lost: [^ ]+");
+  return std::regex_replace(scenario.value("observed", std::string()), lost_agent,
+                            "agent lost: AGENT");
 }
 
 // The run's agents by name where the report has names ("rack1-a <-> rack2-b"), the ids in the
 // title.
 std::string agents_cell(const json& scenario, const std::map<std::string, std::string>& labels) {
-  const std::string ids = agents_label(scenario);
-  const json ranks = scenario.value("agents", json::object()).value("ranks", json::array());
-  std::string text = ids;
-  if (!scenario.contains("sut") && ranks.size() == 2 && ranks[0].is_string() &&
-      ranks[1].is_string()) {
-    text = agent_label(labels, ranks[0]) + " <-> " + agent_label(labels, ranks[1]);
-  }
-  return "<span title=\"" + escape_markup(ids) + "\">" + escape_markup(text) + "</span>";
+  return "<span title=\"" + escape_markup(agents_label(scenario, {})) + "\">" +
+         escape_markup(agents_label(scenario, labels)) + "</span>";
 }
 
 void write_row(std::ostringstream& html, const json& scenario, const char* row_class,
@@ -126,7 +121,7 @@ void write_runs(std::ostringstream& html, const json& report) {
            << group.size() << " errors</span>: " << escape_markup(cause) << "</summary><ul>";
       for (const json* run : group) {
         html << "<li><a href=\"#" << anchor(*run) << "\">" << field(*run, "id") << " ("
-             << escape_markup(agents_label(*run)) << ")</a></li>";
+             << escape_markup(agents_label(*run, labels)) << ")</a></li>";
       }
       html << "</ul></details></td></tr>\n";
     }
@@ -217,7 +212,7 @@ void write_details(std::ostringstream& html, const json& report) {
       if (scenario.value(name, std::string()).empty()) continue;
       html << "<dt>" << name << "</dt><dd>" << field(scenario, name) << "</dd>\n";
     }
-    for (const auto& [label, text] : device_evidence(scenario))
+    for (const auto& [label, text] : device_evidence(scenario, labels))
       html << "<dt>" << escape_markup(label) << "</dt><dd>" << escape_markup(text) << "</dd>\n";
     html << "</dl>\n";
     const json sides = scenario.value("sides", json::object());

@@ -26,11 +26,14 @@ std::string failure_body(const json& scenario) {
   return body;
 }
 
-void write_testcase(std::ostringstream& xml, const json& scenario, const std::string& suite) {
+// Named by the scenario and the agents' names, never their join-order ids: the same testcase
+// from run to run, so a CI's test history follows a pair.
+void write_testcase(std::ostringstream& xml, const json& scenario, const std::string& suite,
+                    const std::map<std::string, std::string>& names) {
   const std::string verdict = text_of(scenario, "verdict");
   const std::string id = text_of(scenario, "id");
   xml << "    <testcase classname=\"" << escape_markup(suite + "." + id) << "\" name=\""
-      << escape_markup(id + " [" + agents_label(scenario) + "]") << "\" time=\""
+      << escape_markup(id + " [" + agents_label(scenario, names) + "]") << "\" time=\""
       << seconds(scenario) << "\"";
   const auto programs = program_lines(scenario);
   if (verdict == "pass" && programs.empty()) {
@@ -101,8 +104,9 @@ std::string to_junit(const json& report) {
   property("kernel", run.value("kernel", std::string()));
   property("seed", std::to_string(run.value("seed", uint64_t{0})));
   xml << "    </properties>\n";
+  const auto names = agent_names(report);
   for (const auto& scenario : report.value("scenarios", json::array()))
-    write_testcase(xml, scenario, suite);
+    write_testcase(xml, scenario, suite, names);
   if (incomplete) {
     const json summary = report.value("summary", json::object());
     const std::string message =

@@ -47,14 +47,26 @@ std::string field(const json& scenario, const char* name) {
   return cell(scenario.value(name, std::string()));
 }
 
-// For each pair of agents, how its runs went: "pass" when all passed, else the count that
-// did not ("2 of 5 not pass").
-// For each pair of agents, how its runs went: "pass" when all passed, else the count that
-// did not ("2 (5)": 2 of 5 runs did not pass).
+// For each pair of agents, how its runs went: "pass" when none failed, else how many did
+// ("2"), then the skips and expected failures, which are neither, and the runs in all:
+// "pass, 3 skip (5)", "1, 1 xfail (4)".
+std::string pair_cell(const PairCell& pair) {
+  const auto count = [&pair](const char* verdict) {
+    const auto found = pair.verdicts.find(verdict);
+    return found == pair.verdicts.end() ? 0 : found->second;
+  };
+  const int failed = pair.runs - count("pass") - count("skip") - count("xfail");
+  std::string text = failed == 0 ? "pass" : std::to_string(failed);
+  for (const char* apart : {"skip", "xfail"})
+    if (count(apart) > 0) text += ", " + std::to_string(count(apart)) + " " + apart;
+  return text + " (" + std::to_string(pair.runs) + ")";
+}
+
 void write_pair_matrix(std::ostringstream& md, const json& report) {
   const PairMatrix matrix = pair_matrix(report);
   if (matrix.agents.empty()) return;
-  md << "\n## Pairs\n\nRuns that did not pass, by pair of agents (of how many runs).\n\n|";
+  md << "\n## Pairs\n\nRuns that failed (fail, crashed, timeout or error) by pair of agents, "
+        "then the skipped and the expected failures, of how many runs.\n\n|";
   for (const auto& agent : matrix.agents) md << " | " << cell(agent);
   md << " |\n|---";
   for (size_t i = 0; i < matrix.agents.size(); ++i) md << "|---";
@@ -62,16 +74,8 @@ void write_pair_matrix(std::ostringstream& md, const json& report) {
   for (const auto& row : matrix.agents) {
     md << "| " << cell(row);
     for (const auto& column : matrix.agents) {
-      auto found = matrix.cells.find({row, column});
-      if (row == column || found == matrix.cells.end()) {
-        md << " | ";
-        continue;
-      }
-      const PairCell& pair = found->second;
-      const int passed = pair.verdicts.count("pass") != 0 ? pair.verdicts.at("pass") : 0;
-      const int not_passed = pair.runs - passed;
-      md << " | " << (not_passed == 0 ? "pass" : std::to_string(not_passed)) << " (" << pair.runs
-         << ")";
+      const auto found = matrix.cells.find({row, column});
+      md << " | " << (row == column || found == matrix.cells.end() ? "" : pair_cell(found->second));
     }
     md << " |\n";
   }
@@ -164,9 +168,10 @@ std::string to_markdown(const json& report) {
   md << "\n";
   write_monitor(md, report);
   write_sweep(md, report);
+  const auto labels = agent_labels(report);
   md << "\n## Scenarios\n\n| scenario | agents | verdict | seconds |\n|---|---|---|---:|\n";
   for (const auto& scenario : scenarios) {
-    md << "| " << field(scenario, "id") << " | " << cell(agents_label(scenario)) << " | "
+    md << "| " << field(scenario, "id") << " | " << cell(agents_label(scenario, labels)) << " | "
        << verdict_label(scenario) << " | " << seconds(scenario) << " |\n";
   }
   const bool all_passed = std::all_of(scenarios.begin(), scenarios.end(), [](const json& s) {
@@ -178,20 +183,20 @@ std::string to_markdown(const json& report) {
     if (field(scenario, "verdict") != "pass" || field(scenario, "observed").empty()) continue;
     if (!detected_header) md << "\n## Failures detected as the scenarios expect\n\n";
     detected_header = true;
-    md << "- " << field(scenario, "id") << " (" << cell(agents_label(scenario))
+    md << "- " << field(scenario, "id") << " (" << cell(agents_label(scenario, labels))
        << "): " << field(scenario, "observed") << "\n";
   }
   if (!all_passed) {
     md << "\n## Not passed\n";
     for (const auto& scenario : scenarios) {
       if (field(scenario, "verdict") == "pass") continue;
-      md << "\n### " << field(scenario, "id") << " (" << cell(agents_label(scenario))
+      md << "\n### " << field(scenario, "id") << " (" << cell(agents_label(scenario, labels))
          << "): " << field(scenario, "verdict") << "\n\n";
       for (const char* name : {"expected", "observed", "evidence", "hint"}) {
         if (!field(scenario, name).empty())
           md << "- " << name << ": " << field(scenario, name) << "\n";
       }
-      for (const auto& [label, text] : device_evidence(scenario))
+      for (const auto& [label, text] : device_evidence(scenario, labels))
         md << "- " << label << ": " << cell(text) << "\n";
       if (!field(scenario, "source").empty())
         md << "- scenario: " << field(scenario, "source") << "\n";

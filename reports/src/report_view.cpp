@@ -9,7 +9,7 @@ namespace faultline::reports {
 
 using nlohmann::json;
 
-std::string agents_label(const json& scenario) {
+std::string agents_label(const json& scenario, const std::map<std::string, std::string>& labels) {
   const json agents = scenario.value("agents", json::object());
   const json ranks = agents.value("ranks", json::array());
   const json tags = scenario.value("tags", json::array());
@@ -19,11 +19,12 @@ std::string agents_label(const json& scenario) {
     return roles;
   }
   if (ranks.size() <= 2) {
-    return agents.value("initiator", std::string("?")) + " <-> " +
-           agents.value("responder", std::string("?"));
+    return agent_label(labels, agents.value("initiator", std::string("?"))) + " <-> " +
+           agent_label(labels, agents.value("responder", std::string("?")));
   }
-  return "ring of " + std::to_string(ranks.size()) + " (" + ranks.front().get<std::string>() +
-         ".." + ranks.back().get<std::string>() + ")";
+  return "ring of " + std::to_string(ranks.size()) + " (" +
+         agent_label(labels, ranks.front().get<std::string>()) + ".." +
+         agent_label(labels, ranks.back().get<std::string>()) + ")";
 }
 
 std::string verdict_label(const json& scenario) {
@@ -94,7 +95,8 @@ std::string seconds(const json& scenario) {
   return text;
 }
 
-std::vector<std::pair<std::string, std::string>> device_evidence(const json& scenario) {
+std::vector<std::pair<std::string, std::string>> device_evidence(
+    const json& scenario, const std::map<std::string, std::string>& labels) {
   std::vector<std::pair<std::string, std::string>> lines;
   const json sides = scenario.value("sides", json::object());
   for (const auto& [agent, side] : sides.items()) {
@@ -106,7 +108,8 @@ std::vector<std::pair<std::string, std::string>> device_evidence(const json& sce
       if (status == "SUCCESS") continue;
       errors += (errors.empty() ? "" : ", ") + status + " " + count.dump();
     }
-    if (!errors.empty()) lines.emplace_back("completion errors (" + agent + ")", errors);
+    if (!errors.empty())
+      lines.emplace_back("completion errors (" + agent_label(labels, agent) + ")", errors);
     const json counters = details.value("port_counters", json());
     if (!counters.is_object()) continue;
     std::string grown;
@@ -114,8 +117,9 @@ std::vector<std::pair<std::string, std::string>> device_evidence(const json& sce
     for (const auto& [counter, amount] : grown_counters.items())
       grown += (grown.empty() ? "" : ", ") + counter + " +" + amount.dump();
     if (!grown.empty()) {
-      lines.emplace_back("port counters (" + agent + ": " + counters.value("device", "") +
-                             " port " + counters.value("port", json(0)).dump() + ")",
+      lines.emplace_back("port counters (" + agent_label(labels, agent) + ": " +
+                             counters.value("device", "") + " port " +
+                             counters.value("port", json(0)).dump() + ")",
                          grown);
     }
   }
@@ -125,13 +129,24 @@ std::vector<std::pair<std::string, std::string>> device_evidence(const json& sce
 std::map<std::string, std::string> agent_labels(const json& report) {
   std::map<std::string, std::string> labels;
   const json run = report.value("run", json::object());
+  // The run's own host is said once, in the report's header.
+  const std::string own_host = run.value("host", std::string());
   for (const auto& agent : run.value("agents", json::array())) {
     const std::string id = agent.value("id", std::string());
     const std::string name = agent.value("name", id);
     const std::string host = agent.value("host", std::string());
-    labels[id] = name == host || host.empty() ? name : name + " (" + host + ")";
+    labels[id] = name == host || host.empty() || host == own_host ? name : name + " (" + host + ")";
   }
   return labels;
+}
+
+std::map<std::string, std::string> agent_names(const json& report) {
+  std::map<std::string, std::string> names;
+  for (const auto& agent : report.value("run", json::object()).value("agents", json::array())) {
+    const std::string id = agent.value("id", std::string());
+    names[id] = agent.value("name", id);
+  }
+  return names;
 }
 
 std::string agent_label(const std::map<std::string, std::string>& labels, const std::string& id) {

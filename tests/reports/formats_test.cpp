@@ -112,10 +112,11 @@ TEST_CASE("the Markdown summary lists runs, explains what did not pass, and a pa
   CHECK_THAT(md, Catch::Contains("- observed: status REM_ACCESS_ERR \\| qp 0x1a"));
   CHECK_THAT(md, Catch::Contains("- hint: check the &lt;rkey> & retry"));
   CHECK(count(md, "### ") == 5);  // every run but the pass
-  // 3 agents: the matrix, symmetric; agent-1/agent-2 ran pass and xfail.
+  // 3 agents: the matrix, symmetric; agent-1/agent-2 ran pass and xfail, agent-2/agent-3 a
+  // skip and a crash: a skip or an xfail is no failure, and is counted apart.
   CHECK_THAT(md, Catch::Contains("| | agent-1 | agent-2 | agent-3 |"));
-  CHECK_THAT(md, Catch::Contains("| agent-1 |  | 1 (2) | 2 (2) |"));
-  CHECK_THAT(md, Catch::Contains("| agent-3 | 2 (2) | 2 (2) |  |"));
+  CHECK_THAT(md, Catch::Contains("| agent-1 |  | pass, 1 xfail (2) | 2 (2) |"));
+  CHECK_THAT(md, Catch::Contains("| agent-3 | 2 (2) | 1, 1 skip (2) |  |"));
 }
 
 TEST_CASE("an unfinished run says so, and two agents get no matrix", "[unit]") {
@@ -157,7 +158,7 @@ TEST_CASE("the HTML report puts failures first, errors of one cause in one row, 
   report["scenarios"] = runs;
   const std::string html = to_html(report);
   const auto at = [&html](const std::string& text) { return html.find(text); };
-  CHECK(at(">c.fail</a>") < at("3 errors</span>: agent lost: agent-N was lost earlier"));
+  CHECK(at(">c.fail</a>") < at("3 errors</span>: agent lost: AGENT was lost earlier"));
   CHECK(at("3 errors</span>") < at(">d.xfail</a>"));
   CHECK(at(">d.xfail</a>") < at(">a.pass</a>"));
   CHECK(count(html, "<tr class=\"group\">") == 1);
@@ -169,8 +170,28 @@ TEST_CASE("a ring run is labelled by its size and ends", "[unit]") {
                       {{"initiator", "agent-1"},
                        {"responder", "agent-2"},
                        {"ranks", {"agent-1", "agent-2", "agent-3", "agent-4"}}}}};
-  CHECK(agents_label(ring) == "ring of 4 (agent-1..agent-4)");
+  CHECK(agents_label(ring, {}) == "ring of 4 (agent-1..agent-4)");
+  CHECK(agents_label(ring, {{"agent-1", "rack1-a"}, {"agent-4", "rack2-b"}}) ==
+        "ring of 4 (rack1-a..rack2-b)");
   CHECK(suite_name(json::object()) == "selection");
+}
+
+TEST_CASE("every format names pairs by the agents' names, junit by the names alone", "[unit]") {
+  json report = sample_report();
+  // Join order differs from run to run (agent-1 was flnode.1 in one job, flnode.0 in the
+  // next); the names do not, and the hosts may.
+  report["run"]["agents"] = {{{"id", "agent-1"}, {"name", "flnode.1"}, {"host", "c07"}},
+                             {{"id", "agent-2"}, {"name", "flnode.0"}, {"host", "c03"}},
+                             {{"id", "agent-3"}, {"name", "flnode.2"}, {"host", "node-1"}}};
+  const std::string xml = to_junit(report);
+  CHECK_THAT(xml, Catch::Contains("name=\"a.fail [flnode.1 &lt;-&gt; flnode.2]\""));
+  CHECK_THAT(xml, !Catch::Contains("agent-1"));
+  const std::string md = to_markdown(report);
+  CHECK_THAT(md, Catch::Contains("| a.pass | flnode.1 (c07) <-> flnode.0 (c03) | pass |"));
+  CHECK_THAT(md, Catch::Contains("### a.fail (flnode.1 (c07) <-> flnode.2): fail"));
+  const std::string html = to_html(report);
+  CHECK_THAT(html, Catch::Contains("<span title=\"agent-1 &lt;-&gt; agent-3\">flnode.1 (c07) "
+                                   "&lt;-&gt; flnode.2</span>"));
 }
 
 TEST_CASE("a run not passed shows its completion errors and the port counters that grew",

@@ -158,6 +158,10 @@ Result<std::string> Coordinator::handshake(Connection& connection) {
   }
   if (!control::answer_is_valid(options_.token, nonce, control::Prover::kAgent,
                                 auth->at("answer"))) {
+    connection.scenario_join =
+        deliberate_joins_ > 0 &&
+        control::answer_is_valid(control::kScenarioWrongToken, nonce, control::Prover::kAgent,
+                                 auth->at("answer"));
     (void)channel.send_message("reject", {{"reason", "authentication failed: wrong token"}});
     return Error{ErrorCode::kInvalidArgument, "authentication failed: wrong token"};
   }
@@ -208,8 +212,10 @@ void Coordinator::serve_connection(Connection& connection) {
   auto agent_id = handshake(connection);
   --handshakes_under_way_;
   if (!agent_id.ok()) {
-    coordinator_log("closing connection from " + connection.remote + ": " +
-                    agent_id.error().describe());
+    // A scenario's own refused join is its step's finding, in the report; not an intruder.
+    if (!connection.scenario_join)
+      coordinator_log("closing connection from " + connection.remote + ": " +
+                      agent_id.error().describe());
     std::lock_guard lock(connections_mutex_);
     connection.channel.reset();
     return;

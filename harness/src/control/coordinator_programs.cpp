@@ -66,7 +66,7 @@ ProgramJobOutcome Coordinator::run_programs(const ProgramJob& job) {
       continue;
     const std::string& agent_id = run.outcome.agents.at(role.name);
     run.outcome.errors[role.name] = run.running.contains(role.name)
-                                        ? "no result from " + agent_id + " for it"
+                                        ? "no result from " + name_of(agent_id) + " for it"
                                         : "not started: the first role did not start";
   }
   run.outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "faultline/core/printable_text.hpp"
+#include "faultline/harness/base/labels.hpp"
 #include "faultline/harness/control/coordinator.hpp"
 
 #include "faultline/harness/control/agent.hpp"
@@ -20,6 +21,16 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+// Whether the scenario joins this coordinator with the wrong token on purpose.
+bool joins_with_wrong_token(const ScenarioSpec& scenario) {
+  if (!scenario.document.is_object()) return false;
+  const auto steps = scenario.document.value("steps", nlohmann::json::array());
+  return std::any_of(steps.begin(), steps.end(), [](const nlohmann::json& step) {
+    return step.is_object() && step.value("op", "") == "control.join" &&
+           step.value("misconfigure", "") == "token";
+  });
+}
+
 // After one side reports a failure, how long the other side gets to report its own view.
 constexpr auto kGraceAfterFirstFailure = 2s;
 
@@ -30,6 +41,12 @@ AgentRecord* Coordinator::agent(const std::string& id) {
     if (record.id == id) return &record;
   }
   return nullptr;
+}
+
+std::string Coordinator::name_of(const std::string& id) const {
+  for (const auto& record : agents_)
+    if (record.id == id) return record.name;
+  return id;
 }
 
 Status Coordinator::wait_for_agents(std::chrono::milliseconds timeout) {
@@ -54,6 +71,11 @@ Status Coordinator::wait_for_agents(std::chrono::milliseconds timeout) {
   }
   // Those lost while waiting gave their places to others: the runs are among those here.
   std::erase_if(agents_, [](const AgentRecord& a) { return a.lost; });
+  // Ranks by name, not by who joined first: the same agents make the same pairs and rings
+  // from run to run, so the reports (and a CI's test history) follow them.
+  std::stable_sort(agents_.begin(), agents_.end(), [](const AgentRecord& a, const AgentRecord& b) {
+    return label_less(a.name, b.name);
+  });
   runs_started_ = true;
   return {};
 }
@@ -219,7 +241,10 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
   Verdict verdict = Verdict::kPass;
   const nlohmann::json* speaker = nullptr;
   std::string speaker_id;
-  for (const auto& [agent_id, side] : run.result.sides.items()) {
+  // In rank order: of two sides equally severe (both skip) the same one speaks in every run.
+  for (const auto& agent_id : run.result.agents) {
+    if (!run.result.sides.contains(agent_id)) continue;
+    const nlohmann::json& side = run.result.sides.at(agent_id);
     const Verdict side_verdict =
         verdict_from_string(side.value("verdict", "error")).value_or(Verdict::kError);
     if (speaker == nullptr || severity(side_verdict) > severity(verdict)) {
@@ -241,7 +266,8 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
                              : rank == 0                           ? std::string("initiator")
                                                                    : std::string("responder");
     // A peer's words reach terminals and reports: printable, no escape sequence.
-    observed = speaker_id + " (" + role + "): " + printable(speaker->value("observed", ""));
+    observed =
+        name_of(speaker_id) + " (" + role + "): " + printable(speaker->value("observed", ""));
     evidence = printable(speaker->value("evidence", ""));
     hint = printable(speaker->value("hint", ""));
     run.result.expected = printable(speaker->value("expected", ""));
@@ -250,7 +276,8 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
     // What each side saw where its steps expected a failure (a detected violation).
     for (const auto& [agent_id, side] : run.result.sides.items()) {
       const std::string seen = printable(side.value("observed", ""));
-      if (!seen.empty()) observed += (observed.empty() ? "" : " | ") + agent_id + ": " + seen;
+      if (!seen.empty())
+        observed += (observed.empty() ? "" : " | ") + name_of(agent_id) + ": " + seen;
     }
   }
   finish_with(run, verdict, observed, evidence, hint, observer);
@@ -259,6 +286,7 @@ void Coordinator::finish(ActiveRun& run, RunObserver& observer) {
 void Coordinator::finish_with(ActiveRun& run, Verdict verdict, std::string observed,
                               std::string evidence, std::string hint, RunObserver& observer) {
   run.finished = true;
+  if (run.deliberate_join) --deliberate_joins_;
   if (!observed.empty()) run.result.observed = std::move(observed);
   if (!evidence.empty()) run.result.evidence = std::move(evidence);
   if (!hint.empty()) run.result.hint = std::move(hint);
@@ -296,9 +324,9 @@ void Coordinator::mark_lost(const std::string& agent_id, const std::string& reas
   for (auto& run : active_) {
     if (run.finished || !run.involves(agent_id)) continue;
     finish_with(run, Verdict::kError,
-                "agent lost: " + agent_id + " (host " + record->host + ", pid " +
-                    std::to_string(record->pid) + ")",
-                reason + "; last step of " + agent_id + ": " + run.last_step[agent_id],
+                "agent lost: " + record->name + " (" + agent_id + ", host " + record->host +
+                    ", pid " + std::to_string(record->pid) + ")",
+                reason + "; last step of " + record->name + ": " + run.last_step[agent_id],
                 "the agent process died or its host stopped answering; check the agent's log",
                 observer);
     for (const auto& other : run.result.agents) {
@@ -334,12 +362,13 @@ std::optional<std::pair<std::string, std::string>> Coordinator::stuck_side(
     if (run.result.sides.contains(id)) continue;
     const auto step = run.step_started.find(id);
     if (step != run.step_started.end() && now - step->second > options_.step_deadline)
-      return std::pair{id, id + " spent more than " + limit + " in one step"};
+      return std::pair{id, name_of(id) + " spent more than " + limit + " in one step"};
     // One that says nothing while a peer runs (it heartbeats but never runs its part) is held
     // to the step deadline from the peer's first word: both started their part together.
     if (!run.heard_from.contains(id) && run.first_heard &&
         now - *run.first_heard > options_.step_deadline)
-      return std::pair{id, id + " said nothing of its part within " + limit + " of its peer"};
+      return std::pair{id,
+                       name_of(id) + " said nothing of its part within " + limit + " of its peer"};
   }
   return std::nullopt;
 }
@@ -369,7 +398,7 @@ void Coordinator::check_deadlines(RunObserver& observer) {
     } else if (now > run.deadline) {
       std::string steps;
       for (const auto& [agent_id, step] : run.last_step)
-        steps += (steps.empty() ? "" : "; ") + agent_id + ": " + step;
+        steps += (steps.empty() ? "" : "; ") + name_of(agent_id) + ": " + step;
       finish_with(run, Verdict::kTimeout, "no result within the deadline",
                   "last steps: " + (steps.empty() ? std::string("none") : steps),
                   "the scenario hung; a completion that never came is the usual cause", observer);
@@ -447,13 +476,16 @@ void Coordinator::launch(ActiveRun& run, const RunSettings& settings, RunObserve
   for (const auto& id : run.result.agents) {
     const AgentRecord* record = agent(id);
     if (record->lost) {
-      finish_with(
-          run, Verdict::kError, "agent lost: " + id + " was lost earlier", record->lost_reason,
-          "the agent process died or its host stopped answering; check the agent's log", observer);
+      finish_with(run, Verdict::kError, "agent lost: " + record->name + " was lost earlier",
+                  record->lost_reason,
+                  "the agent process died or its host stopped answering; check the agent's log",
+                  observer);
       return;
     }
   }
   const ScenarioSpec& scenario = *run.spec;
+  run.deliberate_join = joins_with_wrong_token(scenario);
+  if (run.deliberate_join) ++deliberate_joins_;
   const bool ring = scenario.topology == Topology::kRing;
   const size_t size = run.result.agents.size();
   for (size_t rank = 0; rank < size; ++rank) {

@@ -2,17 +2,16 @@
 
 // What an agent and a coordinator say on stderr, each line named by who says it.
 
-#include <iostream>
 #include <string>
+
+#include "faultline/harness/base/live_line.hpp"
 
 namespace faultline::harness {
 
-inline void agent_log(const std::string& text) {
-  std::cerr << "faultline agent: " << text << std::endl;
-}
+inline void agent_log(const std::string& text) { write_error_line("faultline agent: " + text); }
 
 inline void coordinator_log(const std::string& text) {
-  std::cerr << "faultline coordinator: " << text << std::endl;
+  write_error_line("faultline coordinator: " + text);
 }
 
 }  // namespace faultline::harness

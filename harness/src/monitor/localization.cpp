@@ -31,8 +31,8 @@ bool touches(const PairResult& pair, const std::string& agent) {
 std::string pair_words(const PairResult& pair, PairState state, const std::string& agent) {
   const std::string& peer = pair.a == agent ? pair.b : pair.a;
   if (state == PairState::kFailed) {
-    const std::string what = pair.observed.substr(0, 80);
-    return peer + ": " + pair.verdict + (what.empty() ? "" : ": " + what);
+    // Whole: its end names the host, the device and the QP.
+    return peer + ": " + pair.verdict + (pair.observed.empty() ? "" : ": " + pair.observed);
   }
   const auto rtt = pair.judged_rtt();
   return peer + ": " + (rtt ? duration_words(*rtt) : std::string("slow"));

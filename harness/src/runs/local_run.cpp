@@ -23,7 +23,8 @@ using namespace std::chrono_literals;
 // (fd 3, as /proc/self/fd/3: a minimal system has /proc but no /dev/fd), never on a command line
 // `ps` shows nor in an environment /proc shows.
 pid_t start_agent(const std::string& executable, const std::string& address,
-                  const std::string& token, const transports::Target& target) {
+                  const std::string& token, const transports::Target& target,
+                  const std::string& name) {
   int token_pipe[2];
   if (::pipe2(token_pipe, O_CLOEXEC) != 0) return -1;
   // Far below a pipe's buffer: written whole before the agent reads it.
@@ -40,9 +41,9 @@ pid_t start_agent(const std::string& executable, const std::string& address,
   } else {
     dup2(token_pipe[0], 3);  // a duplicate is kept across exec
   }
-  std::vector<std::string> args = {"faultline",    "agent",          "--coordinator",
-                                   address,        "--transport",    target.transport,
-                                   "--token-file", "/proc/self/fd/3"};
+  std::vector<std::string> args = {
+      "faultline",      "agent",        "--coordinator",   address,  "--transport",
+      target.transport, "--token-file", "/proc/self/fd/3", "--name", name};
   if (!target.provider.empty()) args.insert(args.end(), {"--provider", target.provider});
   if (!target.device.empty()) args.insert(args.end(), {"--device", target.device});
   std::vector<char*> argv;
@@ -68,7 +69,9 @@ Result<std::unique_ptr<LocalAgents>> LocalAgents::start(LocalRun run,
   if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
   const std::string address = host + ":" + std::to_string(agents->coordinator_.port());
   for (size_t i = 0; i < run.agents; ++i) {
-    const pid_t pid = start_agent(executable, address, run.options.token, target);
+    // Named by their place, not the host: the same names on every machine and every run.
+    const pid_t pid = start_agent(executable, address, run.options.token, target,
+                                  "local-" + std::to_string(i + 1));
     if (pid > 0) agents->children_.push_back(pid);
   }
   FAULTLINE_RETURN_IF_ERROR(agents->coordinator_.wait_for_agents(run.join_timeout));

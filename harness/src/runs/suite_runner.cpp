@@ -7,9 +7,11 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/base/live_line.hpp"
 #include "faultline/harness/base/metrics_plan.hpp"
 #include "faultline/harness/runs/report_document.hpp"
 #include "faultline/reports/directory_lock.hpp"
@@ -21,7 +23,12 @@ namespace faultline::harness {
 
 namespace {
 
-std::string who(const ScenarioRun& run) { return reports::agents_label(scenario_to_json(run)); }
+using AgentLabels = std::map<std::string, std::string>;
+
+// The run's agents by name ("rack1-a <-> rack2-b"), as every report file names them.
+std::string who(const ScenarioRun& run, const AgentLabels& labels) {
+  return reports::agents_label(scenario_to_json(run), labels);
+}
 
 // Prints progress and feeds the report sinks (report.json, junit.xml, summary.md) after every
 // finished run.
@@ -36,7 +43,10 @@ class Reporter final : public RunObserver {
         total_(total),
         out_(out),
         live_(&out == &std::cout && isatty(STDOUT_FILENO) != 0),
-        metrics_(metrics) {
+        metrics_(metrics),
+        labels_(reports::agent_labels(document_.json())) {
+    // The id column as wide as the longest id, so the agents and verdicts stay in line.
+    for (const auto& scenario : scenarios) id_width_ = std::max(id_width_, scenario.id.size() + 1);
     if (metrics == nullptr) return;
     std::vector<std::string> ids;
     ids.reserve(scenarios.size());
@@ -72,11 +82,11 @@ class Reporter final : public RunObserver {
       // A write failure is said once; the run goes on.
       report_failure(sink->on_scenario_finished(scenario, document_.json()));
     }
-    if (live_) out_ << "\r\033[K";
+    if (live_) clear_live_line();
     out_ << "[" << std::setw(3) << finished_.size() << "/" << total_ << "] " << std::left
-         << std::setw(40) << run.scenario << std::right << " " << who(run) << "  "
-         << to_string(run.verdict) << " (" << std::fixed << std::setprecision(2)
-         << run.duration_ms / 1000 << " s)";
+         << std::setw(static_cast<int>(id_width_)) << run.scenario << std::right << " "
+         << who(run, labels_) << "  " << to_string(run.verdict) << " (" << std::fixed
+         << std::setprecision(2) << run.duration_ms / 1000 << " s)";
     if (run.verdict != Verdict::kPass) out_ << ": " << run.observed;
     out_ << std::endl;
   }
@@ -91,6 +101,7 @@ class Reporter final : public RunObserver {
   bool report_incomplete() const { return last_write_failed_; }
   size_t write_failures() const { return write_failures_; }
   const std::string& report_path() const { return report_path_; }
+  const AgentLabels& labels() const { return labels_; }
 
  private:
   // A failed write is said once; the files keep their last good version (written atomically),
@@ -99,14 +110,16 @@ class Reporter final : public RunObserver {
     if (status.ok()) return;
     last_write_failed_ = true;
     if (write_failures_++ == 0) {
-      std::cerr << "faultline: cannot write the report: " << status.error().describe()
-                << "; the report files keep their last good version, and the run will end "
-                   "with exit 3 unless a later write succeeds\n";
+      write_error_line("faultline: cannot write the report: " + status.error().describe() +
+                       "; the report files keep their last good version, and the run will end "
+                       "with exit 3 unless a later write succeeds");
     }
   }
   void show_live(const ScenarioRun& run, const std::string& what) {
-    out_ << "\r\033[K[" << std::setw(3) << finished_.size() + 1 << "/" << total_ << "] "
-         << run.scenario << " " << who(run) << ": " << what << std::flush;
+    std::ostringstream line;
+    line << "[" << std::setw(3) << finished_.size() + 1 << "/" << total_ << "] " << run.scenario
+         << " " << who(run, labels_) << ": " << what;
+    show_live_line(line.str());
   }
 
   ReportDocument document_;
@@ -117,6 +130,8 @@ class Reporter final : public RunObserver {
   bool live_;
   reports::Metrics* metrics_;
   std::vector<ScenarioRun> finished_;
+  AgentLabels labels_;
+  size_t id_width_ = 40;
   size_t write_failures_ = 0;
   bool last_write_failed_ = false;
 };
@@ -132,23 +147,19 @@ std::optional<reports::DirectoryLock> lock_report_dir(const std::string& report_
 // Why a run was skipped, without the "AGENT (role): " its side's words begin with, so one
 // reason on many pairs reads as one.
 std::string skip_reason(const ScenarioRun& run) {
-  for (const auto& agent : run.agents) {
-    if (run.observed.rfind(agent + " (", 0) != 0) continue;
-    const size_t end = run.observed.find("): ", agent.size());
-    if (end != std::string::npos) return run.observed.substr(end + 3);
-  }
-  return run.observed;
+  static const std::regex side(R"(^[A-Za-z0-9._:@+-]+ \((initiator|responder|rank [0-9]+)\): )");
+  return std::regex_replace(run.observed, side, "", std::regex_constants::format_first_only);
 }
 
-void print_summary(const std::vector<ScenarioRun>& runs, const std::string& report_path,
-                   std::ostream& out) {
+void print_summary(const std::vector<ScenarioRun>& runs, const AgentLabels& labels,
+                   const std::string& report_path, std::ostream& out) {
   std::map<std::string, int> counts;
   // Columns as wide as their longest entry, so a long id never runs into the next column.
   size_t scenario_width = 44;
   size_t agents_width = 22;
   for (const auto& run : runs) {
     scenario_width = std::max(scenario_width, run.scenario.size() + 2);
-    agents_width = std::max(agents_width, who(run).size() + 2);
+    agents_width = std::max(agents_width, who(run, labels).size() + 2);
   }
   const auto scenario_w = static_cast<int>(scenario_width);
   const auto agents_w = static_cast<int>(agents_width);
@@ -158,9 +169,9 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
       << "\n";
   for (const auto& run : runs) {
     ++counts[std::string(to_string(run.verdict))];
-    out << std::left << std::setw(scenario_w) << run.scenario << std::setw(agents_w) << who(run)
-        << std::setw(9) << to_string(run.verdict) << std::right << std::setw(10) << std::fixed
-        << std::setprecision(2) << run.duration_ms / 1000 << "\n";
+    out << std::left << std::setw(scenario_w) << run.scenario << std::setw(agents_w)
+        << who(run, labels) << std::setw(9) << to_string(run.verdict) << std::right << std::setw(10)
+        << std::fixed << std::setprecision(2) << run.duration_ms / 1000 << "\n";
   }
   out << "\n" << runs.size() << " scenario runs:";
   for (const auto& [verdict, count] : counts) out << " " << count << " " << verdict;
@@ -173,13 +184,13 @@ void print_summary(const std::vector<ScenarioRun>& runs, const std::string& repo
   for (const auto& [reason, which] : skipped) {
     out << "\n" << which.size() << " skipped: " << reason << "\n  ";
     for (size_t i = 0; i < which.size() && i < 3; ++i)
-      out << (i == 0 ? "" : ", ") << which[i]->scenario << " (" << who(*which[i]) << ")";
+      out << (i == 0 ? "" : ", ") << which[i]->scenario << " (" << who(*which[i], labels) << ")";
     if (which.size() > 3) out << " and " << which.size() - 3 << " more";
     out << "\n";
   }
   for (const auto& run : runs) {
     if (run.verdict == Verdict::kPass || run.verdict == Verdict::kSkip) continue;
-    out << "\n" << run.scenario << " (" << who(run) << "): " << to_string(run.verdict);
+    out << "\n" << run.scenario << " (" << who(run, labels) << "): " << to_string(run.verdict);
     // A skip has no expectation or evidence: no empty lines for them.
     for (const auto& [label, text] :
          {std::pair{"expected", &run.expected}, std::pair{"observed", &run.observed},
@@ -207,7 +218,7 @@ int run_suite(Coordinator& coordinator, const std::vector<ScenarioSpec>& scenari
   const std::string suite = metadata.suite.empty() ? "selection" : metadata.suite;
   const auto runs = coordinator.run(scenarios, {metadata.seed, metadata.strict, suite}, reporter);
   reporter.finish();
-  print_summary(runs, reporter.report_path(), out);
+  print_summary(runs, reporter.labels(), reporter.report_path(), out);
   out.flush();  // the process may linger (serving metrics) before it exits
   bool harness_error = false;
   bool conformance_failure = false;

@@ -11,6 +11,7 @@
 
 #include "devices/agent_device.hpp"
 #include "faultline/harness/control/agent_join.hpp"
+#include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/scenario/step_ops.hpp"
 
 namespace faultline::harness {
@@ -48,7 +49,7 @@ StepResult control_join(StepState& /*state*/, const json& step) {
   const std::string wrong = step.at("misconfigure");
   const auto budget = std::chrono::milliseconds(step.value("budget_ms", 1000));
   AgentOptions options;
-  options.token = "not-the-run-token";
+  options.token = control::kScenarioWrongToken;
   options.connect_budget = budget;
   options.handshake_timeout = budget;
   // The join's own device is beside the point: named, and the host's devices listed before the

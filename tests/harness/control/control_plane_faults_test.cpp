@@ -11,6 +11,7 @@
 
 #include "../harness_test_paths.hpp"
 #include "control_peers.hpp"
+#include "faultline/harness/control/auth.hpp"
 #include "support/background_process.hpp"
 
 using namespace std::chrono_literals;
@@ -39,6 +40,27 @@ TEST_CASE("an agent with the wrong token is refused and says so", "[integration]
   CHECK_THAT(agent.err(), !Catch::Contains("wrong-token"));
   CHECK(coordinator.process->wait_for_output("authentication failed: wrong token", 5s));
   CHECK_THAT(coordinator.process->err(), !Catch::Contains("right-token"));
+}
+
+TEST_CASE("the wrong-token scenario's own refused join is its finding, not a logged intrusion",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  BackgroundProcess run(kFaultline + " run control.wrong-token --report-dir " + dir.path());
+  const auto code = run.wait(60s);
+  INFO(run.out() << run.err());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  CHECK_THAT(run.out(), Catch::Contains("control.wrong-token") && Catch::Contains("pass"));
+  CHECK_THAT(run.err(), !Catch::Contains("authentication failed"));
+  // The same token when no such scenario runs is an intruder's, and logged.
+  auto coordinator = start_coordinator(dir, "right-token", 2, "pingpong");
+  const std::string token_file = dir.path() + "/scenario-token";
+  std::ofstream(token_file) << faultline::harness::control::kScenarioWrongToken << "\n";
+  std::filesystem::permissions(token_file, std::filesystem::perms::owner_read);
+  BackgroundProcess agent(kFaultline + " agent --coordinator 127.0.0.1:" +
+                          std::to_string(coordinator.port) + " --token-file " + token_file);
+  REQUIRE(agent.wait(10s).has_value());
+  CHECK(coordinator.process->wait_for_output("authentication failed: wrong token", 5s));
 }
 
 TEST_CASE("an agent pointed at a closed port gives up within its budget, saying what it tried",

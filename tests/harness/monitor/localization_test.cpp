@@ -43,13 +43,17 @@ TEST_CASE("a NIC whose pairs all fail is the one suspect", "[unit]") {
   for (auto& pair : pairs) {
     if (!touches(pair, "n3")) continue;
     pair.verdict = "fail";
-    pair.observed = "RDMA_WRITE REM_ACCESS_ERR";
+    // Long, as a real probe's are: its end names the host and device, and is kept.
+    pair.observed =
+        "n3 (responder): qp 0x11 wr_id 0x2 op RDMA_WRITE status REM_ACCESS_ERR "
+        "(native 10) vendor_err 0x0 on host c07 device mlx5_1 port 1";
   }
   const Localization found = localize(six, pairs, {});
   REQUIRE(named(found) == std::vector<std::string>{"agent n3"});
   CHECK(found.suspects[0].reason == "failed");
   CHECK_THAT(found.suspects[0].evidence, Catch::Contains("5 of 5") &&
                                              Catch::Contains("REM_ACCESS_ERR") &&
+                                             Catch::Contains("host c07 device mlx5_1 port 1") &&
                                              Catch::Contains("0 of 10 pairs bad"));
   CHECK(std::count(found.states.begin(), found.states.end(), PairState::kFailed) == 5);
 }

@@ -99,8 +99,11 @@ void check_agent_lost_mid_scenario(int signal, const std::string& evidence) {
   CHECK(*code == 3);  // an agent lost is a harness error, not a conformance failure
   const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
   std::string victim_id;
+  std::string victim_name;
   for (const auto& agent : report.at("run").at("agents")) {
-    if (agent.at("pid") == victim) victim_id = agent.at("id");
+    if (agent.at("pid") != victim) continue;
+    victim_id = agent.at("id");
+    victim_name = agent.at("name");
   }
   REQUIRE(!victim_id.empty());
   const auto& runs = report.at("scenarios");
@@ -109,7 +112,7 @@ void check_agent_lost_mid_scenario(int signal, const std::string& evidence) {
   CAPTURE(interrupted.dump(2));
   CHECK(interrupted.at("verdict") == "error");
   CHECK_THAT(interrupted.at("observed").get<std::string>(),
-             Catch::Contains("agent lost: " + victim_id));
+             Catch::Contains("agent lost: " + victim_name + " (" + victim_id + ", host "));
   CHECK_THAT(interrupted.at("evidence").get<std::string>(), Catch::Contains(evidence));
   size_t survivors_pingpong_passed = 0;
   for (const auto& run : runs) {

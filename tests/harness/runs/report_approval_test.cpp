@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -41,24 +42,37 @@ std::string normalize_text(std::string text) {
   return text;
 }
 
+// `value` with each agent id in it, as a string or an object's key, replaced by `ids`'s word.
+json with_ids_named(const json& value, const std::map<std::string, std::string>& ids) {
+  if (value.is_string()) {
+    const auto found = ids.find(value.get<std::string>());
+    return found == ids.end() ? value : json(found->second);
+  }
+  if (value.is_array()) {
+    json named = json::array();
+    for (const auto& item : value) named.push_back(with_ids_named(item, ids));
+    return named;
+  }
+  if (!value.is_object()) return value;
+  json named = json::object();
+  for (const auto& [key, item] : value.items()) {
+    const auto found = ids.find(key);
+    named[found == ids.end() ? key : found->second] = with_ids_named(item, ids);
+  }
+  return named;
+}
+
 std::string normalize_report(const std::string& text) {
   json report = json::parse(text);
   report["faultline_version"] = "<version>";
   json& run = report["run"];
   run["host"] = "<host>";
   run["kernel"] = "<kernel>";
-  // Named after their host by default, "vm" and "vm-2", in the order they finished joining,
-  // which is timing (agent-2 can finish before agent-1): the names go to the ids in order.
-  std::vector<std::string> names;
+  // Local agents are named local-1, local-2 and ranked by name; their ids are the order they
+  // finished joining, which is timing: each id becomes its agent's name.
+  std::map<std::string, std::string> ids;
   for (auto& agent : run["agents"]) {
-    const std::string host = agent["host"];
-    const std::string name = agent["name"];
-    names.push_back(name.starts_with(host) ? "<host>" + name.substr(host.size()) : name);
-  }
-  std::sort(names.begin(), names.end());
-  size_t next_name = 0;
-  for (auto& agent : run["agents"]) {
-    agent["name"] = names[next_name++];
+    ids[agent["id"]] = "<id of " + agent["name"].get<std::string>() + ">";
     agent["host"] = "<host>";
     agent["pid"] = 0;
     agent["remote"] = "<remote>";
@@ -71,7 +85,7 @@ std::string normalize_report(const std::string& text) {
     for (const auto& [agent, side] : scenario["sides"].items()) sides[agent] = side["verdict"];
     scenario["sides"] = sides;
   }
-  return normalize_text(report.dump(2) + "\n");
+  return normalize_text(with_ids_named(report, ids).dump(2) + "\n");
 }
 
 void approve(const std::string& name, const std::string& actual) {

@@ -1,4 +1,5 @@
 // Scenario files run by `faultline run` with real agents over libfabric tcp and shm.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -219,7 +220,7 @@ TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integrat
   CHECK_THAT(skipped.at("observed").get<std::string>(),
              Catch::Contains("needs transport [\"verbs\"], this run uses ofi"));
   CHECK_THAT(relaxed.out, Catch::Contains("1 skipped: needs transport [\"verbs\"], this run "
-                                          "uses ofi\n  test.verbs-only (agent-1 <-> agent-2)"));
+                                          "uses ofi\n  test.verbs-only (local-1 <-> local-2)"));
   CHECK_THAT(relaxed.out, !Catch::Contains("expected: \n") && !Catch::Contains("evidence: \n"));
   // Skips of one reason on many pairs are one line, with their count.
   auto pairs = run_command(kFaultline + " run " + kData + "/verbs-only.json --agents 4 " +
@@ -234,6 +235,48 @@ TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integrat
                             "--report-dir " + dir.path() + "/strict");
   CHECK(strict.exit_code == 1);
   CHECK(report_in(dir.path() + "/strict").at("scenarios").at(0).at("verdict") == "fail");
+}
+
+namespace {
+
+// The testcase names of a junit.xml, in order.
+std::vector<std::string> junit_testcase_names(const std::string& path) {
+  const std::string xml = read_text_file(path);
+  std::vector<std::string> names;
+  const std::string open = "<testcase classname=\"";
+  for (size_t at = xml.find(open); at != std::string::npos; at = xml.find(open, at + 1)) {
+    const size_t name = xml.find(" name=\"", at) + 7;
+    names.push_back(xml.substr(name, xml.find('"', name) - name));
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("two runs of the same scenarios name agents and junit testcases the same",
+          "[integration][ofi]") {
+  TempDir dir;
+  std::vector<std::vector<std::string>> names;
+  for (const char* run : {"/one", "/two"}) {
+    auto result = run_command(kFaultline + " run " + kData + "/verbs-only.json --agents 4 " +
+                              "--report-dir " + dir.path() + run);
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    // In the order the runs finished, which is timing's; the set is the run's.
+    names.push_back(junit_testcase_names(dir.path() + run + "/junit.xml"));
+    std::sort(names.back().begin(), names.back().end());
+    // Ranked by name whatever order they joined in; named the same in every output.
+    const json agents = report_in(dir.path() + run).at("run").at("agents");
+    REQUIRE(agents.size() == 4);
+    for (size_t i = 0; i < agents.size(); ++i)
+      CHECK(agents.at(i).at("name") == "local-" + std::to_string(i + 1));
+    CHECK_THAT(result.out, Catch::Contains("local-1 <-> local-2") && !Catch::Contains("agent-1"));
+    CHECK_THAT(read_text_file(dir.path() + run + "/summary.md"),
+               Catch::Contains("| local-3 <-> local-4 |"));
+  }
+  REQUIRE(names.at(0).size() == 6);
+  CHECK(names.at(0) == names.at(1));
+  CHECK(names.at(0).at(0) == "test.verbs-only [local-1 &lt;-&gt; local-2]");
 }
 
 // Once, the buffers of a grouped receive that timed out were freed while the engine still
@@ -274,8 +317,9 @@ TEST_CASE("the same seed fires the same faults and gives the same report", "[int
     json kept = json::array();
     for (auto& run : report.at("scenarios")) {
       json sides = json::array();
-      for (auto& [agent, side] : run.at("sides").items()) {
-        json details = side.at("details");
+      // By rank: the seed decides each rank's faults, whichever agent joined first.
+      for (const auto& agent : run.at("agents").at("ranks")) {
+        json details = run.at("sides").at(agent.get<std::string>()).at("details");
         details.at("traffic").erase("latency");  // times; the completion counts must agree
         sides.push_back(details);
       }

@@ -8,9 +8,11 @@
 
 namespace faultline::reports {
 
-/// "agent-1 <-> agent-2" for a pair, "ring of 4 (agent-1..agent-4)" for a ring, the programs'
-/// roles ("server, client") for a SUT scenario.
-std::string agents_label(const nlohmann::json& scenario);
+/// "rack1-a <-> rack2-b" for a pair, "ring of 4 (rack1-a..rack2-b)" for a ring, by the agents'
+/// `labels` (agent_labels: their names, stable from run to run where join-order ids are not);
+/// the programs' roles ("server, client") for a SUT scenario.
+std::string agents_label(const nlohmann::json& scenario,
+                         const std::map<std::string, std::string>& labels);
 /// The verdict, with the judged program's for a SUT scenario: "pass (detected)".
 std::string verdict_label(const nlohmann::json& scenario);
 /// How each program of a SUT scenario ended, as (label, text) lines for people:
@@ -25,14 +27,19 @@ std::map<std::string, int> verdict_counts(const nlohmann::json& report);
 std::string target_label(const nlohmann::json& report);
 /// Seconds, two decimals.
 std::string seconds(const nlohmann::json& scenario);
-/// What the sides' devices said, as (label, text) lines for people: completions that did not
-/// succeed ("completion errors (agent-2)", "REM_ACCESS_ERR 1, WR_FLUSH_ERR 3") and port
-/// counters that grew ("port counters (agent-1: rxe0 port 1)", "hw_counters/rcvd_rnr_err +2").
-std::vector<std::pair<std::string, std::string>> device_evidence(const nlohmann::json& scenario);
+/// What the sides' devices said, as (label, text) lines for people, each side by its `labels`
+/// (agent_labels): completions that did not succeed ("completion errors (agent-2)", "REM_ACCESS_ERR
+/// 1, WR_FLUSH_ERR 3") and port counters that grew ("port counters (agent-1: rxe0 port 1)",
+/// "hw_counters/rcvd_rnr_err +2").
+std::vector<std::pair<std::string, std::string>> device_evidence(
+    const nlohmann::json& scenario, const std::map<std::string, std::string>& labels);
 
-/// How people read an agent's id: its name, with its host where that differs ("rail0-a
-/// (node7)"); the id itself for reports without names.
+/// How people read an agent's id: its name, with its host where that differs from the name and
+/// from the run's own host ("rail0-a (node7)"); the id itself for reports without names.
 std::map<std::string, std::string> agent_labels(const nlohmann::json& report);
+/// Each agent's name alone (unique among a run's agents), for what must read the same from run
+/// to run wherever the agents ran: junit testcase names, which CI test history follows.
+std::map<std::string, std::string> agent_names(const nlohmann::json& report);
 /// `id`'s label from `agent_labels`, or the id itself where the report has none.
 std::string agent_label(const std::map<std::string, std::string>& labels, const std::string& id);
 

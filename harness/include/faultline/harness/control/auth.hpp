@@ -21,6 +21,11 @@ enum class Prover { kAgent, kCoordinator };
 /// rogue coordinator cannot have an agent answer the nonce of another agent's auth for it).
 std::string answer_challenge(const std::string& token, const std::string& nonce, Prover prover);
 
+/// The token a scenario's `control.join` step joins with, to be refused: a coordinator that
+/// meets it while such a step runs knows the refusal for the scenario's own and does not log
+/// it as an intruder's (any other wrong token, or this one at any other time, is logged).
+inline constexpr const char* kScenarioWrongToken = "not-the-run-token";
+
 /// Constant-time check of an answer.
 bool answer_is_valid(const std::string& token, const std::string& nonce, Prover prover,
                      const std::string& answer);

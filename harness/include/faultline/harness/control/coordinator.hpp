@@ -157,6 +157,8 @@ class Coordinator {
     std::shared_ptr<control::Channel> channel;
     std::string remote;
     std::thread thread;
+    /// Refused with the token of a running scenario's deliberate join (kScenarioWrongToken).
+    bool scenario_join = false;
   };
   struct ActiveRun {
     ScenarioRun result;
@@ -173,6 +175,7 @@ class Coordinator {
     std::set<std::string> heard_from;  ///< sides that sent a step, endpoint info or a barrier
     std::optional<std::chrono::steady_clock::time_point> first_heard;  ///< from any side
     bool finished = false;
+    bool deliberate_join = false;  ///< has a control.join step with the wrong token
     bool involves(const std::string& agent_id) const {
       return std::find(result.agents.begin(), result.agents.end(), agent_id) != result.agents.end();
     }
@@ -231,6 +234,9 @@ class Coordinator {
   void take_program_message(ProgramRun& run, const std::string& agent_id,
                             const nlohmann::json& message);
   AgentRecord* agent(const std::string& id);
+  /// How texts for people name an agent: by its name, stable from run to run (its id is its
+  /// place in the join order); the id for one unknown.
+  std::string name_of(const std::string& id) const;
   std::shared_ptr<control::Channel> channel_of(const std::string& agent_id);
   void send_to(const std::string& agent_id, std::string_view type, nlohmann::json body);
   ActiveRun* active_run(uint64_t run_id, const std::string& agent_id);
@@ -238,6 +244,8 @@ class Coordinator {
   CoordinatorOptions options_;
   uint16_t port_ = 0;
   int listen_fd_ = -1;
+  /// Runs under way whose scenario joins with kScenarioWrongToken on purpose.
+  std::atomic<int> deliberate_joins_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> released_{false};
   /// Agents lost before the first run: their places are free for others to join.
