@@ -214,8 +214,11 @@ struct BenchCommand {
         });
   }
 
+  // Like nccl-tests: #wrong per row, then the average bus bandwidth; a wrong sum anywhere is a
+  // conformance failure (exit 1), the rows still measured and printed.
   int run_allreduce() {
-    return run(
+    uint64_t wrong = 0;
+    const int code = run(
         "allreduce",
         [&] {
           allreduce.target = target;
@@ -230,7 +233,17 @@ struct BenchCommand {
                                           : "completion status NOT checked (--no-status-check)") +
                   "\n",
               rows);
+          double busbw = 0;
+          for (const auto& row : rows) {
+            wrong += row.wrong;
+            busbw += row.busbw_gb_s / static_cast<double>(rows.size());
+          }
+          if (json_output) return;
+          std::cout << "# Out of bounds values : " << wrong << (wrong == 0 ? " OK" : " FAILED")
+                    << "\n# Avg bus bandwidth    : " << std::fixed << std::setprecision(3) << busbw
+                    << "\n";
         });
+    return code == harness::kExitPass && wrong > 0 ? harness::kExitConformanceFailure : code;
   }
 
   int run_control() {

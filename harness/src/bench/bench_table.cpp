@@ -9,16 +9,18 @@ namespace faultline::harness::bench {
 
 namespace {
 
+// Named and ordered as perftest's ib_send_lat prints them (t_typical is the median, t_avg the
+// mean), so the two tools' outputs read side by side.
 constexpr std::array<Column<LatencyRow>, 9> kLatencyColumns{{
     {"#bytes", 10, -1, "bytes", [](const LatencyRow& r) { return double(r.bytes); }},
     {"#iterations", 13, -1, "iterations", [](const LatencyRow& r) { return double(r.iterations); }},
-    {"t_min[usec]", 16, 2, "min_us", [](const LatencyRow& r) { return r.min_us; }},
-    {"t_median[usec]", 16, 2, "median_us", [](const LatencyRow& r) { return r.median_us; }},
-    {"t_mean[usec]", 16, 2, "mean_us", [](const LatencyRow& r) { return r.mean_us; }},
-    {"t_p99[usec]", 16, 2, "p99_us", [](const LatencyRow& r) { return r.p99_us; }},
-    {"t_p99.9[usec]", 16, 2, "p99_9_us", [](const LatencyRow& r) { return r.p999_us; }},
-    {"t_max[usec]", 16, 2, "max_us", [](const LatencyRow& r) { return r.max_us; }},
-    {"t_stdev[usec]", 16, 2, "stdev_us", [](const LatencyRow& r) { return r.stdev_us; }},
+    {"t_min[usec]", 15, 2, "min_us", [](const LatencyRow& r) { return r.min_us; }},
+    {"t_max[usec]", 15, 2, "max_us", [](const LatencyRow& r) { return r.max_us; }},
+    {"t_typical[usec]", 17, 2, "median_us", [](const LatencyRow& r) { return r.median_us; }},
+    {"t_avg[usec]", 15, 2, "mean_us", [](const LatencyRow& r) { return r.mean_us; }},
+    {"t_stdev[usec]", 17, 2, "stdev_us", [](const LatencyRow& r) { return r.stdev_us; }},
+    {"99% percentile[usec]", 23, 2, "p99_us", [](const LatencyRow& r) { return r.p99_us; }},
+    {"99.9% percentile[usec]", 25, 2, "p99_9_us", [](const LatencyRow& r) { return r.p999_us; }},
 }};
 
 constexpr std::array<Column<BandwidthRow>, 4> kBandwidthColumns{{
@@ -31,7 +33,7 @@ constexpr std::array<Column<BandwidthRow>, 4> kBandwidthColumns{{
      [](const BandwidthRow& r) { return r.messages_per_second; }, 1e-6},
 }};
 
-constexpr std::array<Column<AllreduceRow>, 6> kAllreduceColumns{{
+constexpr std::array<Column<AllreduceRow>, 7> kAllreduceColumns{{
     {"ranks", 7, -1, "ranks", [](const AllreduceRow& r) { return double(r.ranks); }},
     {"size(B)", 12, -1, "bytes", [](const AllreduceRow& r) { return double(r.bytes); }},
     {"#iterations", 13, -1, "iterations",
@@ -39,6 +41,7 @@ constexpr std::array<Column<AllreduceRow>, 6> kAllreduceColumns{{
     {"time(us)", 13, 1, "median_us", [](const AllreduceRow& r) { return r.median_us; }},
     {"algbw(GB/s)", 16, 3, "algbw_gb_s", [](const AllreduceRow& r) { return r.algbw_gb_s; }},
     {"busbw(GB/s)", 16, 3, "busbw_gb_s", [](const AllreduceRow& r) { return r.busbw_gb_s; }},
+    {"#wrong", 8, -1, "wrong", [](const AllreduceRow& r) { return double(r.wrong); }},
 }};
 
 }  // namespace

@@ -7,27 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "faultline/core/closest_names.hpp"
+#include "command_suggestions.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "options/commands.hpp"
 
 namespace {
-
-// A first word that is no command: say so, with the closest commands, instead of CLI11's
-// "A subcommand is required". Nullopt when the word is a command (or an option).
-std::optional<int> refuse_unknown_command(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
-  const std::string word = argv[1];
-  std::vector<std::string> commands;
-  for (const CLI::App* command : app.get_subcommands({})) {
-    if (command->check_name(word)) return std::nullopt;
-    commands.push_back(command->get_name());
-  }
-  const std::string suggestion = faultline::did_you_mean(faultline::closest_names(word, commands));
-  std::cerr << "faultline: unknown command '" << word << "'"
-            << (suggestion.empty() ? "" : "; " + suggestion) << " (faultline --help lists them)\n";
-  return faultline::harness::kExitUsage;
-}
 
 int run_cli(int argc, char** argv) {
   using namespace faultline;
@@ -50,7 +34,7 @@ int run_cli(int argc, char** argv) {
   cli::add_slurm_command(app, run);
   cli::add_monitor_command(app, run);
 
-  if (auto refused = refuse_unknown_command(app, argc, argv)) return *refused;
+  if (auto refused = cli::refuse_unknown_command(app, argc, argv)) return *refused;
   try {
     app.parse(cli::take_program_command(argc, argv), argv);
   } catch (const CLI::CallForHelp& e) {
@@ -59,8 +43,11 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    if (!cli::suggest_options(app, argc, argv)) cli::say_refused(app, e);
+    return harness::kExitUsage;
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    cli::say_refused(app, e);
     return harness::kExitUsage;
   }
   return run();

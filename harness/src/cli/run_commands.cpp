@@ -50,10 +50,17 @@ struct TargetOptions {
   }
   // The target must exist here: an unknown transport, provider or device is a usage error
   // naming what is present.
+  // None at all is one too, said before any agent starts (not an error per run).
   Status check() const {
     auto devices = harness::list_devices({target.transport, target.provider, target.device});
     if (!devices.ok()) return devices.status();
-    return {};
+    if (!devices->empty()) return {};
+    return Error{ErrorCode::kNotFound, "no " + target.transport + " devices on this host"}
+        .with_hint(target.transport == "verbs"
+                       ? "load an RDMA driver and check `ibv_devices` (for Soft-RoCE: modprobe "
+                         "rdma_rxe; rdma link add rxe0 type rxe netdev IFACE), or run over "
+                         "libfabric: --transport ofi"
+                       : "check `faultline devices` and `fi_info`");
   }
 };
 
@@ -69,10 +76,8 @@ struct CoordinatorCommand {
   MetricsOptions metrics_options;
 
   int run() {
-    std::string warning;
-    auto token = harness::control::load_token(token_file, warning);
-    if (!token.ok()) return usage_error("coordinator", token.error().describe());
-    if (!warning.empty()) std::cerr << "faultline coordinator: warning: " << warning << "\n";
+    auto token = harness::control::load_token(token_file);
+    if (!token.ok()) return usage_error("coordinator", token.error().describe_with_hint());
     options.token = token.value();
     std::vector<harness::sut::SutScenario> programs;
     std::optional<std::vector<harness::ScenarioSpec>> resolved;
@@ -134,10 +139,8 @@ struct AgentCommand {
   MetricsOptions metrics_options;
 
   int run() {
-    std::string warning;
-    auto token = harness::control::load_token(token_file, warning);
-    if (!token.ok()) return usage_error("agent", token.error().describe());
-    if (!warning.empty()) std::cerr << "faultline agent: warning: " << warning << "\n";
+    auto token = harness::control::load_token(token_file);
+    if (!token.ok()) return usage_error("agent", token.error().describe_with_hint());
     if (auto present = target.check(); !present.ok()) {
       return usage_error("agent", present.error().describe_with_hint());
     }
@@ -228,6 +231,7 @@ void add_coordinator_command(CLI::App& app, CommandAction& run) {
   coordinator->selection.add_to(c);
   c->add_option("--report-dir", coordinator->report_dir,
                 "Where report.json, junit.xml and summary.md go")
+      ->check(report_dir())
       ->capture_default_str();
   c->add_option("--port-file", coordinator->port_file, "Write the port listened on to this file");
   c->add_option("--wait", coordinator->wait_seconds, "Seconds to wait for the agents")
@@ -294,6 +298,7 @@ void add_control_commands(CLI::App& app, CommandAction& run) {
   add_pairs(r, runner->options);
   r->add_option("--report-dir", runner->report_dir,
                 "Where report.json, junit.xml and summary.md go")
+      ->check(report_dir())
       ->capture_default_str();
   runner->metrics_options.add_to(r, true);
   r->footer(

@@ -57,6 +57,16 @@ Result<std::unique_ptr<control::Channel>> connect_with_retries(const AgentOption
     if (left <= 0ms) {
       const auto seconds = std::chrono::duration<double>(spent).count();
       Error error = std::move(fd).take_error();
+      // A name that never resolved is the user's to fix, not the network's: exit 2.
+      if (error.code == ErrorCode::kNotFound) {
+        return Error{ErrorCode::kInvalidArgument,
+                     "cannot resolve the coordinator's host in --coordinator " + address->text() +
+                         " (" + std::to_string(attempts) + " attempts over " +
+                         std::to_string(seconds).substr(0, 4) + " s): " + error.message}
+            .with_hint(
+                "check the name for a typo, and /etc/hosts or DNS on this host; an "
+                "address (10.0.0.1:7400) needs no lookup");
+      }
       error.message = "could not reach the coordinator at " + address->text() + " after " +
                       std::to_string(attempts) + " attempts over " +
                       std::to_string(seconds).substr(0, 4) +

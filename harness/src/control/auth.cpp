@@ -64,19 +64,42 @@ bool answer_is_valid(const std::string& token, const std::string& nonce, Prover 
          CRYPTO_memcmp(answer.data(), expected.data(), expected.size()) == 0;
 }
 
-Result<std::string> load_token(const std::string& token_file, std::string& warning) {
+Status check_token_file(const std::string& token_file) {
+  struct stat info {};
+  if (::stat(token_file.c_str(), &info) != 0) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "--token-file " + token_file + ": cannot read it: " + std::strerror(errno)};
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "--token-file " + token_file + ": a directory, not a file with the token"};
+  }
+  // A pipe (a parent's /proc/self/fd/N) has no readers but its own; a file others can read
+  // hands them the run.
+  if (S_ISREG(info.st_mode) && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", info.st_mode & 07777);
+    return Error{
+        ErrorCode::kInvalidArgument,
+        "--token-file " + token_file + ": its group or others can read it (mode " + mode + ")"}
+        .with_hint("chmod 600 " + token_file + " (or make it under umask 077)");
+  }
+  if (::access(token_file.c_str(), R_OK) != 0) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "--token-file " + token_file + ": cannot read it: " + std::strerror(errno)};
+  }
+  return {};
+}
+
+Result<std::string> load_token(const std::string& token_file) {
   if (!token_file.empty()) {
+    FAULTLINE_RETURN_IF_ERROR(check_token_file(token_file));
     // Read a little more than any token: a file that is not one (a disk image, /dev/zero)
     // costs no memory.
     const int fd = ::open(token_file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       return Error{ErrorCode::kInvalidArgument,
-                   "cannot read the token file '" + token_file + "': " + std::strerror(errno)};
-    }
-    struct stat info {};
-    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
-        (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-      warning = "the token file '" + token_file + "' is readable by group or others; chmod 600 it";
+                   "--token-file " + token_file + ": cannot read it: " + std::strerror(errno)};
     }
     std::string token(kLongestToken + 3, '\0');  // a token, its line end, and one byte more
     size_t got = 0;
@@ -90,11 +113,11 @@ Result<std::string> load_token(const std::string& token_file, std::string& warni
     while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
     if (token.size() > kLongestToken) {
       return Error{ErrorCode::kInvalidArgument,
-                   "the token file '" + token_file + "' holds more than " +
+                   "--token-file " + token_file + ": holds more than " +
                        std::to_string(kLongestToken) + " bytes: is it a token file?"};
     }
     if (token.empty()) {
-      return Error{ErrorCode::kInvalidArgument, "the token file '" + token_file + "' is empty"};
+      return Error{ErrorCode::kInvalidArgument, "--token-file " + token_file + ": empty"};
     }
     return token;
   }

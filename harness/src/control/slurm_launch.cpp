@@ -61,6 +61,18 @@ Result<SlurmTask> slurm_task_from_environment(
   task.nodes = nodes;
   task.local_id = local_id;
   task.nodelist = nodelist;
+  // "12000-12003" or "12000,12005": the step's ports, the same in every task; the first is
+  // the coordinator's.
+  if (const char* ports = get("SLURM_STEP_RESV_PORTS")) {
+    const std::string_view text(ports);
+    uint64_t first = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), first);
+    const bool whole = end == text.data() + text.size() || *end == '-' || *end == ',';
+    if (error != std::errc() || !whole || first == 0 || first > UINT16_MAX)
+      return not_under_srun(std::string("SLURM_STEP_RESV_PORTS='") + ports +
+                            "' does not begin with a port (12000-12003)");
+    task.reserved_port = static_cast<uint16_t>(first);
+  }
   return task;
 }
 
@@ -72,8 +84,10 @@ Result<SlurmCommands> slurm_commands(const SlurmTask& task, const SlurmSettings&
   if (head.empty())
     return Error{ErrorCode::kInvalidArgument,
                  "the node list '" + task.nodelist + "' names no node"};
-  const uint16_t port =
-      settings.port != 0 ? settings.port : static_cast<uint16_t>(20000 + task.job_id % 20000);
+  const uint16_t port = settings.port != 0 ? settings.port
+                        : task.reserved_port != 0
+                            ? task.reserved_port
+                            : static_cast<uint16_t>(20000 + task.job_id % 20000);
   SlurmCommands commands;
   if (task.rank == 0) {
     commands.coordinator = {"coordinator",

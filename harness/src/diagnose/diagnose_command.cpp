@@ -10,6 +10,7 @@
 #include "faultline/harness/diagnose/workload_targets.hpp"
 #include "options/commands.hpp"
 #include "options/metrics_options.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 
@@ -66,8 +67,7 @@ struct DiagnoseCommand {
     const bool device_missing = !present.ok() || present->empty();
     if (device_missing) options.all = false;
     if (!options.peer.empty()) {
-      std::string no_file_no_warning;
-      auto token = harness::control::load_token("", no_file_no_warning);
+      auto token = harness::control::load_token("");
       if (!token.ok()) {
         std::cerr << "faultline diagnose: --peer " << options.peer
                   << " needs FAULTLINE_TOKEN, the token the remote agent holds too\n";
@@ -145,6 +145,7 @@ void add_diagnose_command(CLI::App& app, CommandAction& run) {
                 "faultline agent --coordinator HOST:PORT with the same FAULTLINE_TOKEN)");
   d->add_flag("--all", options.all, "Run every layer, not only up to the first that fails");
   d->add_option("--report-dir", options.report_dir, "Where diagnose.json and diagnose.md go")
+      ->check(report_dir())
       ->capture_default_str();
   d->add_option("--scenario-dir", options.scenario_dir, "Scenario catalog of L3 and L4");
   d->add_flag("--json", command->json, "Print diagnose.json instead of the summary");

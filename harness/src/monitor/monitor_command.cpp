@@ -33,10 +33,8 @@ struct MonitorCommand {
   bool pair_metrics = false;
 
   int run() {
-    std::string warning;
-    auto token = harness::control::load_token(token_file, warning);
-    if (!token.ok()) return usage("" + token.error().describe());
-    if (!warning.empty()) std::cerr << "faultline monitor: warning: " << warning << "\n";
+    auto token = harness::control::load_token(token_file);
+    if (!token.ok()) return usage(token.error().describe_with_hint());
     coordinator.token = token.value();
     coordinator.open_membership = true;
     auto scenarios = selection.resolve("monitor");
@@ -122,6 +120,7 @@ void add_monitor_command(CLI::App& app, CommandAction& run) {
   add_step_timeout(m, command->coordinator);
   m->add_option("--report-dir", command->monitor.report_dir,
                 "Where each round's report goes (rounds/, latest.json)")
+      ->check(report_dir())
       ->capture_default_str();
   m->add_option("--keep-rounds", command->monitor.keep_rounds, "Round reports kept")
       ->capture_default_str()

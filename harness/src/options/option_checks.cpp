@@ -1,8 +1,13 @@
 #include "option_checks.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "faultline/harness/base/exit_codes.hpp"
@@ -50,6 +55,20 @@ CLI::Validator pushgateway_url() {
         return base.ok() ? "" : base.error().message;
       },
       "http://HOST[:PORT][/PATH]");
+}
+
+CLI::Validator report_dir() {
+  return CLI::Validator(
+      [](const std::string& dir) -> std::string {
+        std::error_code error;
+        std::filesystem::create_directories(dir, error);
+        if (error) return "cannot create " + dir + ": " + error.message();
+        if (!std::filesystem::is_directory(dir)) return dir + " is not a directory";
+        if (::access(dir.c_str(), W_OK | X_OK) != 0)
+          return "cannot write in " + dir + ": " + std::strerror(errno);
+        return "";
+      },
+      "DIR");
 }
 
 CLI::Validator agent_label() {

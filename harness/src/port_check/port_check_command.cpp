@@ -174,6 +174,7 @@ void add_port_check_command(CLI::App& app, CommandAction& run) {
   command
       ->add_option("--report-dir", options->report_dir,
                    "report.json, junit.xml, summary.md; the program's log in program/")
+      ->check(report_dir())
       ->capture_default_str();
   command->footer(
       "Examples:\n"

@@ -13,6 +13,7 @@
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/base/process.hpp"
+#include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/slurm_launch.hpp"
 #include "faultline/harness/runs/local_run.hpp"
 #include "options/commands.hpp"
@@ -67,7 +68,8 @@ void add_slurm_command(CLI::App& app, CommandAction& run) {
                    "The shared token, in a file only the job's user can read")
       ->required();
   command->add_option("--port", settings->port,
-                      "Coordinator port on the first node (default 20000 + job id mod 20000)");
+                      "Coordinator port on the first node (default: the step's first port "
+                      "of srun --resv-ports, else 20000 + job id mod 20000)");
   command->add_option("--transport", settings->transport, "Transport the agents use (ofi, verbs)");
   command->add_option("--provider", settings->provider, "ofi provider the agents use");
   command->add_option("--devices", *devices,
@@ -86,16 +88,9 @@ void add_slurm_command(CLI::App& app, CommandAction& run) {
         if (comma > start) settings->devices.push_back(devices->substr(start, comma - start));
         start = comma + 1;
       }
-      // Every rank reads the token: a file others can read would hand it to them.
-      struct stat token {};
-      if (stat(settings->token_file.c_str(), &token) != 0)
-        return usage_error("slurm",
-                           "--token-file " + settings->token_file + ": " + std::strerror(errno));
-      if ((token.st_mode & 077) != 0)
-        return usage_error(
-            "slurm", "--token-file " + settings->token_file +
-                         " can be read by its group or others; chmod 600 it (or make it under "
-                         "umask 077)");
+      // Every rank reads the token, held to the rule every command holds it to.
+      if (auto token = harness::control::check_token_file(settings->token_file); !token.ok())
+        return usage_error("slurm", token.error().describe_with_hint());
       auto task = harness::slurm_task_from_environment();
       if (!task.ok()) return usage_error("slurm", task.error().describe_with_hint());
       auto head = first_host(task->nodelist);

@@ -65,7 +65,7 @@ class Reporter final : public RunObserver {
     for (auto& sink : sinks_) sink->on_scenario_started(scenario_to_json(run));
   }
   void step(const ScenarioRun& run, const std::string& agent, const std::string& step) override {
-    if (live_) show_live(run, agent + ": " + step);
+    if (live_) show_live(run, reports::agent_label(labels_, agent) + ": " + step);
     for (auto& sink : sinks_) sink->on_step_finished(scenario_to_json(run), agent, step);
   }
   void agent_lost(const AgentRecord& agent) override {

@@ -7,6 +7,7 @@
 #include "faultline/harness/runs/sut_suite.hpp"
 #include "options/commands.hpp"
 #include "options/metrics_options.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 
@@ -54,6 +55,7 @@ void add_sut_run_command(CLI::App& sut, CommandAction& run) {
   command
       ->add_option("--report-dir", options->report_dir,
                    "report.json, junit.xml, summary.md; each role's files in SCENARIO/ROLE/")
+      ->check(report_dir())
       ->capture_default_str();
   options->metrics_options.add_to(command, true);
   command->footer(

@@ -2,6 +2,7 @@
 #include "builtin_pair_side.hpp"
 #include "builtin_steps.hpp"
 #include "probe_scenario.hpp"
+#include "side_evidence.hpp"
 
 #include <csignal>
 #include <cstdlib>
@@ -34,14 +35,30 @@ class PingPong {
   explicit PingPong(ScenarioContext& context)
       : context_(context), initiator_(context.role == "initiator"), side_(context, 10s) {}
 
-  Outcome run() {
+  // The side's outcome with what its device saw (the traffic, bytes and latency, and the port
+  // counters' growth), as a scenario file's side reports it.
+  ScenarioOutcome run() {
+    ScenarioOutcome outcome = steps().value_or(ScenarioOutcome{});
+    side_.close();  // before the evidence is read
+    if (device_) {
+      nlohmann::json details = device_->evidence();
+      details["role"] = context_.role;
+      outcome.details = std::move(details);
+    }
+    return outcome;
+  }
+
+ private:
+  static constexpr unsigned kWriteSeed = 99;
+
+  Outcome steps() {
     auto device = open_target_device(context_.target);
     if (!device.ok()) return harness_error(device.error());
-    device_ = std::move(device).value();
+    device_.emplace(std::move(device).value(), fault::FaultPlan{});
     EndpointConfig config;
     config.send_depth = 16;
     config.recv_depth = 16;
-    if (auto bad = side_.connect(*device_, config, kLargest, kLargest)) return bad;
+    if (auto bad = side_.connect(device_->device(), config, kLargest, kLargest)) return bad;
     for (size_t i = 0; i < kSizes.size(); ++i) {
       if (auto bad = ping_pong(i)) return bad;
     }
@@ -55,9 +72,6 @@ class PingPong {
     }
     return side_.finish();
   }
-
- private:
-  static constexpr unsigned kWriteSeed = 99;
 
   // Size i: the initiator sends a ping and receives the pong; the responder the reverse.
   Outcome ping_pong(size_t i) {
@@ -79,13 +93,11 @@ class PingPong {
 
   ScenarioContext& context_;
   const bool initiator_;
-  std::unique_ptr<Device> device_;
+  std::optional<MeteredSide> device_;
   PairSide side_;  // after the device: its endpoint and buffers go first
 };
 
-ScenarioOutcome pingpong(ScenarioContext& context) {
-  return PingPong(context).run().value_or(ScenarioOutcome{});
-}
+ScenarioOutcome pingpong(ScenarioContext& context) { return PingPong(context).run(); }
 
 // Test-only: the harness's own crash and kill handling.
 ScenarioOutcome abort_now(ScenarioContext& context) {

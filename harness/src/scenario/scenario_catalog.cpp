@@ -119,7 +119,10 @@ std::vector<ScenarioSpec> ScenarioCatalog::resolve(const std::string& suite,
     if (!fs::exists(path)) {
       std::string known;
       for (const auto& name : suite_names()) known += (known.empty() ? "" : ", ") + name;
-      problems.push_back({"--suite", "", "a suite (" + known + "); got \"" + suite + "\""});
+      const std::string suggestion = did_you_mean(closest_names(suite, suite_names()));
+      problems.push_back({"--suite", "",
+                          "a suite (" + known + "); got \"" + suite + "\"" +
+                              (suggestion.empty() ? "" : "; " + suggestion)});
       return {};
     }
     auto document = read_json(path, problems);

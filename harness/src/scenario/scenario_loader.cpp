@@ -299,8 +299,11 @@ std::vector<std::pair<std::string, std::string>> fault_language_problems(const j
 }  // namespace
 
 std::string LoadProblem::describe() const {
-  return file + ": " + (pointer.empty() ? std::string("(document)") : pointer) + ": expected " +
-         expected;
+  // An option's problem ("--suite") has no place in a document to point at.
+  const bool option = file.starts_with("--");
+  return file + ": " +
+         (option ? "" : (pointer.empty() ? std::string("(document)") : pointer) + ": ") +
+         "expected " + expected;
 }
 
 std::optional<ScenarioSpec> load_scenario_text(const std::string& name, const std::string& text,

@@ -162,6 +162,7 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
   exec->add_option("--wrong", options->checker.wrong, "Regex the output of wrong data matches");
   exec->add_option("--error", options->checker.error, "Regex of the line a detected error prints");
   exec->add_option("--report-dir", options->report_dir, "sut.json and the fault log go here")
+      ->check(report_dir())
       ->capture_default_str();
   exec->footer(
       "Examples:\n"

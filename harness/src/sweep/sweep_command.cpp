@@ -228,6 +228,7 @@ void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
   command
       ->add_option("--report-dir", options->report_dir,
                    "report.json, junit.xml, summary.md; clean/ and points/N/ of each run")
+      ->check(report_dir())
       ->capture_default_str();
   command->add_option("--baseline", options->baseline,
                       "An earlier sweep's report.json: which points changed verdict");

@@ -110,7 +110,34 @@ TEST_CASE("bench allreduce sums on a ring of 2 and 3 and reports bus bandwidth",
     const double n = row.at("ranks").get<double>();
     CHECK(row.at("busbw_gb_s").get<double>() ==
           Approx(row.at("algbw_gb_s").get<double>() * 2 * (n - 1) / n));
+    CHECK(row.at("wrong") == 0);  // every element of every iteration on every rank checked
   }
+}
+
+TEST_CASE("bench prints its tables as the field's tools do: ib_send_lat's, nccl-tests'",
+          "[integration][ofi]") {
+  auto latency = run_command(kFaultline +
+                             " bench pingpong --provider shm --sizes 8 --iterations 20 --warmup 2");
+  INFO(latency.out << latency.err);
+  REQUIRE(latency.exit_code == 0);
+  // perftest's columns, in its order.
+  const std::vector<std::string> headings = {
+      "#bytes",        "#iterations",          "t_min[usec]",
+      "t_max[usec]",   "t_typical[usec]",      "t_avg[usec]",
+      "t_stdev[usec]", "99% percentile[usec]", "99.9% percentile[usec]"};
+  size_t at = 0;
+  for (const auto& heading : headings) {
+    const size_t found = latency.out.find(heading, at);
+    CHECK(found != std::string::npos);
+    at = found == std::string::npos ? at : found;
+  }
+  auto allreduce = run_command(kFaultline + " bench allreduce --provider shm --ranks 2,3 " +
+                               "--sizes 4096 --iterations 2 --warmup 0");
+  INFO(allreduce.out << allreduce.err);
+  REQUIRE(allreduce.exit_code == 0);
+  CHECK_THAT(allreduce.out, Catch::Contains("busbw(GB/s)  #wrong\n"));
+  CHECK_THAT(allreduce.out, Catch::Contains("# Out of bounds values : 0 OK\n"));
+  CHECK_THAT(allreduce.out, Catch::Contains("# Avg bus bandwidth    : "));
 }
 
 TEST_CASE("bench control times a step round trip and an all-pairs schedule", "[integration][ofi]") {

@@ -42,37 +42,44 @@ TEST_CASE("the token comes from the file, else the environment, else it is an er
   std::ofstream(path) << "from-file\n";
   chmod(path.c_str(), 0600);
   setenv("FAULTLINE_TOKEN", "from-env", 1);
-  std::string warning;
-  auto from_file = load_token(path, warning);
+  auto from_file = load_token(path);
   REQUIRE(from_file.ok());
   CHECK(from_file.value() == "from-file");
-  CHECK(warning.empty());
 
-  auto from_env = load_token("", warning);
+  auto from_env = load_token("");
   REQUIRE(from_env.ok());
   CHECK(from_env.value() == "from-env");
 
   unsetenv("FAULTLINE_TOKEN");
-  auto none = load_token("", warning);
+  auto none = load_token("");
   REQUIRE_FALSE(none.ok());
   CHECK_THAT(none.error().message, Catch::Contains("--token-file"));
   CHECK_THAT(none.error().message, Catch::Contains("FAULTLINE_TOKEN"));
 
-  auto missing = load_token(dir.path() + "/nosuch", warning);
+  auto missing = load_token(dir.path() + "/nosuch");
   REQUIRE_FALSE(missing.ok());
   CHECK_THAT(missing.error().message, Catch::Contains("nosuch"));
 }
 
-TEST_CASE("a token file readable by others gives a warning", "[unit][control]") {
+TEST_CASE("a token file its group or others can read, or a directory, is refused",
+          "[unit][control]") {
   faultline::testing::TempDir dir;
   const std::string path = dir.path() + "/token";
   std::ofstream(path) << "secret";
-  chmod(path.c_str(), 0644);
-  std::string warning;
-  auto token = load_token(path, warning);
-  REQUIRE(token.ok());
-  CHECK_THAT(warning, Catch::Contains("chmod 600"));
-  CHECK_THAT(warning, !Catch::Contains("secret"));
+  for (const mode_t mode : {0644, 0640, 0604}) {
+    chmod(path.c_str(), mode);
+    auto token = load_token(path);
+    REQUIRE_FALSE(token.ok());
+    CHECK_THAT(token.error().describe_with_hint(),
+               Catch::Contains("--token-file " + path + ": its group or others can read it") &&
+                   Catch::Contains("chmod 600 " + path) && !Catch::Contains("secret"));
+  }
+  auto directory = load_token(dir.path());
+  REQUIRE_FALSE(directory.ok());
+  CHECK(directory.error().message == "--token-file " + dir.path() +
+                                         ": a directory, not a file "
+                                         "with the token");
+  CHECK(check_token_file(dir.path()).error().message == directory.error().message);
 }
 
 TEST_CASE("a token file is read only as far as a token goes", "[unit][control]") {
@@ -81,16 +88,16 @@ TEST_CASE("a token file is read only as far as a token goes", "[unit][control]")
   // A sparse gigabyte: read whole, it would take a gigabyte of memory and more.
   std::ofstream(huge).close();
   REQUIRE(truncate(huge.c_str(), 1L << 30) == 0);
+  chmod(huge.c_str(), 0600);
   for (const std::string& path : {huge, std::string("/dev/zero")}) {
-    std::string warning;
-    auto token = load_token(path, warning);
+    auto token = load_token(path);
     REQUIRE_FALSE(token.ok());
     CHECK_THAT(token.error().message, Catch::Contains("holds more than 4096 bytes"));
   }
   const std::string longest = dir.path() + "/longest";
   std::ofstream(longest) << std::string(4096, 'k') << "\n";
-  std::string warning;
-  auto token = load_token(longest, warning);
+  chmod(longest.c_str(), 0600);
+  auto token = load_token(longest);
   REQUIRE(token.ok());
   CHECK(token->size() == 4096);
 }

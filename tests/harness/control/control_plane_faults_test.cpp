@@ -2,6 +2,8 @@
 // misbehaves: a wrong token, a client sending garbage, no coordinator at all (killed and
 // stopped agents: harness_kill_test.cpp).
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -13,12 +15,14 @@
 #include "control_peers.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "support/background_process.hpp"
+#include "support/run_command.hpp"
 
 using namespace std::chrono_literals;
 using faultline::testing::BackgroundProcess;
 using faultline::testing::closed_port;
 using faultline::testing::RawClient;
 using faultline::testing::read_text_file;
+using faultline::testing::run_command;
 using faultline::testing::start_agent;
 using faultline::testing::start_coordinator;
 using faultline::testing::TempDir;
@@ -61,6 +65,63 @@ TEST_CASE("the wrong-token scenario's own refused join is its finding, not a log
                           std::to_string(coordinator.port) + " --token-file " + token_file);
   REQUIRE(agent.wait(10s).has_value());
   CHECK(coordinator.process->wait_for_output("authentication failed: wrong token", 5s));
+}
+
+TEST_CASE("a coordinator host that does not resolve is a usage error naming the name",
+          "[integration][control]") {
+  // In a network namespace of its own, so the lookup asks no DNS server anywhere.
+  BackgroundProcess agent("FAULTLINE_TOKEN=t exec unshare -rn " + kFaultline +
+                          " agent --coordinator no-such-host.invalid:7400 --connect-timeout 1");
+  const auto code = agent.wait(30s);
+  INFO(agent.err());
+  REQUIRE(code.has_value());
+  CHECK(*code == 2);
+  CHECK_THAT(agent.err(), Catch::Contains("cannot resolve the coordinator's host in "
+                                          "--coordinator no-such-host.invalid:7400"));
+  CHECK_THAT(agent.err(), Catch::Contains("check the name for a typo"));
+  CHECK_THAT(agent.err(), !Catch::Contains("firewall"));
+}
+
+TEST_CASE("every command holds a token file to one rule, in the same words",
+          "[integration][control]") {
+  TempDir dir;
+  const std::string open_file = dir.path() + "/group-readable";
+  std::ofstream(open_file) << "a-token\n";
+  std::filesystem::permissions(open_file, std::filesystem::perms::owner_read |
+                                              std::filesystem::perms::owner_write |
+                                              std::filesystem::perms::group_read);
+  const std::string locked = dir.path() + "/locked";  // root's, 0600: not another user's
+  std::ofstream(locked) << "a-token\n";
+  std::filesystem::permissions(
+      locked, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {dir.path(), ": a directory, not a file with the token"},
+      {open_file, ": its group or others can read it (mode 0640)"},
+      {dir.path() + "/missing", ": cannot read it: No such file or directory"}};
+  const std::vector<std::string> commands = {"coordinator --agents 2 --listen 127.0.0.1:0",
+                                             "agent --coordinator 127.0.0.1:1",
+                                             "monitor --listen 127.0.0.1:0", "slurm"};
+  for (const auto& [file, words] : files) {
+    for (const auto& command : commands) {
+      const auto result = run_command("exec " + kFaultline + " " + command + " --token-file " +
+                                      file + (command == "slurm" ? " -- true" : ""));
+      INFO(command << " " << file << "\n" << result.err);
+      CHECK(result.exit_code == 2);
+      CHECK_THAT(result.err, Catch::Contains("--token-file " + file + words));
+    }
+  }
+  // A file this user cannot read, as another user would meet it (where that user can run the
+  // build's binary at all).
+  const std::string as_nobody = "exec setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  if (geteuid() == 0 && run_command(as_nobody + kFaultline + " --version").exit_code == 0) {
+    const auto result = run_command(as_nobody + kFaultline +
+                                    " agent --coordinator 127.0.0.1:1 --token-file " + locked);
+    INFO(result.err);
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err,
+               Catch::Contains("--token-file " + locked + ": cannot read it: Permission denied"));
+  }
 }
 
 TEST_CASE("an agent pointed at a closed port gives up within its budget, saying what it tried",

@@ -87,3 +87,33 @@ TEST_CASE("slurm: rank 0 coordinates and every rank is an agent, one per device"
   settings.token_file.clear();
   CHECK_FALSE(slurm_commands(SlurmTask{}, settings, "node01").ok());
 }
+
+TEST_CASE("slurm: the coordinator listens on the step's first port srun --resv-ports reserved",
+          "[unit]") {
+  SlurmSettings settings;
+  settings.token_file = "/home/u/.faultline/token";
+  settings.host = "node01";
+  for (const std::string ports : {"12000-12003", "12000", "12000,12007"}) {
+    auto reserved = step(0);
+    reserved["SLURM_STEP_RESV_PORTS"] = ports;
+    const auto task = slurm_task_from_environment(environment(reserved));
+    REQUIRE(task.ok());
+    CHECK(task->reserved_port == 12000);
+    const auto commands = slurm_commands(task.value(), settings, "node01");
+    REQUIRE(commands.ok());
+    CHECK(commands->coordinator.at(4) == "0.0.0.0:12000");
+    CHECK(commands->agent.at(4) == "node01:12000");
+  }
+  // --port still wins; a value that begins with no port is named.
+  auto reserved = step(0);
+  reserved["SLURM_STEP_RESV_PORTS"] = "12000-12003";
+  settings.port = 7400;
+  CHECK(
+      slurm_commands(slurm_task_from_environment(environment(reserved)).value(), settings, "node01")
+          ->coordinator.at(4) == "0.0.0.0:7400");
+  for (const std::string bad : {"ports", "70000-70001", "0"}) {
+    reserved["SLURM_STEP_RESV_PORTS"] = bad;
+    CHECK_THAT(slurm_task_from_environment(environment(reserved)).error().message,
+               Catch::Contains("SLURM_STEP_RESV_PORTS='" + bad + "' does not begin with a port"));
+  }
+}

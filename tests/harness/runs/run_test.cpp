@@ -1,5 +1,6 @@
 // `faultline run`, the default job, as a user runs it: real agent processes on 127.0.0.1.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -85,6 +86,29 @@ TEST_CASE("a scenario that aborts or segfaults is crashed with its signal, and t
   CHECK(runs[2].at("verdict") == "pass");
 }
 
+TEST_CASE("the built-in pingpong reports each side's traffic: bytes and latency",
+          "[integration][ofi]") {
+  TempDir dir;
+  auto result = run_command(kFaultline + " run pingpong --report-dir " + dir.path());
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  const auto run = report_in(dir.path()).at("scenarios").at(0);
+  REQUIRE(run.at("sides").size() == 2);
+  // 1 B to 1 MiB each way, and the initiator's 1 MiB RDMA write.
+  constexpr uint64_t kEachWay = 1 + 64 + 4096 + 65536 + (1 << 20);
+  for (const auto& [agent, side] : run.at("sides").items()) {
+    CAPTURE(agent, side.dump());
+    const auto& details = side.at("details");
+    const auto& traffic = details.at("traffic");
+    const bool initiator = details.at("role") == "initiator";
+    CHECK(traffic.at("bytes").at("sent").get<uint64_t>() >=
+          kEachWay + (initiator ? uint64_t{1} << 20 : 0));
+    CHECK(traffic.at("bytes").at("received").get<uint64_t>() >= kEachWay);
+    CHECK(traffic.at("latency").at("SEND").at("count").get<uint64_t>() >= 5);
+    CHECK(traffic.at("latency").at("SEND").at("sum_seconds").get<double>() > 0);
+  }
+}
+
 TEST_CASE("a step that hangs past --step-timeout is a timeout naming the step",
           "[integration][ofi]") {
   TempDir dir;
@@ -118,6 +142,41 @@ TEST_CASE("run refuses bad arguments with exit 2 and says why", "[integration]")
       suite.err,
       Catch::Contains(
           "expected a suite (conformance, faults, limits, links, pingmesh, protocols, smoke)"));
+  // "Did you mean" at every depth: a subcommand's subcommand, an option, a suite.
+  const std::vector<std::pair<std::string, std::string>> typos = {
+      {" bench pingpnog", "faultline bench: unknown command 'pingpnog'; did you mean pingpong?"},
+      {" sut exce", "faultline sut: unknown command 'exce'; did you mean exec?"},
+      {" run --agent 4", "faultline run: unknown option '--agent'; did you mean --agents?"},
+      {" bench pingpong --sizs 8", "unknown option '--sizs'; did you mean --sizes?"},
+      {" run --suite fualts", "got \"fualts\"; did you mean faults?"}};
+  for (const auto& [line, words] : typos) {
+    auto mistyped = run_command(kFaultline + line);
+    INFO(line << "\n" << mistyped.err);
+    CHECK(mistyped.exit_code == 2);
+    CHECK_THAT(mistyped.err, Catch::Contains(words));
+  }
+  // Where nothing is close, no guess.
+  CHECK_THAT(run_command(kFaultline + " run --zzzzzzzz").err,
+             Catch::Contains("unknown option '--zzzzzzzz' (faultline run --help lists them)"));
+  // Verbs on a host without an RDMA device: said before any agent starts.
+  if (!std::filesystem::exists("/sys/class/infiniband") ||
+      std::filesystem::is_empty("/sys/class/infiniband")) {
+    auto verbs = run_command(kFaultline + " run pingpong --transport verbs");
+    CHECK(verbs.exit_code == 2);
+    CHECK_THAT(verbs.err,
+               Catch::Contains("faultline run: not_found: no verbs devices on this host") &&
+                   Catch::Contains("--transport ofi") && !Catch::Contains("joined"));
+  }
+  // A report directory that cannot be made: before any agent starts, naming the option.
+  for (const std::string command : {"run pingpong", "coordinator", "sut sweep", "diagnose"}) {
+    auto unmade = run_command(kFaultline + " " + command + " --report-dir /proc/faultline/report");
+    INFO(command << "\n" << unmade.err);
+    CHECK(unmade.exit_code == 2);
+    CHECK_THAT(unmade.err,
+               Catch::Contains("faultline " + command.substr(0, command.find(" pingpong")) +
+                               ": --report-dir: cannot create /proc/faultline/report") &&
+                   !Catch::Contains("joined"));
+  }
   auto seed = run_command(kFaultline + " run --seed -1");
   CHECK(seed.exit_code == 2);  // once taken as 2^64 - 1
   CHECK_THAT(seed.err, Catch::Contains("--seed") && Catch::Contains("got '-1'"));

@@ -58,6 +58,7 @@ SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
+MpiParams=ports=12000-12099
 ReturnToService=2
 SlurmdParameters=config_overrides
 NodeName=flnode NodeAddr=169.254.78.1 CPUs=4 State=UNKNOWN
@@ -93,6 +94,9 @@ HOME=$WORK/home FAULTLINE_REPORT_DIR=$WORK/job/report \
 echo "sbatch --wait exited $status"
 cat "$WORK"/job/faultline-*.out || true
 [[ $status -eq 0 ]] || exit "$status"
+# Every line labelled with its task; the coordinator on the step's first reserved port.
+grep -Eq '^0: faultline coordinator: listening on 0.0.0.0:120[0-9][0-9] for 4 agents' "$WORK"/job/faultline-*.out ||
+  { echo "FAIL: no labelled coordinator on a port of MpiParams=ports=12000-12099"; exit 1; }
 # A sweep sharded three ways as a job array, each shard a task.
 HOME=$WORK/home FAULTLINE_REPORT_DIR=$WORK/job/sweep FAULTLINE_SWEEP_PROGRAM=$SWEEP_PROGRAM \
   FAULTLINE_SWEEP_ARGS="--max-points 9 --ok sum=" \

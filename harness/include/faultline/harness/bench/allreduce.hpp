@@ -16,6 +16,8 @@ struct AllreduceRow {
   double median_us = 0;   ///< slowest rank, median over iterations
   double algbw_gb_s = 0;  ///< bytes / time, 10^9 bytes per second
   double busbw_gb_s = 0;  ///< algbw x 2(n-1)/n: what each link carried
+  /// Elements that were not the sum, over every rank and iteration (nccl-tests' #wrong).
+  uint64_t wrong = 0;
 };
 
 struct AllreduceOptions {

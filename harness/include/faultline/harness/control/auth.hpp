@@ -39,8 +39,13 @@ inline constexpr size_t kLongestToken = 4096;
 /// The shared token: the contents of `token_file` (trailing newline removed; at most
 /// kLongestToken bytes, only that much read) when given, else
 /// $FAULTLINE_TOKEN, which is then wiped from the process's memory and environment (children and
-/// /proc/PID/environ never show it). Neither is a configuration error naming both. A token file
-/// readable by group or others is accepted with a warning in `warning`.
-Result<std::string> load_token(const std::string& token_file, std::string& warning);
+/// /proc/PID/environ never show it). Neither is a configuration error naming both. The file is
+/// held to check_token_file first.
+Result<std::string> load_token(const std::string& token_file);
+
+/// The one rule every command holds a token file to (the same words everywhere): it exists and
+/// can be read, is no directory, and neither its group nor others can read it (a pipe, such as
+/// a parent's /proc/self/fd/N, is fine).
+Status check_token_file(const std::string& token_file);
 
 }  // namespace faultline::harness::control

@@ -17,6 +17,9 @@ struct SlurmTask {
   size_t nodes = 0;      ///< SLURM_NNODES (or SLURM_JOB_NUM_NODES)
   size_t local_id = 0;   ///< SLURM_LOCALID: the task's index on its node
   std::string nodelist;  ///< SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST ("node[01-16]")
+  /// The first port of SLURM_STEP_RESV_PORTS ("12000-12003"), which `srun --resv-ports` sets on
+  /// a cluster that reserves ports for job steps (MpiParams=ports=); 0 without.
+  uint16_t reserved_port = 0;
 };
 
 /// The task from `lookup` (getenv by default); an error names the variable that is missing or
@@ -27,7 +30,9 @@ Result<SlurmTask> slurm_task_from_environment(
 /// What a `faultline slurm` run asks for: the coordinator's suite options, the agents' target.
 struct SlurmSettings {
   std::string token_file;
-  uint16_t port = 0;                     ///< 0: 20000 + job id mod 20000 (jobs sharing a node)
+  /// 0: the step's first reserved port (srun --resv-ports), else 20000 + job id mod 20000
+  /// (jobs sharing a node).
+  uint16_t port = 0;
   std::vector<std::string> coordinator;  ///< options for `faultline coordinator`
   std::string transport;                 ///< agents' --transport ("" = default)
   std::string provider;
