@@ -26,6 +26,11 @@ bool touches(const PairResult& pair, const std::string& agent) {
   return pair.a == agent || pair.b == agent;
 }
 
+// A busy pair's round trips less its hosts' waits (HostSplit::residual_p10).
+std::optional<double> residual(const PairResult& pair) {
+  return pair.host ? pair.host->residual_p10 : std::nullopt;
+}
+
 // How one bad pair reads in an agent's evidence: "node2: fail: SEND RETRY_EXC_ERR" or
 // "node2: 5.20 ms".
 std::string pair_words(const PairResult& pair, PairState state, const std::string& agent) {
@@ -34,7 +39,7 @@ std::string pair_words(const PairResult& pair, PairState state, const std::strin
     // Whole: its end names the host, the device and the QP.
     return peer + ": " + pair.verdict + (pair.observed.empty() ? "" : ": " + pair.observed);
   }
-  const auto rtt = pair.judged_rtt();
+  const auto rtt = pair.judged_rtt() ? pair.judged_rtt() : residual(pair);
   return peer + ": " + (rtt ? duration_words(*rtt) : std::string("slow"));
 }
 
@@ -65,6 +70,40 @@ struct Judged {
   bool judged(size_t i) const { return result.states[i] != PairState::kHostBusy; }
 };
 
+// The pairs too busy to judge on clean round trips, judged against each other: a NIC that
+// answers 12 ms late stays 12 ms late less every wait, while a busy host's pairs keep about
+// what the waits do not show (the loopback's softirq work, a millisecond or so). Their median
+// is taken as the fabric's is, over agents of each one's fastest busy pair; a busy pair is
+// slow above `slow_factor` times the larger of it and the fabric's median.
+void judge_busy_pairs(Judged& round, const LocalizationSettings& settings) {
+  std::vector<double> agent_fastest;
+  for (const auto& agent : round.agents) {
+    std::optional<double> fastest;
+    for (size_t i = 0; i < round.pairs.size(); ++i) {
+      const auto left = residual(round.pairs[i]);
+      if (round.result.states[i] == PairState::kHostBusy && left &&
+          touches(round.pairs[i], agent.name))
+        fastest = std::min(fastest.value_or(*left), *left);
+    }
+    if (fastest) agent_fastest.push_back(*fastest);
+  }
+  // Fewer than three agents with busy pairs make no median of their own: one pair's two ends.
+  if (agent_fastest.size() < 3) return;
+  const double median = median_of(agent_fastest);
+  round.result.busy_median_residual = median;
+  const double reference = std::max(median, round.result.median_rtt);
+  for (size_t i = 0; i < round.pairs.size(); ++i) {
+    const PairResult& pair = round.pairs[i];
+    const auto left = residual(pair);
+    // And the fabric's part larger than the hosts': a busy pair whose waits were most of its
+    // round trips stays busy, however its leftover compares (measured beside stress-ng: a
+    // healthy pair's leftover, a few hundred microseconds, was 3 times a small busy median).
+    if (round.result.states[i] == PairState::kHostBusy && left && reference > 0 &&
+        *left > settings.slow_factor * reference && *left > pair.host->a_wait + pair.host->b_wait)
+      round.result.states[i] = PairState::kSlow;
+  }
+}
+
 // The fabric's median (over agents, of each agent's fastest judged pair: two slow NICs of six
 // make most pairs slow, but not most agents' fastest; and an agent whose host was busy may have
 // one judged pair only), then each pair's state.
@@ -87,6 +126,7 @@ void classify(Judged& round, const LocalizationSettings& settings) {
                                       ? PairState::kSlow
                                       : PairState::kOk);
   }
+  judge_busy_pairs(round, settings);
 }
 
 // Agents bad against most of their peers (two at least: one pair cannot tell its ends apart),
@@ -143,6 +183,13 @@ Suspect fabric_suspect(const Judged& round) {
           std::vector<std::string>(round.candidates.begin(), round.candidates.end())};
 }
 
+// When busy pairs were judged against each other: their median, which the evidence names too.
+std::string busy_words(const Localization& result) {
+  if (result.busy_median_residual <= result.median_rtt) return "";
+  return " (busy hosts' pairs, less their waits for a CPU: " +
+         duration_words(result.busy_median_residual) + ")";
+}
+
 Suspect agent_suspect(const Judged& round, const MonitoredAgent& agent) {
   size_t tested = 0;
   size_t failed = 0;
@@ -157,7 +204,8 @@ Suspect agent_suspect(const Judged& round, const MonitoredAgent& agent) {
     const PairState state = round.result.states[i];
     failed += state == PairState::kFailed ? 1 : 0;
     slow += state == PairState::kSlow ? 1 : 0;
-    if (state == PairState::kSlow && pair.judged_rtt()) slow_rtts.push_back(*pair.judged_rtt());
+    const auto rtt = pair.judged_rtt() ? pair.judged_rtt() : residual(pair);
+    if (state == PairState::kSlow && rtt) slow_rtts.push_back(*rtt);
     if (examples.size() < 300)
       examples += (examples.empty() ? "" : "; ") + pair_words(pair, state, agent.name);
   }
@@ -167,7 +215,7 @@ Suspect agent_suspect(const Judged& round, const MonitoredAgent& agent) {
                           std::to_string(failed) + " failed, " + std::to_string(slow) + " slow)"
                     : share(slow, tested) + " of its pairs slow: round trips " +
                           duration_words(median_of(slow_rtts)) + " against the fabric's median " +
-                          duration_words(round.result.median_rtt);
+                          duration_words(round.result.median_rtt) + busy_words(round.result);
   evidence += ": " + examples + "; the other agents are fine with each other (" +
               share(round.rest_bad, round.rest) + " pairs bad)";
   if (const std::string device = device_words(agent); !device.empty())

@@ -53,6 +53,7 @@ std::optional<PairResult::HostSplit> host_split(const json& initiator) {
   split.b_disturbed = *b_disturbed;
   split.fabric_p10 = seconds_at(initiator, "fabric_rtt_seconds/p10");
   split.fabric_p50 = seconds_at(initiator, "fabric_rtt_seconds/p50");
+  split.residual_p10 = seconds_at(initiator, "fabric_rtt_seconds/residual_p10");
   return split;
 }
 
@@ -95,6 +96,7 @@ json pair_entries(const RoundInput& input, const Localization& found) {
       entry["host_wait_seconds"] = {{"a", pair.host->a_wait}, {"b", pair.host->b_wait}};
       if (pair.host->fabric_p10) entry["fabric_rtt_p10_seconds"] = *pair.host->fabric_p10;
       if (pair.host->fabric_p50) entry["fabric_rtt_p50_seconds"] = *pair.host->fabric_p50;
+      if (pair.host->residual_p10) entry["fabric_residual_p10_seconds"] = *pair.host->residual_p10;
     }
     pairs.push_back(std::move(entry));
   }

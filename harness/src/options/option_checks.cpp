@@ -60,13 +60,25 @@ CLI::Validator pushgateway_url() {
 CLI::Validator report_dir() {
   return CLI::Validator(
       [](const std::string& dir) -> std::string {
+        // Made as a trial and taken away again: a command line refused later (a bad scenario
+        // file) leaves nothing behind, and the run makes it for real.
+        std::filesystem::path first_made;
+        for (std::filesystem::path at = std::filesystem::absolute(dir);
+             !at.empty() && !std::filesystem::exists(at); at = at.parent_path()) {
+          first_made = at;
+          if (at == at.parent_path()) break;
+        }
         std::error_code error;
         std::filesystem::create_directories(dir, error);
-        if (error) return "cannot create " + dir + ": " + error.message();
-        if (!std::filesystem::is_directory(dir)) return dir + " is not a directory";
-        if (::access(dir.c_str(), W_OK | X_OK) != 0)
-          return "cannot write in " + dir + ": " + std::strerror(errno);
-        return "";
+        std::string problem;
+        if (error)
+          problem = "cannot create " + dir + ": " + error.message();
+        else if (!std::filesystem::is_directory(dir))
+          problem = dir + " is not a directory";
+        else if (::access(dir.c_str(), W_OK | X_OK) != 0)
+          problem = "cannot write in " + dir + ": " + std::strerror(errno);
+        if (!first_made.empty()) std::filesystem::remove_all(first_made, error);
+        return problem;
       },
       "DIR");
 }

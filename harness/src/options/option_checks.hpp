@@ -17,8 +17,9 @@ CLI::Validator seconds_up_to(double most);
 /// A whole number from 0 to 2^64 - 1 in digits: CLI11 reads "-1" into an unsigned as 2^64 - 1.
 CLI::Validator whole_number();
 
-/// A --report-dir made now, with its parents, and writable: checked when the command line is
-/// read, so a directory that cannot be made fails before any agent or program starts.
+/// A --report-dir that can be made, with its parents, and written in: tried when the command
+/// line is read (and what the trial made taken away), so a directory that cannot be made fails
+/// before any agent or program starts.
 CLI::Validator report_dir();
 
 /// An agent's --name or --rail as reports hold it: 1 to 64 of A-Z a-z 0-9 . _ : @ + -.

@@ -40,11 +40,7 @@ class PingPong {
   ScenarioOutcome run() {
     ScenarioOutcome outcome = steps().value_or(ScenarioOutcome{});
     side_.close();  // before the evidence is read
-    if (device_) {
-      nlohmann::json details = device_->evidence();
-      details["role"] = context_.role;
-      outcome.details = std::move(details);
-    }
+    if (device_) outcome.details = device_->details(context_.role);
     return outcome;
   }
 

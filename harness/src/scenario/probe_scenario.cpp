@@ -52,8 +52,7 @@ class Probe {
     ScenarioOutcome outcome = steps().value_or(ScenarioOutcome{});
     side_.close();  // before the evidence is read
     if (device_) {
-      nlohmann::json details = device_->evidence();
-      details["role"] = context_.role;
+      nlohmann::json details = device_->details(context_.role);
       if (initiator_ && !times_.rtts.empty()) details["probe"] = measured();
       outcome.details = std::move(details);
     }

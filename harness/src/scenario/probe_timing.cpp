@@ -60,9 +60,14 @@ nlohmann::json round_trip_measurements(const RoundTripTimes& times) {
   measured["host_wait_seconds"] = {{"initiator", side_waits(times.own_waits, rtts)},
                                    {"responder", side_waits(peer, rtts)}};
   std::vector<double> clean;
-  for (size_t i = 0; i < rtts.size(); ++i)
-    if (!disturbed(times.own_waits[i] + peer[i], rtts[i])) clean.push_back(rtts[i]);
-  nlohmann::json fabric = {{"round_trips", clean.size()}};
+  std::vector<double> residuals;  // every round trip less both sides' waits
+  for (size_t i = 0; i < rtts.size(); ++i) {
+    const double waits = times.own_waits[i] + peer[i];
+    if (!disturbed(waits, rtts[i])) clean.push_back(rtts[i]);
+    residuals.push_back(std::max(0.0, rtts[i] - waits));
+  }
+  nlohmann::json fabric = {{"round_trips", clean.size()},
+                           {"residual_p10", quantile(residuals, 0.1)}};
   if (clean.size() >= std::max(std::min<size_t>(rtts.size(), 5), rtts.size() / 10)) {
     fabric["p10"] = quantile(clean, 0.1);
     fabric["p50"] = quantile(clean, 0.5);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 #include "faultline/transports/fault/fault_device.hpp"
 #include "faultline/transports/meter/traffic_meter.hpp"
@@ -25,6 +26,12 @@ class MeteredSide {
 
   /// {"faults": {"seed", "applied"}, "traffic", "port_counters"}: a side's report details.
   nlohmann::json evidence() const;
+  /// A built-in scenario's side details: evidence() and the side's `role`.
+  nlohmann::json details(const std::string& role) const {
+    nlohmann::json details = evidence();
+    details["role"] = role;
+    return details;
+  }
 
  private:
   std::unique_ptr<transports::Device> device_;

@@ -147,7 +147,7 @@ Result<std::vector<std::string>> load_sweep(const json& block, const std::string
     } else if (key == "budget") {
       const auto budget =
           value.is_string() ? parse_duration(value.get<std::string>()) : std::nullopt;
-      if (!budget || budget->count() >= deadline_seconds * 1000)
+      if (!budget || static_cast<double>(budget->count()) >= deadline_seconds * 1000)
         return bad(file, at,
                    "a time such as \"90s\" or \"2m\", below the scenario's deadline_s (" +
                        std::to_string(static_cast<int>(deadline_seconds)) + " s)");

@@ -217,6 +217,47 @@ TEST_CASE("a pair with few clean round trips is host busy: the few are no fabric
   CHECK(found.states.at(3) == PairState::kSlow);
 }
 
+TEST_CASE("when every pair waited, busy pairs are judged against each other, less their waits",
+          "[unit]") {
+  const auto six = agents(6);
+  auto pairs = all_pairs(six);
+  // Measured beside stress-ng and a build: every round trip waited 1-4 ms for a CPU; less
+  // those waits, healthy pairs keep 0.8-1.6 ms, pairs with n4 (answering 12 ms late) 13 ms.
+  double spread = 0.8e-3;
+  for (auto& pair : pairs) {
+    busy_hosts(pair);
+    pair.host->residual_p10 = spread;
+    spread = spread >= 1.6e-3 ? 0.8e-3 : spread + 0.2e-3;
+  }
+  auto found = localize(six, pairs, {});
+  CHECK(found.suspects.empty());  // the same everywhere: a busy machine, no NIC
+  CHECK(std::count(found.states.begin(), found.states.end(), PairState::kHostBusy) == 15);
+  CHECK(found.busy_median_residual > 0.7e-3);
+  for (auto& pair : pairs)
+    if (touches(pair, "n4")) pair.host->residual_p10 = 13e-3;
+  found = localize(six, pairs, {});
+  REQUIRE(named(found) == std::vector<std::string>{"agent n4"});
+  CHECK(std::count(found.states.begin(), found.states.end(), PairState::kSlow) == 5);
+  CHECK_THAT(found.suspects.at(0).evidence,
+             Catch::Contains("5 of 5 of its pairs slow: round trips 13.00 ms") &&
+                 Catch::Contains("busy hosts' pairs, less their waits for a CPU"));
+  // Above 3 times the busy median, but less than its own waits: the hosts' part is the larger,
+  // and the pair stays busy.
+  for (auto& pair : pairs)
+    if (touches(pair, "n4")) pair.host->residual_p10 = 1e-3;
+  pairs.at(0).host->residual_p10 = 4e-3;
+  pairs.at(0).host->a_wait = pairs.at(0).host->b_wait = 3e-3;
+  found = localize(six, pairs, {});
+  CHECK(found.states.at(0) == PairState::kHostBusy);
+  CHECK(found.suspects.empty());
+  // Two agents' busy pairs are no population to judge against: their one pair stays busy.
+  auto few = all_pairs(six);
+  for (auto& pair : few) clean(pair, 40e-6);
+  busy_hosts(few.at(0));
+  few.at(0).host->residual_p10 = 13e-3;
+  CHECK(localize(six, few, {}).states.at(0) == PairState::kHostBusy);
+}
+
 TEST_CASE("a busy host names the side that waited, not its peer", "[unit]") {
   const auto six = agents(6);
   auto pairs = all_pairs(six);

@@ -24,6 +24,11 @@ TEST_CASE("round trips a host's wait delayed are left out of the fabric's", "[un
   CHECK(measured.at("host_wait_seconds").at("initiator").at("disturbed_round_trips") == 25);
   CHECK(measured.at("host_wait_seconds").at("responder").at("disturbed_round_trips") == 0);
   CHECK(measured.at("host_wait_seconds").at("initiator").at("max") == Approx(900e-6));
+  // Every round trip less its waits: the busy ones' 1.9 ms less 0.9 ms is 1 ms.
+  CHECK(measured.at("fabric_rtt_seconds").at("residual_p10").get<double>() < 25e-6);
+  for (auto& rtt : times.rtts) rtt += 12e-3;  // a NIC 12 ms late on every round trip
+  CHECK(round_trip_measurements(times).at("fabric_rtt_seconds").at("residual_p10").get<double>() >
+        12e-3);
 }
 
 TEST_CASE("too few clean round trips judge nothing of the fabric", "[unit]") {

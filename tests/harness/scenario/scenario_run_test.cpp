@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -252,6 +253,29 @@ std::vector<std::string> junit_testcase_names(const std::string& path) {
 }
 
 }  // namespace
+
+TEST_CASE("progress lines keep their columns when an id is longer than 40 characters",
+          "[integration][ofi]") {
+  TempDir dir;
+  json scenario = json::parse(read_text_file(kData + "/verbs-only.json"));
+  const std::string long_id = "test.an-id-far-longer-than-the-forty-characters-of-the-column";
+  for (const std::string& id : {std::string("test.short"), long_id}) {
+    scenario["id"] = id;
+    std::ofstream(dir.path() + "/" + id + ".json") << scenario.dump(2);
+  }
+  auto result = run_command(kFaultline + " run " + dir.path() + "/test.short.json " + dir.path() +
+                            "/" + long_id + ".json --report-dir " + dir.path() + "/report");
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  // Each progress line's agents start where the other's do, after the longest id.
+  std::vector<size_t> columns;
+  std::istringstream lines(result.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("[  ")) columns.push_back(line.find("local-1 <-> local-2"));
+  REQUIRE(columns.size() == 2);
+  CHECK(columns.at(0) == columns.at(1));
+  CHECK(columns.at(0) > long_id.size());
+}
 
 TEST_CASE("two runs of the same scenarios name agents and junit testcases the same",
           "[integration][ofi]") {

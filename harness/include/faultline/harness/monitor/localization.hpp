@@ -41,6 +41,9 @@ struct PairResult {
     double b_wait = 0;       ///< the responder's
     size_t a_disturbed = 0;  ///< round trips the initiator's wait delayed
     size_t b_disturbed = 0;
+    /// p10 of every round trip less both sides' waits for a CPU: what is left of a slow fabric
+    /// when every round trip waited.
+    std::optional<double> residual_p10;
   };
   /// Absent from a probe that could not tell (a kernel without scheduler statistics).
   std::optional<HostSplit> host;
@@ -58,7 +61,8 @@ struct PairResult {
 };
 
 /// kHostBusy: the pair passed but its hosts' waits for a CPU delayed too many of its round
-/// trips to judge the fabric.
+/// trips to judge the fabric, and what its round trips leave less those waits is no slower
+/// than the other busy pairs' (Localization::busy_median_residual).
 enum class PairState { kOk, kSlow, kFailed, kHostBusy };
 const char* to_string(PairState state);
 
@@ -99,6 +103,11 @@ struct Localization {
   /// trip (so a few slow NICs, whose pairs may be most of the pairs, do not move it, nor does
   /// a busy host that left an agent one judged pair); 0 without one.
   double median_rtt = 0;
+  /// The same median over the pairs too busy to judge, of their round trips less the hosts'
+  /// waits (HostSplit::residual_p10); 0 without such pairs. Such a pair is slow when its own is
+  /// above `slow_factor` times the larger of the two medians: against busy pairs of the same
+  /// round, not against an idle fabric.
+  double busy_median_residual = 0;
   std::vector<PairState> states;  ///< one per pair, in the order given
   std::vector<Suspect> suspects;
   /// Said, never a suspect: a busy host is not a slow NIC.
