@@ -70,23 +70,33 @@ struct Judged {
   bool judged(size_t i) const { return result.states[i] != PairState::kHostBusy; }
 };
 
+// Each agent's fastest pair by `seconds_of` (a pair's index -> its seconds, or none to leave
+// it out), for the agents that have one: what the fabric's medians are taken over.
+template <typename SecondsOf>
+std::vector<double> each_agents_fastest(const Judged& round, SecondsOf seconds_of) {
+  std::vector<double> fastest_of_each;
+  for (const auto& agent : round.agents) {
+    std::optional<double> fastest;
+    for (size_t i = 0; i < round.pairs.size(); ++i) {
+      const auto seconds = touches(round.pairs[i], agent.name) ? seconds_of(i) : std::nullopt;
+      if (seconds) fastest = std::min(fastest.value_or(*seconds), *seconds);
+    }
+    if (fastest) fastest_of_each.push_back(*fastest);
+  }
+  return fastest_of_each;
+}
+
 // The pairs too busy to judge on clean round trips, judged against each other: a NIC that
 // answers 12 ms late stays 12 ms late less every wait, while a busy host's pairs keep about
 // what the waits do not show (the loopback's softirq work, a millisecond or so). Their median
 // is taken as the fabric's is, over agents of each one's fastest busy pair; a busy pair is
 // slow above `slow_factor` times the larger of it and the fabric's median.
 void judge_busy_pairs(Judged& round, const LocalizationSettings& settings) {
-  std::vector<double> agent_fastest;
-  for (const auto& agent : round.agents) {
-    std::optional<double> fastest;
-    for (size_t i = 0; i < round.pairs.size(); ++i) {
-      const auto left = residual(round.pairs[i]);
-      if (round.result.states[i] == PairState::kHostBusy && left &&
-          touches(round.pairs[i], agent.name))
-        fastest = std::min(fastest.value_or(*left), *left);
-    }
-    if (fastest) agent_fastest.push_back(*fastest);
-  }
+  const std::vector<double> agent_fastest =
+      each_agents_fastest(round, [&round](size_t i) -> std::optional<double> {
+        if (round.result.states[i] != PairState::kHostBusy) return std::nullopt;
+        return residual(round.pairs[i]);
+      });
   // Fewer than three agents with busy pairs make no median of their own: one pair's two ends.
   if (agent_fastest.size() < 3) return;
   const double median = median_of(agent_fastest);
@@ -108,15 +118,11 @@ void judge_busy_pairs(Judged& round, const LocalizationSettings& settings) {
 // make most pairs slow, but not most agents' fastest; and an agent whose host was busy may have
 // one judged pair only), then each pair's state.
 void classify(Judged& round, const LocalizationSettings& settings) {
-  std::vector<double> agent_fastest;
-  for (const auto& agent : round.agents) {
-    std::optional<double> fastest;
-    for (const auto& pair : round.pairs)
-      if (touches(pair, agent.name) && pair.verdict == "pass" && pair.judged_rtt())
-        fastest = std::min(fastest.value_or(*pair.judged_rtt()), *pair.judged_rtt());
-    if (fastest) agent_fastest.push_back(*fastest);
-  }
-  const double median = median_of(agent_fastest);
+  const double median =
+      median_of(each_agents_fastest(round, [&round](size_t i) -> std::optional<double> {
+        const PairResult& pair = round.pairs[i];
+        return pair.verdict == "pass" ? pair.judged_rtt() : std::nullopt;
+      }));
   round.result.median_rtt = median;
   for (const auto& pair : round.pairs) {
     const auto rtt = pair.judged_rtt();
