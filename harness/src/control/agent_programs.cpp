@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "faultline/harness/base/net_address.hpp"
+#include "faultline/harness/base/port_listening.hpp"
 #include "faultline/harness/base/strict_json.hpp"
 
 namespace faultline::harness {
@@ -26,6 +27,9 @@ struct AgentPrograms::Program {
 };
 
 namespace {
+
+// Below the coordinator's 15 s for the first role's start, so the answer comes in time.
+constexpr auto kListenBudget = std::chrono::seconds(10);
 
 // A name from the coordinator as one path component: letters, digits, '-' and '_' (never
 // ".." or a '/').
@@ -100,6 +104,10 @@ std::pair<std::string, json> AgentPrograms::start(const json& message,
     const std::lock_guard lock(mutex_);
     programs_.push_back(std::move(program));
   }
+  // The roles after a listening one start when it listens: the coordinator starts them once
+  // it hears this. Within its budget for the first role's start.
+  if (message.at("listens").get<bool>())
+    wait_until_listening(pid.value(), port, std::chrono::steady_clock::now() + kListenBudget);
   return {"program_started",
           {{"run_id", run_id}, {"role", role}, {"values", {{"port", port}, {"address", address}}}}};
 }

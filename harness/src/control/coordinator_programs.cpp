@@ -107,7 +107,8 @@ void Coordinator::start_roles(ProgramRun& run) {
              {"job", run.job.name},
              {"role", role.name},
              {"body", role.body},
-             {"values", run.values}});
+             {"values", run.values},
+             {"listens", role.listens}});
     run.running.insert(role.name);
     // The others need the first one's port and address; without them there is no one to
     // talk to.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/labels.hpp"
@@ -61,11 +62,13 @@ CLI::Validator report_dir() {
   return CLI::Validator(
       [](const std::string& dir) -> std::string {
         // Made as a trial and taken away again: a command line refused later (a bad scenario
-        // file) leaves nothing behind, and the run makes it for real.
-        std::filesystem::path first_made;
+        // file) leaves nothing behind, and the run makes it for real. Only the folders made
+        // here go, deepest first and each only while empty: another process (a sweep's other
+        // point) may be making and filling the same parent at the same time.
+        std::vector<std::filesystem::path> made;
         for (std::filesystem::path at = std::filesystem::absolute(dir);
              !at.empty() && !std::filesystem::exists(at); at = at.parent_path()) {
-          first_made = at;
+          made.push_back(at);
           if (at == at.parent_path()) break;
         }
         std::error_code error;
@@ -77,7 +80,9 @@ CLI::Validator report_dir() {
           problem = dir + " is not a directory";
         else if (::access(dir.c_str(), W_OK | X_OK) != 0)
           problem = "cannot write in " + dir + ": " + std::strerror(errno);
-        if (!first_made.empty()) std::filesystem::remove_all(first_made, error);
+        std::error_code not_empty;
+        for (const auto& folder : made)
+          if (!std::filesystem::remove(folder, not_empty)) break;
         return problem;
       },
       "DIR");

@@ -192,8 +192,13 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
     const auto left =
         deadline - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
     if (left.count() <= 0 || stop_requested()) {
-      (stop_requested() ? run.stopped : run.timed_out) = true;
+      // One that ended as the deadline came is judged by how it ended: no hang without a
+      // process left to show its stacks.
+      exited = waitpid(pid, &status, WNOHANG) == pid;
+      if (exited) break;
       run.stacks = stacks_of_all(kStacksBudget);
+      exited = run.stacks.empty() && waitpid(pid, &status, 0) == pid;
+      if (!exited) (stop_requested() ? run.stopped : run.timed_out) = true;
       break;
     }
     if (open) {

@@ -17,7 +17,8 @@ ProgramJob program_job(const SutScenario& scenario) {
     job.roles.push_back(
         {role.name,
          static_cast<uint32_t>(std::max(role.after_ms, 0)),
-         {{"scenario", scenario.name}, {"sha256", scenario.sha256}, {"role", role.name}}});
+         {{"scenario", scenario.name}, {"sha256", scenario.sha256}, {"role", role.name}},
+         role.listens});
   }
   return job;
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "faultline/harness/base/net_address.hpp"
+#include "faultline/harness/base/port_listening.hpp"
 #include "faultline/harness/sut/sut_role.hpp"
 
 namespace faultline::harness::sut {
@@ -68,6 +69,10 @@ Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
       return std::move(pid).take_error();
     }
     roles.push_back({&role, dir, pid.value()});
+    if (role.listens)
+      wait_until_listening(pid.value(), values.port,
+                           started + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(scenario.deadline_seconds)));
   }
   for (auto& running : roles)
     if (running.role->name == scenario.judged) reap(running, true);

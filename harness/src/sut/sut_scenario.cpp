@@ -79,6 +79,10 @@ Result<SutRole> load_role(const json& role, const std::string& file, size_t inde
   if (!after.is_number_integer() || after.get<int64_t>() < 0 || after.get<int64_t>() > 600000)
     return bad(file, at + "/after_ms", "milliseconds from 0 to 600000");
   loaded.after_ms = after.get<int>();
+  const json listens = role.value("listens", json(false));
+  if (!listens.is_boolean())
+    return bad(file, at + "/listens", "true or false (whether it listens on {port})");
+  loaded.listens = listens.get<bool>();
   return loaded;
 }
 

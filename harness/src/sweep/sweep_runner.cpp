@@ -37,6 +37,9 @@ Result<pid_t> start_run(const SweepOptions& options, const std::string& folder, 
                         double deadline_seconds) {
   std::error_code ignored;
   std::filesystem::remove_all(folder, ignored);  // a run's files are its own, never an earlier's
+  // Made here, before the run starts: points running side by side share the parent.
+  if (std::error_code error; !std::filesystem::create_directories(folder, error) && error)
+    return errno_error("mkdir", error.value(), folder + ", a sweep run's folder");
   return sut::start_role({options.faultline_binary, folder,
                           command_for(options.command, std::filesystem::absolute(folder)),
                           std::move(faults), deadline_seconds, options.checker});

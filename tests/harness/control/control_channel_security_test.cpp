@@ -257,7 +257,8 @@ TEST_CASE("a token holder cannot make an agent run a command, only roles of its 
                                 {"job", "hostile"},
                                 {"role", "client"},
                                 {"body", {{"scenario", "hostile"}, {"command", command}}},
-                                {"values", nlohmann::json::object()}})
+                                {"values", nlohmann::json::object()},
+                                {"listens", true}})
                 .ok());
     const nlohmann::json result = await_from_agent(*channel, "program_result");
     CAPTURE(result.dump(2));

@@ -168,12 +168,13 @@ TEST_CASE("run refuses bad arguments with exit 2 and says why", "[integration]")
                    Catch::Contains("--transport ofi") && !Catch::Contains("joined"));
   }
   // A report directory that cannot be made: before any agent starts, naming the option.
-  for (const std::string command : {"run pingpong", "coordinator", "sut sweep", "diagnose"}) {
-    auto unmade = run_command(kFaultline + " " + command + " --report-dir /proc/faultline/report");
-    INFO(command << "\n" << unmade.err);
+  for (const std::string subcommand : {"run pingpong", "coordinator", "sut sweep", "diagnose"}) {
+    auto unmade =
+        run_command(kFaultline + " " + subcommand + " --report-dir /proc/faultline/report");
+    INFO(subcommand << "\n" << unmade.err);
     CHECK(unmade.exit_code == 2);
     CHECK_THAT(unmade.err,
-               Catch::Contains("faultline " + command.substr(0, command.find(" pingpong")) +
+               Catch::Contains("faultline " + subcommand.substr(0, subcommand.find(" pingpong")) +
                                ": --report-dir: cannot create /proc/faultline/report") &&
                    !Catch::Contains("joined"));
   }

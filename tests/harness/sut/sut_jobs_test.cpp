@@ -15,7 +15,7 @@ sut::SutScenario client_server() {
   scenario.sha256 = "5ca1ab1e";
   scenario.needs = "ofi";
   scenario.roles = {
-      {"server", {"fi_pingpong", "-p", "tcp"}, json::array(), 0},
+      {"server", {"fi_pingpong", "-p", "tcp"}, json::array(), 0, true},
       {"client", {"fi_pingpong", "{address}"}, json::array({{{"kind", "drop"}}}), 200}};
   scenario.judged = "client";
   scenario.expect = "detected";
@@ -33,6 +33,8 @@ TEST_CASE("a SUT scenario's job names the scenario and the role, never a command
   CHECK(job.deadline_seconds == 12.5);
   REQUIRE(job.roles.size() == 2);
   CHECK(job.roles[1].after_ms == 200);
+  CHECK(job.roles[0].listens);
+  CHECK_FALSE(job.roles[1].listens);
   CHECK(job.roles[1].body ==
         json{{"scenario", "pingpong"}, {"sha256", "5ca1ab1e"}, {"role", "client"}});
 }

@@ -42,7 +42,7 @@ TEST_CASE("sut sweep: Gloo's allreduce swept over every family within a budget",
   const std::string report_dir = dir.path() + "/sweep";
   const CommandResult run = run_command(
       std::string(FAULTLINE_BINARY) +
-      " sut sweep --budget 6m --max-points 30 --deadline 6 --jobs 2 --report-dir " + report_dir +
+      " sut sweep --budget 6m --max-points 30 --jobs 2 --report-dir " + report_dir +
       " --ok 'allreduce ok: rank 1' --profile hns_roce-hip08,efa -- " + two_ranks() + " 2>&1");
   INFO(run.out);
   REQUIRE((run.exit_code == 0 || run.exit_code == 1));

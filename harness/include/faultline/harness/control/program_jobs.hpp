@@ -24,6 +24,7 @@ struct ProgramJob {
     std::string name;
     uint32_t after_ms = 0;  ///< started this long after the role before it
     nlohmann::json body;    ///< for the agent's launcher
+    bool listens = false;   ///< the later roles start once it listens on its TCP port
   };
   std::string name;  ///< for messages and the agents' folders
   std::string kind;  ///< what an agent must offer to run it ("ofi", "verbs", "mpi")

@@ -17,6 +17,9 @@ struct SutRole {
   std::vector<std::string> command;  ///< with {port}, {address}, {device}, {gid}, {bin}
   nlohmann::json faults = nlohmann::json::array();  ///< the plan's faults for this role
   int after_ms = 0;                                 ///< started this long after the role before it
+  /// Its {port} is a TCP port it listens on: the roles after it start once it does (at most
+  /// the deadline later), not after a guessed delay that a busy host outlasts.
+  bool listens = false;
 };
 
 /// A system-under-test scenario (scenarios/sut/*.json): programs, their faults, a checker,
