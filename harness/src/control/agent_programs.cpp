@@ -125,7 +125,7 @@ json AgentPrograms::finish(uint64_t run_id, const std::string& role) {
   }
   if (program->waiter.joinable()) program->waiter.join();
   json summary = launcher_->summary(program->dir);
-  summary["log"] = agent_id_ + ":" + program->dir;
+  summary["log"] = program->dir;  // on this host: the coordinator puts the agent's name before it
   return {{"run_id", run_id}, {"role", role}, {"summary", summary}};
 }
 

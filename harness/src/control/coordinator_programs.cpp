@@ -3,6 +3,7 @@
 // address handed to the others, the judged role awaited, the others given the grace period
 // and then stopped, every role's summary into the job's outcome.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "faultline/harness/base/strict_json.hpp"
@@ -37,6 +38,7 @@ struct Quiet : RunObserver {};
 struct Coordinator::ProgramRun {
   const ProgramJob& job;
   ProgramJobOutcome outcome;
+  std::map<std::string, std::string> placed;  // role -> id of the agent it runs on
   uint64_t run_id = 0;
   json values = json::object();   // the first role's port and address
   std::set<std::string> running;  // started, no result yet
@@ -56,15 +58,15 @@ ProgramJobOutcome Coordinator::run_programs(const ProgramJob& job) {
       run, [&] { return run.running.empty(); }, after(job.grace_seconds));
   std::set<std::string> told;
   for (const auto& role : run.running) {
-    if (told.insert(run.outcome.agents.at(role)).second)
-      send_to(run.outcome.agents.at(role), "abort_scenario", {{"run_id", run.run_id}});
+    if (told.insert(run.placed.at(role)).second)
+      send_to(run.placed.at(role), "abort_scenario", {{"run_id", run.run_id}});
   }
   wait_programs(
       run, [&] { return run.running.empty(); }, Clock::now() + kStopBudget);
   for (const auto& role : job.roles) {
     if (run.outcome.summaries.contains(role.name) || run.outcome.errors.contains(role.name))
       continue;
-    const std::string& agent_id = run.outcome.agents.at(role.name);
+    const std::string& agent_id = run.placed.at(role.name);
     run.outcome.errors[role.name] = run.running.contains(role.name)
                                         ? "no result from " + name_of(agent_id) + " for it"
                                         : "not started: the first role did not start";
@@ -84,11 +86,12 @@ bool Coordinator::place_roles(ProgramRun& run) {
   }
   for (size_t i = 0; i < run.job.roles.size(); ++i) {
     const AgentRecord& record = *agent(live[i % live.size()]);
-    run.outcome.agents[run.job.roles[i].name] = record.id;
+    run.placed[run.job.roles[i].name] = record.id;
+    run.outcome.agents[run.job.roles[i].name] = record.name;
     if (!offers(record, run.job.kind)) {
       run.outcome.unplaced_result = "skip";
       run.outcome.unplaced_reason =
-          record.id + " (host " + record.host + ") cannot run " + run.job.kind + " programs";
+          record.name + " (host " + record.host + ") cannot run " + run.job.kind + " programs";
       return false;
     }
   }
@@ -102,7 +105,7 @@ void Coordinator::start_roles(ProgramRun& run) {
       wait_programs(
           run, [] { return false; }, Clock::now() + std::chrono::milliseconds(role.after_ms));
     }
-    send_to(run.outcome.agents.at(role.name), "run_program",
+    send_to(run.placed.at(role.name), "run_program",
             {{"run_id", run.run_id},
              {"job", run.job.name},
              {"role", role.name},
@@ -138,7 +141,7 @@ bool Coordinator::wait_programs(ProgramRun& run, const std::function<bool()>& do
     }
     check_deadlines(quiet);
     for (auto it = run.running.begin(); it != run.running.end();) {
-      const AgentRecord* record = agent(run.outcome.agents.at(*it));
+      const AgentRecord* record = agent(run.placed.at(*it));
       if (record == nullptr || !record->lost) {
         ++it;
         continue;
@@ -153,14 +156,19 @@ bool Coordinator::wait_programs(ProgramRun& run, const std::function<bool()>& do
 void Coordinator::take_program_message(ProgramRun& run, const std::string& agent_id,
                                        const json& message) {
   const std::string role = message.at("role");
-  if (!run.outcome.agents.contains(role) || run.outcome.agents.at(role) != agent_id) return;
+  if (!run.placed.contains(role) || run.placed.at(role) != agent_id) return;
   if (message.at("type") == "program_started") {
     if (role == run.job.roles.front().name && run.values.empty()) {
       const json& given = message.at("values");
       run.values = {{"port", text_at(given, "port")}, {"address", text_at(given, "address")}};
     }
   } else if (message.at("type") == "program_result" && run.running.erase(role) == 1) {
-    run.outcome.summaries[role] = message.at("summary");  // the job's owner checks it
+    // The job's owner checks it. Its log is a path on the agent's host, named here by the
+    // agent's name.
+    json summary = message.at("summary");
+    if (const std::string log = text_at(summary, "log"); !log.empty())
+      summary["log"] = name_of(agent_id) + ":" + log;
+    run.outcome.summaries[role] = std::move(summary);
   }
 }
 

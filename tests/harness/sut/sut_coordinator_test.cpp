@@ -39,8 +39,9 @@ SuiteRun run_sut_suite(const TempDir& dir, const std::vector<std::string>& files
   REQUIRE_FALSE(port.empty());
   const std::string agent = "FAULTLINE_TOKEN=t exec " + faultline +
                             " agent --coordinator 127.0.0.1:" + port + agent_options;
-  BackgroundProcess first(agent);
-  BackgroundProcess second(agent);
+  // Named against their join order: the roles go by name (node-1 first) whoever joins first.
+  BackgroundProcess first(agent + " --name node-2");
+  BackgroundProcess second(agent + " --name node-1");
   const auto exit_code = coordinator.wait(std::chrono::seconds(90));
   INFO(coordinator.out() << coordinator.err() << first.err() << second.err());
   REQUIRE(exit_code.has_value());
@@ -69,11 +70,11 @@ TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][
     } else if (scenario.at("id") == "sut.fi-pingpong.rdm.completion-error") {
       CHECK(scenario.at("verdict") == "pass");
       const auto& roles = scenario.at("sut").at("roles");
-      CHECK(roles.at("server").at("agent") == "agent-1");
-      CHECK(roles.at("client").at("agent") == "agent-2");
+      CHECK(roles.at("server").at("agent") == "node-1");
+      CHECK(roles.at("client").at("agent") == "node-2");
       CHECK(roles.at("client").at("verdict") == "detected");
       CHECK(roles.at("client").at("faults_applied") == 1);
-      // The server, left waiting on agent-1, was stopped after the grace: its stacks came back.
+      // The server, left waiting on node-1, was stopped after the grace: its stacks came back.
       // (Or its next read saw the client's connection close first, fi_pingpong's own race:
       // once in the asan lane beside the soak, "cq_readerr: Broken pipe", exit 107.)
       const auto& server = roles.at("server");
@@ -83,7 +84,7 @@ TEST_CASE("coordinator --suite sut runs each role on its agent", "[integration][
         CHECK(server.at("verdict") == "hang");
         CHECK_THAT(server.at("stacks").get<std::string>(), Catch::Contains("Thread 1"));
       }
-      CHECK_THAT(roles.at("server").at("log").get<std::string>(), Catch::StartsWith("agent-1:"));
+      CHECK_THAT(roles.at("server").at("log").get<std::string>(), Catch::StartsWith("node-1:/"));
     } else {
       // The agents said in their hello what they can run; no verbs device on this host.
       CHECK(scenario.at("verdict") == "skip");

@@ -42,23 +42,23 @@ TEST_CASE("a SUT scenario's job names the scenario and the role, never a command
 TEST_CASE("a job's outcome becomes the scenario's: summaries checked, missing ones errors",
           "[unit]") {
   ProgramJobOutcome job;
-  job.agents = {{"server", "agent-1"}, {"client", "agent-2"}};
+  job.agents = {{"server", "node-1"}, {"client", "node-2"}};
   job.summaries["client"] = {{"verdict", "detected"},
                              {"seconds", 1.5},
                              {"faults_applied", 1},
-                             {"log", "agent-2:/tmp/x"},
+                             {"log", "node-2:/tmp/x"},
                              {"injected", "<not in the schema>"}};
-  job.errors["server"] = "agent-1 lost: connection closed";
+  job.errors["server"] = "node-1 lost: connection closed";
   const sut::ScenarioOutcome outcome = sut::scenario_outcome(client_server(), job);
   CHECK(outcome.result == "pass");
-  CHECK(outcome.roles.at("client").at("agent") == "agent-2");
+  CHECK(outcome.roles.at("client").at("agent") == "node-2");
   CHECK_FALSE(outcome.roles.at("client").contains("injected"));
   CHECK(outcome.roles.at("server").at("verdict") == "error");
-  CHECK(outcome.roles.at("server").at("evidence") == "agent-1 lost: connection closed");
+  CHECK(outcome.roles.at("server").at("evidence") == "node-1 lost: connection closed");
 
   ProgramJobOutcome unplaced;
   unplaced.unplaced_result = "skip";
-  unplaced.unplaced_reason = "agent-1 (host h) cannot run ofi programs";
+  unplaced.unplaced_reason = "node-1 (host h) cannot run ofi programs";
   const sut::ScenarioOutcome skipped = sut::scenario_outcome(client_server(), unplaced);
   CHECK(skipped.result == "skip");
   CHECK_THAT(skipped.reason,

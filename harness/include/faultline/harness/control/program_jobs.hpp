@@ -38,7 +38,7 @@ struct ProgramJob {
 struct ProgramJobOutcome {
   std::string unplaced_result;  ///< "skip" or "error" when the roles could not be placed, or ""
   std::string unplaced_reason;
-  std::map<std::string, std::string> agents;        ///< role -> id of the agent it ran on
+  std::map<std::string, std::string> agents;        ///< role -> name of the agent it ran on
   std::map<std::string, nlohmann::json> summaries;  ///< role -> what its agent sent
   std::map<std::string, std::string> errors;        ///< role -> why it has no summary
   double seconds = 0;
