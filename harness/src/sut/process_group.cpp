@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "faultline/harness/base/process.hpp"
+#include "proc_stacks.hpp"
 
 namespace faultline::harness::sut {
 
@@ -149,8 +150,13 @@ std::string stacks_of_all(std::chrono::seconds budget) {
         taker.stacks.append(buffer, read);
       pclose(taker.gdb);
     }
-    for (const auto& taker : takers)
+    for (const auto& taker : takers) {
       stacks += "=== pid " + std::to_string(taker.pid) + "\n" + taker.stacks;
+      // gdb ran out of time (a loaded host) or could not attach: where each thread is, at least.
+      if (taker.stacks.find("\n#0 ") == std::string::npos &&
+          taker.stacks.rfind("#0 ", 0) == std::string::npos)
+        stacks += "(innermost frames from /proc, gdb gave none)\n" + proc_stacks(taker.pid);
+    }
   }
   return stacks;
 }

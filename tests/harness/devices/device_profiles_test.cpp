@@ -112,6 +112,27 @@ TEST_CASE("DeepEP's send depth is refused by every hardware profile that knows m
     CHECK(judge_target({qp_request(3073)}, profile(name)).verdict == "runs");
 }
 
+TEST_CASE(
+    "a path MTU of 1024 (Gloo's) is cleared for hns, irdma, qedr and siw by their drivers' max_mtu",
+    "[unit]") {
+  using faultline::harness::port_check::judge_target;
+  const std::vector<json> modify = {
+      {{"call", "ibv_modify_qp"}, {"asked", {{"path_mtu", 1024}, {"qp_num", 17}}}}};
+  for (const char* name : {"hns_roce-hip08", "hns_roce-hip09", "irdma-e810", "qedr", "siw"}) {
+    INFO(name);
+    const auto outcome = judge_target(modify, profile(name));
+    CHECK(outcome.verdict == "runs");
+    CHECK(outcome.unknown.empty());
+    CHECK_THAT(profile(name).source_of("max_mtu"), Catch::Contains("IB_MTU_4096"));
+  }
+  // Above the largest MTU a driver grants: refused by the modify.
+  const std::vector<json> jumbo = {
+      {{"call", "ibv_modify_qp"}, {"asked", {{"path_mtu", 8192}, {"qp_num", 17}}}}};
+  const auto hns = judge_target(jumbo, profile("hns_roce-hip09"));
+  REQUIRE(hns.refusals.size() == 1);
+  CHECK(hns.refusals[0].limit == "max_mtu");
+}
+
 TEST_CASE("an inline request above hns's cap is clamped at create and refused at the post",
           "[unit]") {
   using faultline::harness::port_check::judge_target;

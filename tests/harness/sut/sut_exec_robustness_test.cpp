@@ -172,3 +172,19 @@ TEST_CASE("sut exec: a second run into a folder in use is refused before its pro
   kill(first.pid(), SIGTERM);
   first.wait(30s);
 }
+
+TEST_CASE("sut exec: a hang whose stacks gdb cannot take still says where each thread waits",
+          "[integration]") {
+  TempDir dir;
+  // No gdb (nor timeout) on the PATH: what a loaded host's gdb running out of time leaves too.
+  const auto run =
+      run_command("PATH=/nonexistent " + std::string(FAULTLINE_BINARY) + " sut exec --report-dir " +
+                  dir.path() + " --deadline 1 -- /bin/sleep 60");
+  const json report = json::parse(faultline::testing::read_text_file(dir.path() + "/sut.json"));
+  INFO(run.out << run.err << report.dump(2));
+  CHECK(report.at("verdict") == "hang");
+  const std::string stacks = report.at("stacks");
+  CHECK_THAT(stacks, Catch::Contains("(innermost frames from /proc, gdb gave none)") &&
+                         Catch::Contains("\"sleep\":\n#0  ") &&
+                         Catch::Contains("(in system call "));
+}
