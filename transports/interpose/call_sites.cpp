@@ -54,6 +54,13 @@ std::string side_name(Side side) {
   return side == Side::kSend ? "send" : side == Side::kRecv ? "recv" : "any";
 }
 
+// "/opt/x/build/prog(main+0x4d)" as "prog(main+0x4d)": a frame's object without its folders.
+std::string without_folders(const std::string& frame) {
+  const size_t object_end = std::min(frame.find('('), frame.find("+0x"));
+  const size_t slash = frame.rfind('/', object_end);
+  return slash == std::string::npos ? frame : frame.substr(slash + 1);
+}
+
 void write_sites() {
   std::lock_guard lock(sites_mutex);
   if (sites == nullptr) return;
@@ -88,10 +95,11 @@ std::string current_site() {
     if (auto found = ids_by_stack->find(raw); found != ids_by_stack->end()) return found->second;
   }
   // The frames outside this library as their objects, functions and offsets: the same stack
-  // has the same id in every run.
+  // has the same id in every run, and in every checkout (an object by its file name, not the
+  // folder it was built in).
   uint64_t hash = kFnvBasis;
   for (const auto& frame : caller_stack()) {
-    const std::string text = frame.get<std::string>() + "\n";
+    const std::string text = without_folders(frame.get<std::string>()) + "\n";
     hash = fnv1a(hash, text.data(), text.size());
   }
   char id[17];

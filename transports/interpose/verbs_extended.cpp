@@ -116,12 +116,12 @@ ibv_cq_ex* create_cq_ex_with_faults(ibv_context* context, ibv_cq_init_attr_ex* a
 }
 
 ibv_qp* create_qp_ex_with_faults(ibv_context* context, ibv_qp_init_attr_ex* attr) {
-  if (refuse_qp_caps(attr->cap, "ibv_create_qp_ex", context) != 0) return nullptr;
+  if (refuse_qp_caps(attr->cap, attr->qp_type, "ibv_create_qp_ex", context) != 0) return nullptr;
   const ibv_qp_cap asked = attr->cap;
   ibv_qp* qp = create_with_inline_room(attr->cap, "ibv_create_qp_ex", [&] {
     return original_ops(context).create_qp_ex(context, attr);
   });
-  observe_qp_request(asked, "ibv_create_qp_ex", context, qp != nullptr);
+  observe_qp_request(asked, attr->qp_type, "ibv_create_qp_ex", context, qp != nullptr);
   if (qp == nullptr) return nullptr;
   clamp_qp_caps(attr->cap);
   remember_qp(qp);

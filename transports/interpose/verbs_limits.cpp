@@ -57,12 +57,25 @@ nlohmann::json srq_asked(const ibv_srq_attr& attr) {
   return {{"max_wr", attr.max_wr}, {"max_sge", attr.max_sge}};
 }
 
-nlohmann::json qp_asked(const ibv_qp_cap& cap) {
-  return {{"max_send_wr", cap.max_send_wr},
-          {"max_recv_wr", cap.max_recv_wr},
-          {"max_send_sge", cap.max_send_sge},
-          {"max_recv_sge", cap.max_recv_sge},
-          {"max_inline_data", cap.max_inline_data}};
+// The names the device profiles use (qp_types): XRC for both of its ends, DRIVER for a
+// driver's own type (EFA's SRD, mlx5's DC).
+const char* qp_type_name(ibv_qp_type type) {
+  switch (type) {
+    case IBV_QPT_RC: return "RC";
+    case IBV_QPT_UC: return "UC";
+    case IBV_QPT_UD: return "UD";
+    case IBV_QPT_XRC_SEND:
+    case IBV_QPT_XRC_RECV: return "XRC";
+    case IBV_QPT_RAW_PACKET: return "RAW_PACKET";
+    case IBV_QPT_DRIVER: return "DRIVER";
+  }
+  return "OTHER";
+}
+
+nlohmann::json qp_asked(const ibv_qp_cap& cap, ibv_qp_type type) {
+  return {{"qp_type", qp_type_name(type)},    {"max_send_wr", cap.max_send_wr},
+          {"max_recv_wr", cap.max_recv_wr},   {"max_send_sge", cap.max_send_sge},
+          {"max_recv_sge", cap.max_recv_sge}, {"max_inline_data", cap.max_inline_data}};
 }
 
 template <typename Count, typename Cap>
@@ -98,13 +111,21 @@ nlohmann::json modify_asked(const ibv_qp_attr& attr, int mask) {
   return asked;
 }
 
+// The device profiles' names (operations) of the opcodes that carry immediate data.
+const char* immediate_opcode_name(ibv_wr_opcode opcode) {
+  if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM) return "RDMA_WRITE_WITH_IMM";
+  if (opcode == IBV_WR_SEND_WITH_IMM) return "SEND_WITH_IMM";
+  return nullptr;
+}
+
 bool atomic_opcode(ibv_wr_opcode opcode) {
   return opcode == IBV_WR_ATOMIC_CMP_AND_SWP || opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 }  // namespace
 
-int refuse_qp_caps(const ibv_qp_cap& cap, const char* call, ibv_context* context) {
+int refuse_qp_caps(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
+                   ibv_context* context) {
   const LimitCaps& caps = Plan::get().caps();
   // A driver that clamps an inline request (hns) grants the cap; the post above it fails.
   const std::optional<uint32_t> no_cap;
@@ -125,15 +146,15 @@ int refuse_qp_caps(const ibv_qp_cap& cap, const char* call, ibv_context* context
   };
   for (const auto& check : checks) {
     if (!above(check.asked, check.cap)) continue;
-    log_request(call, context, qp_asked(cap));
+    log_request(call, context, qp_asked(cap, type));
     return refuse(call, check.field, check.asked, *check.cap, context);
   }
   return 0;
 }
 
-void observe_qp_request(const ibv_qp_cap& cap, const char* call, ibv_context* context,
-                        bool granted) {
-  log_request(call, context, qp_asked(cap), granted);
+void observe_qp_request(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
+                        ibv_context* context, bool granted) {
+  log_request(call, context, qp_asked(cap, type), granted);
 }
 
 void observe_cq_request(int cqe, const char* call, ibv_context* context, bool granted) {
@@ -254,6 +275,11 @@ int check_send_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     // The first atomic the process posts: what a device without atomics cannot run.
     if (observing && atomic_opcode(wr->opcode) && larger_than_before("atomic", 1))
       log_request("ibv_post_send", qp->context, {{"atomic", 1}, {"qp_num", qp->qp_num}}, nullptr);
+    // The first work request with immediate data of each kind: iWARP carries none.
+    if (const char* with_imm = immediate_opcode_name(wr->opcode);
+        observing && with_imm != nullptr && larger_than_before(with_imm, 1))
+      log_request("ibv_post_send", qp->context, {{"opcode", with_imm}, {"qp_num", qp->qp_num}},
+                  nullptr);
     if ((wr->send_flags & IBV_SEND_INLINE) == 0) continue;
     const uint64_t length = sge_bytes(wr->sg_list, wr->num_sge);
     if (observing && larger_than_before("inline " + std::to_string(qp->qp_num), length))

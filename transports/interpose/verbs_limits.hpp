@@ -9,10 +9,11 @@ namespace faultline::transports::interpose {
 /// The target's errno (EINVAL unless the plan names another), the refusal logged, when a QP's
 /// `cap` asks more than the plan's limits allow (as a device refuses a create above its own
 /// limits); 0 when it fits. An inline request the target clamps is not refused.
-int refuse_qp_caps(const ibv_qp_cap& cap, const char* call, ibv_context* context);
+/// `type` is logged with the request: the QP type a target may not have.
+int refuse_qp_caps(const ibv_qp_cap& cap, ibv_qp_type type, const char* call, ibv_context* context);
 /// Logs a QP or CQ request once the device here answered it (`granted`).
-void observe_qp_request(const ibv_qp_cap& cap, const char* call, ibv_context* context,
-                        bool granted);
+void observe_qp_request(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
+                        ibv_context* context, bool granted);
 void observe_cq_request(int cqe, const char* call, ibv_context* context, bool granted);
 /// The target's errno, logged, for an SRQ deeper or wider than the caps; 0 when it fits.
 int refuse_srq_attr(const ibv_srq_attr& attr, ibv_context* context);

@@ -84,10 +84,10 @@ __attribute__((visibility("default"))) ibv_context* ibv_import_device(int cmd_fd
 
 __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
   static auto* real = real_verbs<decltype(ibv_create_qp)>("ibv_create_qp");
-  if (refuse_qp_caps(attr->cap, "ibv_create_qp", pd->context) != 0) return nullptr;
+  if (refuse_qp_caps(attr->cap, attr->qp_type, "ibv_create_qp", pd->context) != 0) return nullptr;
   const ibv_qp_cap asked = attr->cap;
   ibv_qp* qp = create_with_inline_room(attr->cap, "ibv_create_qp", [&] { return real(pd, attr); });
-  observe_qp_request(asked, "ibv_create_qp", pd->context, qp != nullptr);
+  observe_qp_request(asked, attr->qp_type, "ibv_create_qp", pd->context, qp != nullptr);
   if (qp == nullptr) return nullptr;
   clamp_qp_caps(attr->cap);
   remember_qp(qp);

@@ -99,7 +99,8 @@ void to_json(nlohmann::json& json, const DeviceInfo& device) {
           {"gid_index", optional_to_json(device.gid_index)},
           {"gid_choice", device.gid_choice},
           {"limits", device.limits},
-          {"capabilities", device.capabilities}};
+          {"capabilities", device.capabilities},
+          {"qp_types", device.qp_types}};
 }
 
 void from_json(const nlohmann::json& json, DeviceInfo& device) {
@@ -117,6 +118,10 @@ void from_json(const nlohmann::json& json, DeviceInfo& device) {
   json.at("gid_choice").get_to(device.gid_choice);
   json.at("limits").get_to(device.limits);
   json.at("capabilities").get_to(device.capabilities);
+  // Absent from an older peer's hello; only booleans taken.
+  const nlohmann::json qp_types = json.value("qp_types", nlohmann::json::object());
+  for (const auto& [type, created] : qp_types.items())
+    if (created.is_boolean()) device.qp_types[type] = created.get<bool>();
 }
 
 void to_json(nlohmann::json& json, const RemoteBuffer& buffer) {

@@ -44,7 +44,10 @@ std::vector<std::string> profile_names(const std::string& dir) {
 }  // namespace
 
 std::string DeviceProfile::source_of(const std::string& limit) const {
-  const json source = document.value("sources", json::object()).value(limit, json());
+  json source = document.value("sources", json::object()).value(limit, json());
+  // A block's own source (qp_types, identity).
+  if (!source.is_object() && document.value(limit, json()).is_object())
+    source = document.at(limit).value("source", json());
   if (!source.is_object()) return "";
   return source.value("kind", std::string()) + ": " + source.value("ref", std::string());
 }
@@ -95,6 +98,12 @@ Result<DeviceProfile> load_device_profile(const std::string& path) {
     if (!document.at("sources").contains(limit))
       return bad(path, "/sources/" + limit + ": expected the source of limits/" + limit);
     profile.limits[limit] = value.get<uint64_t>();
+  }
+  for (const char* block : {"qp_types", "operations"}) {
+    if (!document.contains(block)) continue;
+    auto& supported = profile.supports[block];
+    for (const auto& [name, value] : document.at(block).items())
+      if (value.is_boolean()) supported[name] = value.get<bool>();
   }
   if (document.contains("refusal")) {
     profile.refusal_errno = document.at("refusal").at("errno");

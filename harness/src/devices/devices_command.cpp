@@ -1,7 +1,3 @@
-#include <sys/utsname.h>
-#include <unistd.h>
-
-#include <ctime>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -9,8 +5,11 @@
 
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/devices/device_listing.hpp"
+#include "faultline/harness/devices/device_profiles.hpp"
+#include "faultline/harness/devices/measured_profile.hpp"
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/transports/json.hpp"
+#include "faultline/transports/verbs/verbs_transport.hpp"
 #include "options/commands.hpp"
 
 namespace faultline::cli {
@@ -21,6 +20,7 @@ struct DevicesOptions {
   harness::DeviceFilter filter;
   bool json = false;
   std::string save_profile;
+  std::string compare_profile;
 };
 
 template <typename T>
@@ -64,59 +64,37 @@ void print_table(const std::vector<transports::DeviceInfo>& devices) {
   std::cout << out.str();
 }
 
-// A device profile for `limits` faults (scenarios/devices/): what one real device advertises,
-// with where and when it was captured.
-int save_profile(const std::vector<transports::DeviceInfo>& devices, const std::string& path) {
-  if (devices.size() != 1) {
-    std::string names;
-    for (const auto& device : devices)
-      names += (names.empty() ? "" : ", ") + device.transport + "/" + device.provider + "/" +
-               device.name;
-    std::cerr << "faultline devices: --save-profile needs exactly one device; " << devices.size()
-              << " match (" << (names.empty() ? "none" : names)
-              << "): narrow with --transport, --provider and --device\n";
-    return harness::kExitUsage;
+// The one device --save-profile and --compare-profile are about; a usage error naming those
+// that match when not exactly one does.
+const transports::DeviceInfo* the_one_device(const std::vector<transports::DeviceInfo>& devices,
+                                             const char* option) {
+  if (devices.size() == 1) return &devices.front();
+  std::string names;
+  for (const auto& device : devices)
+    names +=
+        (names.empty() ? "" : ", ") + device.transport + "/" + device.provider + "/" + device.name;
+  std::cerr << "faultline devices: " << option << " needs exactly one device; " << devices.size()
+            << " match (" << (names.empty() ? "none" : names)
+            << "): narrow with --transport, --provider and --device\n";
+  return nullptr;
+}
+
+// Its QP types, measured by creating one of each (verbs only).
+Result<std::map<std::string, bool>> measured_qp_types(const transports::DeviceInfo& device) {
+  if (device.transport != "verbs") return std::map<std::string, bool>{};
+  return transports::verbs::probe_qp_types(device.name);
+}
+
+// A device profile for `limits` faults and port-check (scenarios/devices/): what one real
+// device grants, each value with where and when it was measured.
+int save_profile(const transports::DeviceInfo& device, const std::string& path) {
+  auto types = measured_qp_types(device);
+  if (!types.ok()) {
+    std::cerr << "faultline devices: " << types.error().describe_with_hint() << "\n";
+    return harness::kExitHarnessError;
   }
-  const auto& device = devices.front();
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  utsname system{};
-  uname(&system);
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  const std::string kernel = std::string(system.sysname) + " " + system.release;
-  // Every value measured here: its source says where and when. What the device does not
-  // report (null) is left out: unknown, never guessed.
-  nlohmann::json limits = nlohmann::json::object();
-  nlohmann::json sources = nlohmann::json::object();
-  const nlohmann::json measured = device.limits;
-  for (const auto& [name, value] : measured.items()) {
-    if (value.is_null()) continue;
-    limits[name] = value;
-    sources[name] = {{"kind", "measured"},
-                     {"ref", "faultline devices --save-profile on " + std::string(host) + " (" +
-                                 kernel + ", firmware " + device.firmware + ", " + date + ")"}};
-  }
-  const nlohmann::json profile = {
-      {"profile_version", 2},
-      {"name", std::filesystem::path(path).stem().string()},
-      {"description", device.transport + "/" + device.provider + " " + device.name +
-                          ", measured with faultline devices --save-profile"},
-      {"confidence", "measured"},
-      {"captured",
-       {{"host", host},
-        {"kernel", kernel},
-        {"date", date},
-        {"faultline_version", FAULTLINE_VERSION}}},
-      {"transport", device.transport},
-      {"provider", device.provider},
-      {"native_provider", device.native_provider},
-      {"device", device.name},
-      {"firmware", device.firmware},
-      {"limits", limits},
-      {"sources", sources},
-      {"capabilities", device.capabilities}};
+  const nlohmann::json profile =
+      harness::measured_profile(device, std::filesystem::path(path).stem().string(), types.value());
   if (auto written = reports::write_file_atomically(path, profile.dump(2) + "\n"); !written.ok()) {
     std::cerr << "faultline devices: " << written.error().describe() << "\n";
     return harness::kExitUsage;
@@ -126,6 +104,48 @@ int save_profile(const std::vector<transports::DeviceInfo>& devices, const std::
   return harness::kExitPass;
 }
 
+// A library profile (a name in scenarios/devices, or a file) against this device, value by
+// value: exit 1 when the library should change.
+int compare_profile(const transports::DeviceInfo& device, const std::string& wanted) {
+  const bool is_file = wanted.find('/') != std::string::npos || wanted.ends_with(".json");
+  auto profile =
+      is_file
+          ? harness::load_device_profile(wanted)
+          : harness::load_device_profile(harness::default_devices_dir() + "/" + wanted + ".json");
+  if (!profile.ok() && !is_file) {
+    // An unknown name: the selection's error lists the profiles there are.
+    auto listed = harness::select_device_profiles(wanted, harness::default_devices_dir());
+    if (!listed.ok()) profile = std::move(listed).take_error();
+  }
+  if (!profile.ok()) {
+    std::cerr << "faultline devices: --compare-profile: " << profile.error().describe() << "\n";
+    return harness::kExitUsage;
+  }
+  auto types = measured_qp_types(device);
+  if (!types.ok()) {
+    std::cerr << "faultline devices: " << types.error().describe_with_hint() << "\n";
+    return harness::kExitHarnessError;
+  }
+  const auto values = harness::compare_profiles(
+      profile->document, harness::measured_profile(device, profile->name, types.value()));
+  std::cout << "profile " << profile->name << " against " << device.transport << "/"
+            << device.provider << "/" << device.name << "\n"
+            << std::left << std::setw(22) << "value" << std::setw(24) << "library" << std::setw(24)
+            << "here"
+            << "\n";
+  for (const auto& value : values)
+    std::cout << std::setw(22) << value.name << std::setw(24) << value.library << std::setw(24)
+              << value.here << value.verdict << "\n";
+  if (!harness::has_differences(values)) {
+    std::cout << "no difference: the library's " << profile->name << " holds for this device\n";
+    return harness::kExitPass;
+  }
+  std::cout << "the library's " << profile->name
+            << " differs from this device: save a measured profile with --save-profile and send "
+               "it with its ibv_devinfo -v output (docs/porting-to-a-new-nic.md)\n";
+  return harness::kExitConformanceFailure;
+}
+
 int run_devices(const DevicesOptions& options) {
   auto devices = harness::list_devices(options.filter);
   if (!devices.ok()) {
@@ -133,7 +153,13 @@ int run_devices(const DevicesOptions& options) {
     return devices.error().code == ErrorCode::kNotFound ? harness::kExitUsage
                                                         : harness::kExitHarnessError;
   }
-  if (!options.save_profile.empty()) return save_profile(devices.value(), options.save_profile);
+  if (!options.save_profile.empty() || !options.compare_profile.empty()) {
+    const char* option = options.save_profile.empty() ? "--compare-profile" : "--save-profile";
+    const auto* device = the_one_device(devices.value(), option);
+    if (device == nullptr) return harness::kExitUsage;
+    return options.save_profile.empty() ? compare_profile(*device, options.compare_profile)
+                                        : save_profile(*device, options.save_profile);
+  }
   if (options.json) {
     std::cout << nlohmann::json{{"devices", devices.value()}}.dump(2) << "\n";
   } else {
@@ -156,10 +182,16 @@ void add_devices_command(CLI::App& app, CommandAction& run) {
   command->add_option("--save-profile", options->save_profile,
                       "Write the limits of the one selected device as a profile for `limits` "
                       "faults (scenarios/devices/)");
+  command
+      ->add_option("--compare-profile", options->compare_profile,
+                   "Hold a library profile (a name, or a .json file) against the one selected "
+                   "device, value by value; exit 1 when they differ")
+      ->excludes(command->get_option("--save-profile"));
   command->footer(
       "Examples:\n  faultline devices\n  faultline devices --transport ofi --provider shm --json\n"
       "  faultline devices --transport verbs --device rxe0 --save-profile "
       "scenarios/devices/rxe-linux-6.1.json\n"
+      "  faultline devices --transport verbs --device hns_0 --compare-profile hns_roce-hip09\n"
       "Limits a device does not advertise show as '-' (null in JSON).");
   command->callback([&run, options] { run = [options] { return run_devices(*options); }; });
 }

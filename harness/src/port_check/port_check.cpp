@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "faultline/harness/base/strict_json.hpp"
+
 namespace faultline::harness::port_check {
 
 namespace {
@@ -35,6 +37,46 @@ constexpr Rule kRules[] = {
     {"ibv_post_send", "atomic", "atomic_cap"},
     {"ibv_post_send", "inline_bytes", "max_inline_data"},
 };
+
+// What a target supports or not, besides counts: a request's field, the profile's block.
+struct Feature {
+  const char* call_prefix;
+  const char* field;  ///< as the interposer logs it
+  const char* block;  ///< DeviceProfile::supports
+  const char* noun;
+};
+
+constexpr Feature kFeatures[] = {
+    {"ibv_create_qp", "qp_type", "qp_types", "queue pairs"},
+    {"ibv_post_send", "opcode", "operations", "work requests"},
+};
+
+struct Unsupported {
+  const char* field;
+  const char* block;
+  const char* noun;
+  std::string name;
+};
+
+// The feature `call` asks for that the target refuses; one it may not know goes into `unknown`
+// ("qp_types" when the profile has no such block, "qp_types.XRC" when it has no word on it).
+std::optional<Unsupported> unsupported(const std::string& call, const json& asked,
+                                       const DeviceProfile& target,
+                                       std::set<std::string>& unknown) {
+  for (const Feature& feature : kFeatures) {
+    const std::string name = text_at(asked, feature.field);
+    if (call.rfind(feature.call_prefix, 0) != 0 || name.empty()) continue;
+    const auto block = target.supports.find(feature.block);
+    if (block == target.supports.end()) {
+      unknown.insert(feature.block);
+    } else if (const auto said = block->second.find(name); said == block->second.end()) {
+      unknown.insert(std::string(feature.block) + "." + name);
+    } else if (!said->second) {
+      return Unsupported{feature.field, feature.block, feature.noun, name};
+    }
+  }
+  return std::nullopt;
+}
 
 // A count the program asked for (0 or absent: nothing asked).
 std::optional<uint64_t> count_of(const json& value) {
@@ -112,12 +154,35 @@ void symbolize_refusals(std::vector<TargetOutcome>& outcomes) {
 TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfile& target) {
   TargetOutcome outcome{target.name, "runs"};
   std::set<std::string> unknown;
+  // The same finding again (a create in a loop, each QP's modify) is counted on the first,
+  // its other call sites listed once.
+  auto add = [&](Refusal refusal) {
+    for (auto& seen : outcome.refusals) {
+      if (seen.call != refusal.call || seen.what != refusal.what) continue;
+      ++seen.count;
+      if (!refusal.stack.empty() && refusal.stack.front() != seen.stack.front() &&
+          std::find(seen.sites.begin(), seen.sites.end(), refusal.stack.front()) ==
+              seen.sites.end())
+        seen.sites.push_back(refusal.stack.front());
+      return;
+    }
+    outcome.refusals.push_back(std::move(refusal));
+  };
   for (const auto& request : requests) {
     // Refused by the device here too: a probe the program handled, or a failure that is not
     // the port's (sut exec's verdict says which).
     if (request.value("granted", json()) == false) continue;
     const std::string call = request.value("call", std::string());
     const json asked = request.value("asked", json::object());
+    const json stack = request.value("stack", json::array());
+    // A QP type the target has no queue pairs of, an opcode it has no work request for: that
+    // call fails, before any count is held against a limit.
+    if (const auto refused = unsupported(call, asked, target, unknown)) {
+      add({call, refused->field, refused->block, 0, 0, target.source_of(refused->block), stack,
+           call + " fails (" + target.name + " has no " + refused->name + " " + refused->noun + ")",
+           std::string(refused->field) + " " + refused->name});
+      continue;
+    }
     for (const Rule& rule : kRules) {
       if (call.rfind(rule.call_prefix, 0) != 0 || !asked.contains(rule.field)) continue;
       const auto value = count_of(asked.at(rule.field));
@@ -130,9 +195,9 @@ TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfil
       if (*value <= *allowed) continue;
       const std::string how = how_refused(rule, target);
       if (how.empty()) continue;
-      outcome.refusals.push_back({call, rule.field, rule.limit, *value, *allowed,
-                                  target.source_of(rule.limit),
-                                  request.value("stack", json::array()), how});
+      add({call, rule.field, rule.limit, *value, *allowed, target.source_of(rule.limit), stack, how,
+           std::string(rule.field) + " " + std::to_string(*value) + " > " + rule.limit + " " +
+               std::to_string(*allowed)});
     }
   }
   outcome.unknown.assign(unknown.begin(), unknown.end());
@@ -142,6 +207,11 @@ TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfil
     outcome.verdict = "unknown";
   }
   return outcome;
+}
+
+std::string finding_line(const Refusal& refusal) {
+  return refusal.call + " " + refusal.what + ": " + refusal.how +
+         (refusal.count > 1 ? " (" + std::to_string(refusal.count) + " times)" : "");
 }
 
 Result<PortCheckResult> port_check(const PortCheckOptions& options) {
@@ -169,10 +239,9 @@ json target_scenario(const TargetOutcome& outcome, size_t run_id, const std::str
   std::string evidence;
   for (const auto& refusal : outcome.refusals) {
     if (!evidence.empty()) evidence += "\n";
-    evidence += refusal.call + " " + refusal.field + " " + std::to_string(refusal.asked) + " > " +
-                refusal.limit + " " + std::to_string(refusal.allowed) + ": " + refusal.how + " (" +
-                refusal.source + ")";
+    evidence += finding_line(refusal) + " (" + refusal.source + ")";
     if (!refusal.stack.empty()) evidence += "; at " + refusal.stack.front().get<std::string>();
+    for (const auto& site : refusal.sites) evidence += ", " + site.get<std::string>();
   }
   std::string unknown;
   for (const auto& limit : outcome.unknown) unknown += (unknown.empty() ? "" : ", ") + limit;
@@ -182,10 +251,9 @@ json target_scenario(const TargetOutcome& outcome, size_t run_id, const std::str
   std::string observed = outcome.verdict == "runs" ? "every request within its limits"
                          : outcome.verdict == "unknown"
                              ? "cannot say: the profile does not know " + unknown
-                             : std::to_string(outcome.refusals.size()) +
-                                   " request(s) above its limits: " + outcome.refusals[0].call +
-                                   " " + outcome.refusals[0].field + " " +
-                                   std::to_string(outcome.refusals[0].asked);
+                             : "the first call that would fail: " + outcome.refusals[0].call + " " +
+                                   outcome.refusals[0].what + " (" +
+                                   std::to_string(outcome.refusals.size()) + " finding(s))";
   if (outcome.verdict == "would-fail" && !unknown.empty()) observed += "; unknown: " + unknown;
   return {{"id", "port-check." + outcome.target},
           {"tags", {"port-check"}},

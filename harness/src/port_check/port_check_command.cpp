@@ -41,11 +41,12 @@ void print_table(const harness::port_check::PortCheckResult& result, std::ostrea
       out << ")";
     }
     out << "\n";
+    // The first is the call that would fail there first; each finding once, with its sites.
     for (const auto& refusal : target.refusals) {
-      out << "    " << refusal.call << " " << refusal.field << " " << refusal.asked << " > "
-          << refusal.limit << " " << refusal.allowed << ": " << refusal.how << "\n";
+      out << "    " << harness::port_check::finding_line(refusal) << "\n";
       if (!refusal.stack.empty())
         out << "      at " << refusal.stack.front().get<std::string>() << "\n";
+      for (const auto& site : refusal.sites) out << "      at " << site.get<std::string>() << "\n";
     }
   }
 }

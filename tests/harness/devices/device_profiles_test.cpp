@@ -133,6 +133,62 @@ TEST_CASE(
   CHECK(hns.refusals[0].limit == "max_mtu");
 }
 
+TEST_CASE("a QP type a target has none of is the first call that fails there, each finding once",
+          "[unit]") {
+  using faultline::harness::port_check::judge_target;
+  json rc = qp_request(16);
+  rc["asked"]["qp_type"] = "RC";
+  json modify = {{"call", "ibv_modify_qp"},
+                 {"asked", {{"max_rd_atomic", 1}, {"qp_num", 17}}},
+                 {"stack", {"./prog(connect+0x10)"}}};
+  json again = modify;
+  again["stack"] = {"./prog(reconnect+0x22)"};
+  const std::vector<json> requests = {rc, modify, modify, again};
+  // EFA has no RC queue pairs: the create is what fails, named first with its source.
+  const auto efa = judge_target(requests, profile("efa"));
+  CHECK(efa.verdict == "would-fail");
+  REQUIRE_FALSE(efa.refusals.empty());
+  CHECK(efa.refusals[0].what == "qp_type RC");
+  CHECK_THAT(efa.refusals[0].how, Catch::Contains("efa has no RC queue pairs"));
+  CHECK_THAT(efa.refusals[0].source, Catch::Contains("efa_qp_validate_attr"));
+  // Three modifies asking one read depth EFA does not grant: one finding, counted, both sites.
+  REQUIRE(efa.refusals.size() == 2);
+  CHECK(efa.refusals[1].count == 3);
+  CHECK(efa.refusals[1].sites == json::array({"./prog(reconnect+0x22)"}));
+  CHECK_THAT(faultline::harness::port_check::finding_line(efa.refusals[1]),
+             Catch::EndsWith("(3 times)"));
+  // hns HIP08 creates RC; UD from user space only after HIP08; XRC is not known.
+  CHECK(judge_target({rc}, profile("hns_roce-hip08")).verdict == "runs");
+  json ud = rc;
+  ud["asked"]["qp_type"] = "UD";
+  CHECK(judge_target({ud}, profile("hns_roce-hip08")).verdict == "would-fail");
+  CHECK(judge_target({ud}, profile("hns_roce-hip09")).verdict == "runs");
+  json xrc = rc;
+  xrc["asked"]["qp_type"] = "XRC";
+  const auto hns = judge_target({xrc}, profile("hns_roce-hip08"));
+  CHECK(hns.verdict == "unknown");
+  CHECK(hns.unknown == std::vector<std::string>{"qp_types.XRC"});
+  // A profile that says nothing of types says so.
+  DeviceProfile silent = profile("hns_roce-hip08");
+  silent.supports.erase("qp_types");
+  CHECK(judge_target({rc}, silent).unknown == std::vector<std::string>{"qp_types"});
+}
+
+TEST_CASE("RDMA write with immediate fails on iWARP (siw), runs on hns, is unknown where unsaid",
+          "[unit]") {
+  using faultline::harness::port_check::judge_target;
+  const std::vector<json> posts = {{{"call", "ibv_post_send"},
+                                    {"asked", {{"opcode", "RDMA_WRITE_WITH_IMM"}, {"qp_num", 17}}},
+                                    {"stack", {"./prog(send+0xdb)"}}}};
+  const auto siw = judge_target(posts, profile("siw"));
+  REQUIRE(siw.refusals.size() == 1);
+  CHECK(siw.refusals[0].what == "opcode RDMA_WRITE_WITH_IMM");
+  CHECK_THAT(siw.refusals[0].source, Catch::Contains("map_send_opcode"));
+  CHECK(judge_target(posts, profile("hns_roce-hip08")).verdict == "runs");
+  CHECK(judge_target(posts, profile("irdma-e810")).unknown ==
+        std::vector<std::string>{"operations"});
+}
+
 TEST_CASE("an inline request above hns's cap is clamped at create and refused at the post",
           "[unit]") {
   using faultline::harness::port_check::judge_target;

@@ -1,5 +1,6 @@
 // `faultline devices` run as a process, the way a user runs it.
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "../harness_test_paths.hpp"
@@ -85,4 +86,22 @@ TEST_CASE("devices --save-profile writes a library profile: every value measured
   CHECK_THAT(profile->source_of("max_qp_wr"),
              Catch::StartsWith("measured: faultline devices --save-profile on "));
   CHECK_FALSE(profile->limits.contains("max_cqe"));  // libfabric does not say: left out
+  // Held against the device it came from: no difference, exit 0.
+  const std::string select = kFaultline + " devices --transport ofi --provider tcp --device lo";
+  const auto same = run_command(select + " --compare-profile " + path);
+  INFO(same.out << same.err);
+  CHECK(same.exit_code == 0);
+  CHECK_THAT(same.out, Catch::Contains("no difference"));
+  // A library value that is not what this device grants: named, exit 1.
+  auto edited = nlohmann::json::parse(faultline::testing::read_text_file(path));
+  edited["limits"]["max_qp_wr"] = 3;
+  std::ofstream(dir.path() + "/edited.json") << edited.dump(2);
+  const auto differs = run_command(select + " --compare-profile " + dir.path() + "/edited.json");
+  INFO(differs.out);
+  CHECK(differs.exit_code == 1);
+  CHECK_THAT(differs.out, Catch::Matches("(.|\n)*max_qp_wr +3 +[0-9]+ +differs(.|\n)*"));
+  // A name the library does not hold: the profiles there are, exit 2.
+  const auto unknown = run_command(select + " --compare-profile hns_roce-hip99");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("hns_roce-hip09"));
 }

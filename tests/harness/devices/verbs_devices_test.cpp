@@ -91,3 +91,28 @@ TEST_CASE(
   CHECK(report.at("run").at("device") == device);
   CHECK(report.at("scenarios").at(0).at("verdict") == "pass");
 }
+
+TEST_CASE("devices --save-profile on the verbs device round-trips through --compare-profile",
+          "[integration][verbs]") {
+  const std::string device = verbs_device().device;
+  faultline::testing::TempDir dir;
+  const std::string path = dir.path() + "/rxe-here.json";
+  const std::string select = kFaultline + " devices --transport verbs --device " + device;
+  const auto saved = run_command(select + " --save-profile " + path);
+  INFO(saved.out << saved.err);
+  REQUIRE(saved.exit_code == 0);
+  // Its QP types were measured by creating one of each: Soft-RoCE makes RC, UC and UD.
+  const auto profile = nlohmann::json::parse(faultline::testing::read_text_file(path));
+  CHECK(profile.at("qp_types").at("RC") == true);
+  CHECK(profile.at("qp_types").at("UD") == true);
+  CHECK(profile.at("qp_types").at("source").at("kind") == "measured");
+  const auto compared = run_command(select + " --compare-profile " + path);
+  INFO(compared.out << compared.err);
+  CHECK(compared.exit_code == 0);
+  CHECK_THAT(compared.out, Catch::Contains("no difference") && !Catch::Contains("differs"));
+  // The library's driver-constant rxe profile against the live device: each value named.
+  const auto library = run_command(select + " --compare-profile rxe-linux-6.1");
+  INFO(library.out);
+  CHECK((library.exit_code == 0 || library.exit_code == 1));
+  CHECK_THAT(library.out, Catch::Contains("qp_types.RC") && Catch::Contains("max_qp_wr"));
+}

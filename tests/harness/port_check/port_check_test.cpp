@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "../harness_test_paths.hpp"
 #include "faultline/harness/sut/sut_scenario.hpp"
@@ -176,4 +178,100 @@ TEST_CASE("port-check with a --profile that names nothing checks nothing and say
     CHECK_THAT(run.err, Catch::Contains("names no profile: nothing would be checked"));
     CHECK_FALSE(std::filesystem::exists(marker));
   }
+}
+
+#ifdef FAULTLINE_SUT_GLOO_ALLREDUCE
+TEST_CASE(
+    "port-check clears Gloo's allreduce for hns and mlx5, and names what fails on EFA "
+    "and iWARP first",
+    "[integration][verbs]") {
+  TempDir dir;
+  const std::string device = faultline::testing::verbs_device().device;
+  const std::string rank = std::string(FAULTLINE_SUT_GLOO_ALLREDUCE) + " " + device + " " +
+                           faultline::harness::sut::ipv4_gid_index(device);
+  const std::string store = dir.path() + "/store";
+  std::filesystem::create_directories(store);
+  // Two ranks of Gloo's ring allreduce over ibverbs, both under the one port-check.
+  const std::string gloo = "sh -c '" + rank + " 0 2 " + store + " ring 4096 2 5000 & " + rank +
+                           " 1 2 " + store + " ring 4096 2 5000; wait'";
+  const auto checked = run_command(kFaultline + " port-check --profile all --deadline 120 " +
+                                   "--report-dir " + dir.path() + "/report -- " + gloo);
+  INFO(checked.out << checked.err);
+  CHECK(checked.exit_code == 1);  // EFA and siw would refuse it
+  CHECK_THAT(checked.out, Catch::Contains("program: pass here"));
+  const auto found = verdicts(dir.path() + "/report");
+  for (const char* runs : {"hns_roce-hip08", "hns_roce-hip09", "mlx5-cx5", "rxe-linux-6.1"})
+    CHECK(found.at(runs) == "pass");
+  const json report = json::parse(read_text_file(dir.path() + "/report/report.json"));
+  for (const auto& scenario : report.at("scenarios")) {
+    const std::string target = scenario.at("id").get<std::string>().substr(11);
+    const std::string observed = scenario.at("observed");
+    const std::string evidence = scenario.at("evidence");
+    INFO(target << ": " << observed << "\n" << evidence);
+    // The ConnectX-6 Dx and -7 profiles lack two firmware fields: unknown, each named.
+    if (target == "mlx5-cx6dx" || target == "mlx5-cx7") {
+      CHECK(scenario.at("verdict") == "skip");
+      CHECK_THAT(observed, Catch::Contains("max_cqe") && Catch::Contains("max_qp_rd_atom"));
+    }
+    // EFA has no RC queue pairs: the create is the first call that fails there.
+    if (target == "efa")
+      CHECK_THAT(observed, Catch::Contains("the first call that would fail: ibv_create_qp "
+                                           "qp_type RC"));
+    // iWARP carries no immediate data: Gloo's RDMA writes with immediate fail on siw.
+    if (target == "siw") {
+      CHECK(scenario.at("verdict") == "fail");
+      CHECK_THAT(evidence, Catch::Contains("opcode RDMA_WRITE_WITH_IMM"));
+    }
+    // Each finding once: no line of the evidence repeats.
+    std::set<std::string> lines;
+    std::istringstream split(evidence);
+    for (std::string line; std::getline(split, line);) CHECK(lines.insert(line).second);
+  }
+}
+#endif
+
+namespace {
+
+// A pingpong of rdma-core's, server and client in one shell under one port-check; the client
+// tries again until the server listens.
+std::string pingpong_pair(const std::string& program) {
+  const std::string device = faultline::testing::verbs_device().device;
+  const std::string common = program + " -d " + device + " -g " +
+                             faultline::harness::sut::ipv4_gid_index(device) + " -n 20 -p " +
+                             std::to_string(faultline::testing::free_port());
+  return "sh -c '" + common + " & for i in $(seq 100); do " + common +
+         " 127.0.0.1 && break; sleep 0.1; done; wait'";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "port-check of ibv_ud_pingpong and ibv_srq_pingpong: UD named where a target has none, "
+    "each finding once",
+    "[integration][verbs]") {
+  TempDir dir;
+  const auto ud = run_command(kFaultline + " port-check --profile siw,efa,hns_roce-hip08 " +
+                              "--deadline 60 --report-dir " + dir.path() + "/ud -- " +
+                              pingpong_pair("ibv_ud_pingpong"));
+  INFO(ud.out << ud.err);
+  CHECK(ud.exit_code == 1);
+  // siw makes RC queue pairs only; HIP08 gives user space no UD; EFA makes UD.
+  CHECK(verdicts(dir.path() + "/ud").at("siw") == "fail");
+  CHECK(verdicts(dir.path() + "/ud").at("hns_roce-hip08") == "fail");
+  CHECK_THAT(ud.out, Catch::Contains("ibv_create_qp qp_type UD: ibv_create_qp fails (siw has no "
+                                     "UD queue pairs)"));
+  const auto srq =
+      run_command(kFaultline + " port-check --profile efa,hns_roce-hip08 --deadline 60 " +
+                  "--report-dir " + dir.path() + "/srq -- " + pingpong_pair("ibv_srq_pingpong"));
+  INFO(srq.out << srq.err);
+  // ibv_srq_pingpong makes 16 RC queue pairs on each side: one finding for EFA, counted.
+  CHECK_THAT(srq.out, Catch::Contains("qp_type RC: ibv_create_qp fails (efa has no RC queue "
+                                      "pairs) (") &&
+                          Catch::Contains(" times)"));
+  CHECK(verdicts(dir.path() + "/srq").at("hns_roce-hip08") == "pass");
+  size_t lines = 0;
+  for (size_t at = srq.out.find("qp_type RC:"); at != std::string::npos;
+       at = srq.out.find("qp_type RC:", at + 1))
+    ++lines;
+  CHECK(lines == 1);
 }

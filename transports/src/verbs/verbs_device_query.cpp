@@ -1,6 +1,7 @@
 #include "verbs_device_query.hpp"
 
 #include <filesystem>
+#include <map>
 
 namespace faultline::transports::verbs {
 
@@ -9,13 +10,13 @@ namespace {
 // Inline sizes above this are not probed; no NIC here comes close.
 constexpr uint32_t kInlineProbeCeiling = 8192;
 
-bool qp_with_inline_works(ibv_context* context, ibv_pd* pd, uint32_t inline_bytes) {
+bool qp_works(ibv_context* context, ibv_pd* pd, ibv_qp_type type, uint32_t inline_bytes) {
   CqPtr cq{ibv_create_cq(context, 2, nullptr, nullptr, 0)};
   if (!cq) return false;
   ibv_qp_init_attr attr{};
   attr.send_cq = cq.get();
   attr.recv_cq = cq.get();
-  attr.qp_type = IBV_QPT_RC;
+  attr.qp_type = type;
   attr.cap.max_send_wr = 1;
   attr.cap.max_recv_wr = 1;
   attr.cap.max_send_sge = 1;
@@ -27,13 +28,13 @@ bool qp_with_inline_works(ibv_context* context, ibv_pd* pd, uint32_t inline_byte
 
 // The largest inline size for which ibv_create_qp succeeds, by bisection.
 uint32_t probe_max_inline(ibv_context* context, ibv_pd* pd) {
-  if (!qp_with_inline_works(context, pd, 0)) return 0;
+  if (!qp_works(context, pd, IBV_QPT_RC, 0)) return 0;
   uint32_t works = 0;
   uint32_t fails = kInlineProbeCeiling + 1;
-  if (qp_with_inline_works(context, pd, kInlineProbeCeiling)) return kInlineProbeCeiling;
+  if (qp_works(context, pd, IBV_QPT_RC, kInlineProbeCeiling)) return kInlineProbeCeiling;
   while (fails - works > 1) {
     const uint32_t middle = works + (fails - works) / 2;
-    (qp_with_inline_works(context, pd, middle) ? works : fails) = middle;
+    (qp_works(context, pd, IBV_QPT_RC, middle) ? works : fails) = middle;
   }
   return works;
 }
@@ -71,6 +72,12 @@ std::string driver_of(const std::string& device) {
 }
 
 }  // namespace
+
+std::map<std::string, bool> probe_qp_types(ibv_context* context, ibv_pd* pd) {
+  return {{"RC", qp_works(context, pd, IBV_QPT_RC, 0)},
+          {"UC", qp_works(context, pd, IBV_QPT_UC, 0)},
+          {"UD", qp_works(context, pd, IBV_QPT_UD, 0)}};
+}
 
 Result<DeviceInfo> query_port(ibv_context* context, ibv_pd* pd, uint32_t port) {
   DeviceInfo info;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,11 @@ namespace faultline::transports::verbs {
 /// ibv_query_device and ibv_query_port, max_inline_data found by creating QPs (verbs does not
 /// advertise it), capabilities, and the GID table with types.
 Result<DeviceInfo> query_port(ibv_context* context, ibv_pd* pd, uint32_t port);
+
+/// The QP types a plain ibv_create_qp makes (RC, UC, UD; XRC needs an XRC domain and a
+/// driver's own type its direct-verbs API, so neither is probed). Creates and destroys one QP
+/// of each: only for `devices --save-profile` and `--compare-profile`, never for a run.
+std::map<std::string, bool> probe_qp_types(ibv_context* context, ibv_pd* pd);
 
 /// The GID a RoCE or IB port should use when none is asked for: a RoCE v2 IPv4-mapped GID
 /// first, then RoCE v2, then RoCE v1, then IB. `why` says what was chosen and why.

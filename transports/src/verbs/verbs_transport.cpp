@@ -146,4 +146,19 @@ class VerbsTransport final : public Transport {
 
 std::unique_ptr<Transport> make_verbs_transport() { return std::make_unique<VerbsTransport>(); }
 
+Result<std::map<std::string, bool>> probe_qp_types(const std::string& device) {
+  int count = 0;
+  DeviceListPtr list{ibv_get_device_list(&count)};
+  std::vector<std::string> present;
+  for (int i = 0; list && i < count; ++i) {
+    present.emplace_back(ibv_get_device_name(list.get()[i]));
+    if (present.back() != device) continue;
+    auto opened = open_context(list.get()[i]);
+    if (!opened.ok()) return std::move(opened).take_error();
+    return probe_qp_types(opened->context.get(), opened->pd.get());
+  }
+  return Error{ErrorCode::kNotFound,
+               "no verbs device '" + device + "'; devices present: " + join(present)};
+}
+
 }  // namespace faultline::transports::verbs

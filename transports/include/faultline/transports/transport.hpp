@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -80,6 +81,9 @@ struct DeviceInfo {
   std::string gid_choice;
   DeviceLimits limits;
   Capabilities capabilities;
+  /// verbs: the QP types ibv_create_qp made here (true) or refused (false), by the device
+  /// profiles' names (RC, UC, UD); empty where not probed (ofi).
+  std::map<std::string, bool> qp_types;
 };
 
 /// An opened device. Owns its native resources; endpoints and memory regions made from it

@@ -20,8 +20,13 @@ struct DeviceProfile {
   std::map<std::string, uint64_t> limits;
   std::string refusal_errno = "EINVAL";  ///< what its driver returns for a create above a limit
   bool clamps_inline = false;  ///< an inline request above the cap is clamped (hns), not refused
+  /// What it supports besides counts, by block: "qp_types" (RC, UC, UD, XRC, RAW_PACKET,
+  /// DRIVER: created or refused) and "operations" (RDMA_WRITE_WITH_IMM, SEND_WITH_IMM: posted
+  /// or refused). A name absent from a block is not known; a block absent, nothing of it is.
+  std::map<std::string, std::map<std::string, bool>> supports;
 
-  /// "kind: reference" of a limit's value; "" when the profile does not know the limit.
+  /// "kind: reference" of a limit's value (or of a block's: "qp_types", "operations"); "" when
+  /// the profile does not know it.
   std::string source_of(const std::string& limit) const;
   /// The plan fault (`limits`) that makes a program see this device: its known caps, its
   /// driver's errno and inline behaviour.

@@ -23,12 +23,16 @@ struct Refusal {
   std::string source;    ///< where the target's value comes from
   nlohmann::json stack;  ///< where in the program (the interposer's frames)
   std::string how;       ///< "ibv_create_qp fails with EINVAL", "the post fails", ...
+  std::string what;      ///< the finding in a line: "max_send_wr 8 > max_qp_wr 4", "qp_type RC"
+  size_t count = 1;      ///< how many requests made this same finding (each QP's modify)
+  nlohmann::json sites = nlohmann::json::array();  ///< their other call sites, each once
 };
 
 /// How the program would fare on one target.
 struct TargetOutcome {
   std::string target;
   std::string verdict;  ///< runs, would-fail, or unknown (a limit it asked about is not known)
+  /// In the order the program made them: the first is the call that would fail there first.
   std::vector<Refusal> refusals;
   std::vector<std::string> unknown;  ///< limits asked about that the profile does not hold
 };
@@ -53,6 +57,10 @@ struct PortCheckResult {
 /// Holds each request against one target's limits.
 TargetOutcome judge_target(const std::vector<nlohmann::json>& requests,
                            const DeviceProfile& target);
+
+/// A finding in one line: "ibv_create_qp max_send_wr 8 > max_qp_wr 4: ibv_create_qp fails
+/// with EINVAL", with "(64 times)" when more requests made it.
+std::string finding_line(const Refusal& refusal);
 
 /// Runs the program once under the verbs interposer and judges every target.
 Result<PortCheckResult> port_check(const PortCheckOptions& options);

@@ -1,0 +1,71 @@
+// A profile measured here: a file the library's loader takes (every value with its source),
+// and a library profile held against it value by value.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "faultline/harness/devices/device_profiles.hpp"
+#include "faultline/harness/devices/measured_profile.hpp"
+#include "support/background_process.hpp"
+
+using faultline::harness::compare_profiles;
+using faultline::harness::has_differences;
+using faultline::harness::measured_profile;
+using nlohmann::json;
+
+namespace {
+
+faultline::transports::DeviceInfo rxe_like() {
+  faultline::transports::DeviceInfo device;
+  device.transport = "verbs";
+  device.provider = "roce";
+  device.native_provider = "rdma_rxe";
+  device.name = "rxe0";
+  device.firmware = "0.0.0";
+  device.limits.max_qp_wr = 1048576;
+  device.limits.max_recv_wr = 1048576;
+  device.limits.max_send_sge = 32;
+  device.limits.max_recv_sge = 32;
+  device.limits.max_inline_data = 240;
+  device.limits.max_mtu = 4096;
+  return device;
+}
+
+}  // namespace
+
+TEST_CASE("a measured profile loads as a library profile and compares with no difference",
+          "[unit]") {
+  const std::map<std::string, bool> types = {{"RC", true}, {"UC", true}, {"UD", true}};
+  const json saved = measured_profile(rxe_like(), "rxe-here", types);
+  faultline::testing::TempDir dir;
+  std::ofstream(dir.path() + "/rxe-here.json") << saved.dump(2);
+  auto loaded = faultline::harness::load_device_profile(dir.path() + "/rxe-here.json");
+  REQUIRE(loaded.ok());
+  CHECK(loaded->limits.at("max_qp_wr") == 1048576);
+  CHECK(loaded->supports.at("qp_types") == types);
+  CHECK_THAT(loaded->source_of("qp_types"), Catch::StartsWith("measured: faultline devices"));
+  // The round trip: the file against the same device measured again.
+  const auto same = compare_profiles(loaded->document, measured_profile(rxe_like(), "x", types));
+  CHECK_FALSE(has_differences(same));
+  for (const auto& value : same) CHECK(value.verdict == "same");
+}
+
+TEST_CASE(
+    "a library profile against this device: what differs, what it lacks, what is not "
+    "measured here",
+    "[unit]") {
+  json library = measured_profile(rxe_like(), "lib", {{"RC", true}, {"UD", false}});
+  library["limits"]["max_qp_wr"] = 32768;      // differs
+  library["limits"].erase("max_inline_data");  // the library lacks it
+  library["limits"]["max_srq_wr"] = 16384;     // not measured here
+  auto device = rxe_like();
+  const auto values =
+      compare_profiles(library, measured_profile(device, "here", {{"RC", true}, {"UD", true}}));
+  std::map<std::string, std::string> verdicts;
+  for (const auto& value : values) verdicts[value.name] = value.verdict;
+  CHECK(verdicts.at("max_qp_wr") == "differs");
+  CHECK(verdicts.at("max_inline_data") == "library lacks it");
+  CHECK(verdicts.at("max_srq_wr") == "not measured here");
+  CHECK(verdicts.at("qp_types.UD") == "differs");
+  CHECK(verdicts.at("qp_types.RC") == "same");
+  CHECK(has_differences(values));
+}
