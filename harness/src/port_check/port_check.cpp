@@ -160,7 +160,8 @@ TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfil
     for (auto& seen : outcome.refusals) {
       if (seen.call != refusal.call || seen.what != refusal.what) continue;
       ++seen.count;
-      if (!refusal.stack.empty() && refusal.stack.front() != seen.stack.front() &&
+      if (!refusal.stack.empty() && refusal.stack.front().is_string() &&
+          (seen.stack.empty() || refusal.stack.front() != seen.stack.front()) &&
           std::find(seen.sites.begin(), seen.sites.end(), refusal.stack.front()) ==
               seen.sites.end())
         seen.sites.push_back(refusal.stack.front());

@@ -157,6 +157,13 @@ TEST_CASE("a QP type a target has none of is the first call that fails there, ea
   CHECK(efa.refusals[1].sites == json::array({"./prog(reconnect+0x22)"}));
   CHECK_THAT(faultline::harness::port_check::finding_line(efa.refusals[1]),
              Catch::EndsWith("(3 times)"));
+  // A finding first made without a stack keeps the later one's site.
+  json bare = modify;
+  bare.erase("stack");
+  const auto grouped = judge_target({bare, modify}, profile("efa"));
+  REQUIRE(grouped.refusals.size() == 1);
+  CHECK(grouped.refusals[0].count == 2);
+  CHECK(grouped.refusals[0].sites == json::array({"./prog(connect+0x10)"}));
   // hns HIP08 creates RC; UD from user space only after HIP08; XRC is not known.
   CHECK(judge_target({rc}, profile("hns_roce-hip08")).verdict == "runs");
   json ud = rc;
