@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <memory>
 #include <sstream>
-#include <tuple>
 
 #include "faultline/harness/base/strict_json.hpp"
 
@@ -103,33 +102,6 @@ std::string CallSite::what() const {
   return call + " " + (opcode.empty() ? side : opcode) + (outermost ? "" : " at " + layer);
 }
 
-namespace {
-
-// A frame without its offsets: "prog(main+0x4d)" as "prog(main)", "libc.so.6+0x29d90" as
-// "libc.so.6".
-std::string without_offsets(const std::string& frame) {
-  std::string kept;
-  for (size_t at = 0; at < frame.size();) {
-    const size_t offset = frame.find("+0x", at);
-    kept += frame.substr(at, offset - at);
-    if (offset == std::string::npos) break;
-    at = frame.find_first_not_of("0123456789abcdefx", offset + 1);
-    if (at == std::string::npos) break;
-  }
-  return kept;
-}
-
-// Two sites alike but for their offsets (a stripped program's frames) go by how often the
-// clean run reached them: the same in every build of a program that does the same.
-auto order_key(const CallSite& site) {
-  std::string where;
-  for (const auto& frame : site.stack) where += without_offsets(frame) + "\n";
-  return std::make_tuple(site.rank.value_or(-1), !site.outermost, site.call, site.side, site.opcode,
-                         site.layer, where, ~site.count, site.max_segments);
-}
-
-}  // namespace
-
 std::vector<CallSite> call_sites(const std::vector<json>& events) {
   std::vector<CallSite> sites;
   for (const json& event : events) {
@@ -151,12 +123,6 @@ std::vector<CallSite> call_sites(const std::vector<json>& events) {
     if (site.site.size() != 16 || site.call.empty() || site.count == 0) continue;
     sites.push_back(std::move(site));
   }
-  // In an order every build of the program gives (the interposer writes them by id, and an id
-  // moves with the code's offsets): rank, the program's own calls first, what the call does,
-  // where by function names alone, the most reached first.
-  std::stable_sort(sites.begin(), sites.end(), [](const CallSite& a, const CallSite& b) {
-    return order_key(a) < order_key(b);
-  });
   return sites;
 }
 

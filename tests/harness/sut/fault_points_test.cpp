@@ -115,32 +115,3 @@ TEST_CASE("fault points: a bad id says what an id looks like", "[unit][sut]") {
   }
   CHECK(point_from_id("limits:hns_roce-hip08.max_qp_wr")->target == "hns_roce-hip08.max_qp_wr");
 }
-
-TEST_CASE("fault points: sites come in an order every build gives, not by their ids",
-          "[unit][sut]") {
-  // The same two sites as two builds log them: ids and offsets differ, the order must not.
-  auto build = [](const std::string& poll_id, const std::string& post_id, const char* offset) {
-    json poll = site_event("ibv_poll_cq", "any", "", 40);
-    poll["site"] = poll_id;
-    poll["stack"] = {std::string("/opt/b/app(main+") + offset + ")"};
-    json post = site_event("ibv_post_send", "send", "SEND", 20);
-    post["site"] = post_id;
-    post["outermost"] = false;  // a provider's post beneath the program's
-    json again = site_event("ibv_poll_cq", "any", "", 7);
-    again["site"] = post_id == "00000000000000aa" ? "00000000000000ff" : "0000000000000001";
-    again["stack"] = {std::string("/opt/b/app(main+") + offset + "0)"};
-    return std::vector<json>{post, again, poll};
-  };
-  const auto one = call_sites(build("00000000000000bb", "00000000000000aa", "0x10"));
-  const auto two = call_sites(build("0000000000000002", "0000000000000003", "0x2e8"));
-  REQUIRE(one.size() == 3);
-  REQUIRE(two.size() == 3);
-  for (size_t i = 0; i < 3; ++i) {
-    CHECK(one[i].call == two[i].call);
-    CHECK(one[i].count == two[i].count);
-  }
-  // The program's own calls first, the most reached of two alike first.
-  CHECK(one[0].count == 40);
-  CHECK(one[1].count == 7);
-  CHECK(one[2].call == "ibv_post_send");
-}
