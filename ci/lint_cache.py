@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """What ci/lint may skip: each translation unit's key is the SHA-256 of everything clang-tidy's
-verdict on it depends on in this repository (the clang-tidy version, .clang-tidy, the unit's
-compile command with the checkout's path taken out, the unit, and every project header it
-reaches through #include, followed transitively). ci/lint-cache.txt, kept in the repository,
-lists the keys of units that were clean; a unit whose key is listed is not linted again.
+verdict on it depends on in this repository (the clang-tidy version, not the host CPU its
+--version also prints; .clang-tidy; the unit's compile command with the checkout's path taken
+out; the unit and every project header it reaches through #include, followed transitively).
+ci/lint-cache.txt, kept in the repository, lists the keys of units that were clean; a unit
+whose key is listed is not linted again.
 
   lint_cache.py stale COMPILE_COMMANDS UNIT...  prints the units whose key is not in the cache
   lint_cache.py record COMPILE_COMMANDS UNIT... writes the cache: the keys of these units
@@ -54,7 +55,10 @@ def keys(compile_commands, units):
     """Each unit's key, by its path relative to the repository."""
     commands = {str(pathlib.Path(entry["file"]).resolve()): entry["command"]
                 for entry in json.loads(pathlib.Path(compile_commands).read_text())}
-    version = subprocess.run(["clang-tidy", "--version"], capture_output=True, text=True).stdout
+    # The first line only ("Debian LLVM version 14.0.6"): the rest names the host's CPU, which
+    # differs between CI machines and would make every key new on each.
+    version = subprocess.run(["clang-tidy", "--version"], capture_output=True,
+                             text=True).stdout.strip().splitlines()[0]
     config = (ROOT / ".clang-tidy").read_bytes()
     result = {}
     for unit in units:

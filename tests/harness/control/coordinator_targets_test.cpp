@@ -99,7 +99,8 @@ TEST_CASE("coordinator: agents on different targets make a mixed run, judged per
   CHECK(cluster.exit_code != 0);
 }
 
-TEST_CASE("coordinator --pairs ring runs each agent with the next only", "[integration][ofi]") {
+TEST_CASE("coordinator --pairs ring runs each agent with the next only",
+          "[integration][ofi][slow]") {
   TempDir dir;
   const auto cluster =
       run_cluster(dir, "pingpong --pairs ring",

@@ -111,7 +111,7 @@ TEST_CASE("a send depth above a clamped max_qp_wr is named in the limits layer",
 }
 
 TEST_CASE("a PushRequest missing its lens segment is a kv contract violation, inline or not",
-          "[integration][ofi]") {
+          "[integration][ofi][slow]") {
   const json document = diagnose("--inject kv-missing-lens", 1).document;
   const json& diagnosis = document.at("diagnosis");
   INFO(document.dump(2));
@@ -124,7 +124,7 @@ TEST_CASE("a PushRequest missing its lens segment is a kv contract violation, in
 }
 
 TEST_CASE("the StepMesh story: the inline problem first, then how each kv run failed",
-          "[integration][ofi]") {
+          "[integration][ofi][slow]") {
   // Both faults of the Ascend port: inline above what the NIC takes, and a PushRequest
   // without its lens segment. The lower layer is reported first.
   const json first =
@@ -158,7 +158,7 @@ TEST_CASE("a workload formula given with --limits is checked against a device pr
 }
 
 TEST_CASE("with --peer, L3 and L4 run against an agent that joins from elsewhere",
-          "[integration][ofi]") {
+          "[integration][ofi][slow]") {
   TempDir dir;
   const int port = free_port();
   // The "remote" agent: started on its own, retrying until diagnose listens.

@@ -174,7 +174,7 @@ TEST_CASE("report files honour the umask", "[integration][ofi]") {
 }
 
 TEST_CASE("a second run into a report directory in use is refused, naming the first's pid",
-          "[integration][ofi]") {
+          "[integration][ofi][slow]") {
   TempDir dir;
   BackgroundProcess first("exec " + kFaultline +
                           " run 'completion-error.*' --provider tcp --report-dir " + dir.path());
@@ -213,7 +213,7 @@ TEST_CASE("sut run and diagnose refuse a report directory in use, naming its hol
 }
 
 TEST_CASE("a diagnosis that cannot write its files ends with exit 3, said once",
-          "[integration][ofi]") {
+          "[integration][ofi][slow]") {
   // diagnose.json is a directory, so every write of it fails.
   TempDir dir;
   std::filesystem::create_directories(dir.path() + "/diagnose.json");

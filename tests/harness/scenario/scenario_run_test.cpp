@@ -160,7 +160,7 @@ TEST_CASE("the protocols suite passes over tcp and shm, violations naming expect
   }
 }
 
-TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integration][ofi]") {
+TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integration][ofi][slow]") {
   for (const std::string agents : {"3", "4"}) {
     CAPTURE(agents);
     TempDir dir;
@@ -211,7 +211,7 @@ TEST_CASE("an exclude entry turns the known failure into xfail with its reason",
              Catch::Contains("excluded: known: this test expects the wrong status"));
 }
 
-TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integration][ofi]") {
+TEST_CASE("a skip names its reason, and --strict makes it a failure", "[integration][ofi][slow]") {
   TempDir dir;
   auto relaxed = run_command(kFaultline + " run " + kData + "/verbs-only.json --report-dir " +
                              dir.path() + "/relaxed");
@@ -278,7 +278,7 @@ TEST_CASE("progress lines keep their columns when an id is longer than 40 charac
 }
 
 TEST_CASE("two runs of the same scenarios name agents and junit testcases the same",
-          "[integration][ofi]") {
+          "[integration][ofi][slow]") {
   TempDir dir;
   std::vector<std::vector<std::string>> names;
   for (const char* run : {"/one", "/two"}) {
@@ -328,7 +328,8 @@ TEST_CASE("ring.connect applies every field of its config", "[integration][ofi]"
   CHECK_THAT(result.at("observed").get<std::string>(), Catch::Contains("max_inline"));
 }
 
-TEST_CASE("the same seed fires the same faults and gives the same report", "[integration][ofi]") {
+TEST_CASE("the same seed fires the same faults and gives the same report",
+          "[integration][ofi][slow]") {
   TempDir dir;
   // Everything in a report except what depends on time, processes and ports.
   auto normalized = [&](const std::string& name, int seed) {

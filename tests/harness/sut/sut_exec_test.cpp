@@ -304,7 +304,7 @@ TEST_CASE("sut exec: Open MPI's allreduce with one iov fewer beneath ofi_rxm cra
 #endif
 
 TEST_CASE("run --suite sut: the shipped SUT scenarios reach their expected verdicts on this host",
-          "[integration][ofi]") {
+          "[integration][ofi][slow]") {
   TempDir dir;
   const auto run = faultline::testing::run_command(
       std::string(FAULTLINE_BINARY) + " run --suite sut --scenario-dir " + FAULTLINE_SOURCE_DIR +
