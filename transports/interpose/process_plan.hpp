@@ -16,6 +16,7 @@ using fault::DataAction;
 using fault::FaultKind;
 using fault::FaultSpec;
 using fault::LimitCaps;
+using fault::Refused;
 using fault::SegmentMode;
 using fault::Side;
 

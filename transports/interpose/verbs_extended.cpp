@@ -12,6 +12,7 @@
 #include "verbs_faults.hpp"
 #include "verbs_inline.hpp"
 #include "verbs_limits.hpp"
+#include "verbs_objects.hpp"
 #include "verbs_real.hpp"
 #include "verbs_sent_data.hpp"
 #include "verbs_wr_api.hpp"
@@ -104,9 +105,11 @@ void wrap_cq_ex(ibv_cq_ex* cq, ibv_context* context) {
 
 ibv_cq_ex* create_cq_ex_with_faults(ibv_context* context, ibv_cq_init_attr_ex* attr) {
   if (refuse_cq_size(static_cast<int>(attr->cqe), "ibv_create_cq_ex", context) != 0) return nullptr;
+  if (refuse_one_more(VerbsObject::kCq, "ibv_create_cq_ex", context) != 0) return nullptr;
   ibv_cq_ex* cq = original_ops(context).create_cq_ex(context, attr);
   observe_cq_request(static_cast<int>(attr->cqe), "ibv_create_cq_ex", context, cq != nullptr);
   if (cq == nullptr) return nullptr;
+  note_created(VerbsObject::kCq, "ibv_create_cq_ex", context);
   log_event({{"event", "instrumented"},
              {"object", "cq_ex"},
              {"layer", "verbs"},
@@ -117,12 +120,14 @@ ibv_cq_ex* create_cq_ex_with_faults(ibv_context* context, ibv_cq_init_attr_ex* a
 
 ibv_qp* create_qp_ex_with_faults(ibv_context* context, ibv_qp_init_attr_ex* attr) {
   if (refuse_qp_caps(attr->cap, attr->qp_type, "ibv_create_qp_ex", context) != 0) return nullptr;
+  if (refuse_one_more(VerbsObject::kQp, "ibv_create_qp_ex", context) != 0) return nullptr;
   const ibv_qp_cap asked = attr->cap;
   ibv_qp* qp = create_with_inline_room(attr->cap, "ibv_create_qp_ex", [&] {
     return original_ops(context).create_qp_ex(context, attr);
   });
   observe_qp_request(asked, attr->qp_type, "ibv_create_qp_ex", context, qp != nullptr);
   if (qp == nullptr) return nullptr;
+  note_created(VerbsObject::kQp, "ibv_create_qp_ex", context);
   clamp_qp_caps(attr->cap);
   remember_qp(qp);
   if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0) wrap_qp_ex(qp);

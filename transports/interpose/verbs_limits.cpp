@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "call_stack.hpp"
 #include "event_log.hpp"
@@ -39,18 +40,25 @@ int refuse(const char* call, const char* field, uint64_t asked, uint64_t cap,
   return refusal;
 }
 
-// observe: what the program asked for, and from where, for port-check to hold against targets.
-// `granted`: whether the device here gave it (a probe it refused here too is no port finding);
-// null when the plan refused it first.
-void log_request(const char* call, ibv_context* context, nlohmann::json asked,
-                 nlohmann::json granted = nullptr) {
-  if (!Plan::get().has(FaultKind::kObserve)) return;
-  log_event({{"event", "request"},
+// A QP type or opcode the target has none of, refused with its driver's errno.
+int refuse_unsupported(const char* call, const char* field, const char* name, int error,
+                       ibv_context* context) {
+  log_event({{"event", "fault"},
+             {"kind", "limits"},
              {"call", call},
              {"device", device_name(context->device)},
-             {"asked", std::move(asked)},
-             {"granted", std::move(granted)},
-             {"stack", caller_stack()}});
+             {"field", field},
+             {"asked", name},
+             {"cap", "none on the target"},
+             {"errno", error},
+             {"error", std::strerror(error)}});
+  errno = error;
+  return error;
+}
+
+void log_request(const char* call, ibv_context* context, nlohmann::json asked,
+                 nlohmann::json granted = nullptr) {
+  log_observed_request(call, context, std::move(asked), std::move(granted));
 }
 
 nlohmann::json srq_asked(const ibv_srq_attr& attr) {
@@ -124,6 +132,17 @@ bool atomic_opcode(ibv_wr_opcode opcode) {
 
 }  // namespace
 
+void log_observed_request(const char* call, ibv_context* context, nlohmann::json asked,
+                          nlohmann::json granted) {
+  if (!Plan::get().has(FaultKind::kObserve)) return;
+  log_event({{"event", "request"},
+             {"call", call},
+             {"device", device_name(context->device)},
+             {"asked", std::move(asked)},
+             {"granted", std::move(granted)},
+             {"stack", caller_stack()}});
+}
+
 int refuse_qp_caps(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
                    ibv_context* context) {
   const LimitCaps& caps = Plan::get().caps();
@@ -144,6 +163,11 @@ int refuse_qp_caps(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
       {"max_recv_sge", cap.max_recv_sge, caps.max_recv_sge},
       {"max_inline_data", cap.max_inline_data, inline_cap},
   };
+  // A type the target has no queue pairs of: the create fails first, as its driver fails it.
+  if (const char* name = qp_type_name(type); caps.qp_types.refuses(name)) {
+    log_request(call, context, qp_asked(cap, type));
+    return refuse_unsupported(call, "qp_type", name, caps.qp_types.error_number, context);
+  }
   for (const auto& check : checks) {
     if (!above(check.asked, check.cap)) continue;
     log_request(call, context, qp_asked(cap, type));
@@ -239,6 +263,11 @@ void clamp_device_attr(ibv_device_attr& attr, const char* call, ibv_context* con
   clamp(attr.max_qp_rd_atom, caps.max_qp_rd_atom);
   clamp(attr.max_qp_init_rd_atom, caps.max_qp_rd_atom);
   clamp(attr.max_mr_size, caps.max_mr_size);
+  clamp(attr.max_qp, caps.max_qp);
+  clamp(attr.max_cq, caps.max_cq);
+  clamp(attr.max_mr, caps.max_mr);
+  clamp(attr.max_pd, caps.max_pd);
+  clamp(attr.max_srq, caps.max_srq);
   if (caps.atomic_cap && *caps.atomic_cap < static_cast<uint32_t>(attr.atomic_cap))
     attr.atomic_cap = static_cast<ibv_atomic_cap>(*caps.atomic_cap);
   // Who the device says it is: the target's identity, shown as is.
@@ -257,6 +286,14 @@ void clamp_device_attr(ibv_device_attr& attr, const char* call, ibv_context* con
     lowered["max_qp_rd_atom"] = {device.max_qp_rd_atom, attr.max_qp_rd_atom};
   if (attr.max_mr_size != device.max_mr_size)
     lowered["max_mr_size"] = {device.max_mr_size, attr.max_mr_size};
+  const std::pair<const char*, std::pair<int, int>> counts[] = {
+      {"max_qp", {device.max_qp, attr.max_qp}},
+      {"max_cq", {device.max_cq, attr.max_cq}},
+      {"max_mr", {device.max_mr, attr.max_mr}},
+      {"max_pd", {device.max_pd, attr.max_pd}},
+      {"max_srq", {device.max_srq, attr.max_srq}}};
+  for (const auto& [name, shown] : counts)
+    if (shown.first != shown.second) lowered[name] = {shown.first, shown.second};
   if (attr.atomic_cap != device.atomic_cap)
     lowered["atomic_cap"] = {device.atomic_cap, attr.atomic_cap};
   if (attr.vendor_id != device.vendor_id) lowered["vendor_id"] = {device.vendor_id, attr.vendor_id};
@@ -266,20 +303,32 @@ void clamp_device_attr(ibv_device_attr& attr, const char* call, ibv_context* con
   log_event({{"event", "fault"}, {"kind", "limits"}, {"call", call}, {"lowered", lowered}});
 }
 
+int check_opcode(ibv_qp* qp, ibv_wr_opcode opcode, const char* call) {
+  const Plan& plan = Plan::get();
+  const bool observing = plan.has(FaultKind::kObserve);
+  // The first atomic the process posts: what a device without atomics cannot run.
+  if (observing && atomic_opcode(opcode) && larger_than_before("atomic", 1))
+    log_request(call, qp->context, {{"atomic", 1}, {"qp_num", qp->qp_num}}, nullptr);
+  const char* with_imm = immediate_opcode_name(opcode);
+  if (with_imm == nullptr) return 0;
+  // The first work request with immediate data of each kind: siw carries none.
+  if (observing && larger_than_before(with_imm, 1))
+    log_request(call, qp->context, {{"opcode", with_imm}, {"qp_num", qp->qp_num}}, nullptr);
+  const Refused& refused = plan.caps().operations;
+  if (!refused.refuses(with_imm)) return 0;
+  return refuse_unsupported(call, "opcode", with_imm, refused.error_number, qp->context);
+}
+
 int check_send_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   const Plan& plan = Plan::get();
   const auto cap = plan.caps().max_inline_data;
   const bool observing = plan.has(FaultKind::kObserve);
-  if (!cap && !observing) return 0;
+  if (!cap && !observing && plan.caps().operations.names.empty()) return 0;
   for (; wr != nullptr; wr = wr->next) {
-    // The first atomic the process posts: what a device without atomics cannot run.
-    if (observing && atomic_opcode(wr->opcode) && larger_than_before("atomic", 1))
-      log_request("ibv_post_send", qp->context, {{"atomic", 1}, {"qp_num", qp->qp_num}}, nullptr);
-    // The first work request with immediate data of each kind: iWARP carries none.
-    if (const char* with_imm = immediate_opcode_name(wr->opcode);
-        observing && with_imm != nullptr && larger_than_before(with_imm, 1))
-      log_request("ibv_post_send", qp->context, {{"opcode", with_imm}, {"qp_num", qp->qp_num}},
-                  nullptr);
+    if (const int refused = check_opcode(qp, wr->opcode, "ibv_post_send"); refused != 0) {
+      *bad_wr = wr;
+      return refused;
+    }
     if ((wr->send_flags & IBV_SEND_INLINE) == 0) continue;
     const uint64_t length = sge_bytes(wr->sg_list, wr->num_sge);
     if (observing && larger_than_before("inline " + std::to_string(qp->qp_num), length))

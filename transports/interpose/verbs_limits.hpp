@@ -2,14 +2,24 @@
 
 #include <infiniband/verbs.h>
 
+#include <nlohmann/json.hpp>
+
 namespace faultline::transports::interpose {
+
+/// Under an `observe` rule (port-check): what the program asked of the device through `call`,
+/// logged as a `request` event with its call stack, for port-check to hold against targets.
+/// `granted`: whether the device here gave it (a probe it refused here too is no port
+/// finding); null when the plan refused it first.
+void log_observed_request(const char* call, ibv_context* context, nlohmann::json asked,
+                          nlohmann::json granted);
 
 /// Under an `observe` rule (port-check) the program's requests are logged as `request` events
 /// with its call stack: a refused one here, a granted or failed one by observe_*_request.
 /// The target's errno (EINVAL unless the plan names another), the refusal logged, when a QP's
 /// `cap` asks more than the plan's limits allow (as a device refuses a create above its own
-/// limits); 0 when it fits. An inline request the target clamps is not refused.
-/// `type` is logged with the request: the QP type a target may not have.
+/// limits), or creates a `type` the target has none of (`refuse_qp_types`, with that errno);
+/// 0 when it fits. An inline request the target clamps is not refused. `type` is logged with
+/// the request.
 int refuse_qp_caps(const ibv_qp_cap& cap, ibv_qp_type type, const char* call, ibv_context* context);
 /// Logs a QP or CQ request once the device here answered it (`granted`).
 void observe_qp_request(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
@@ -35,9 +45,13 @@ int refuse_cq_size(int cqe, const char* call, ibv_context* context);
 /// identity (vendor ids) where the plan gives it; what changed is logged as a limits fault,
 /// each field as [the device's value, the value shown].
 void clamp_device_attr(ibv_device_attr& attr, const char* call, ibv_context* context);
-/// The target's errno, logged, for a post of an inline send above the cap; under observe, the
-/// largest inline send of each QP and the process's first atomic are logged as requests. 0
-/// when it fits.
+/// The target's errno, logged, for a work request of an opcode the target has none of
+/// (`refuse_operations`); under observe, the process's first atomic and first request with
+/// immediate data of each kind are logged as requests. 0 when it may be posted.
+int check_opcode(ibv_qp* qp, ibv_wr_opcode opcode, const char* call);
+/// The target's errno, logged, for a post of an inline send above the cap, or of an opcode
+/// check_opcode refuses; under observe, the largest inline send of each QP is logged as a
+/// request. 0 when it fits.
 int check_send_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 
 }  // namespace faultline::transports::interpose

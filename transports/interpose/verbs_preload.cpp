@@ -14,6 +14,7 @@
 #include "verbs_context.hpp"
 #include "verbs_inline.hpp"
 #include "verbs_limits.hpp"
+#include "verbs_objects.hpp"
 #include "verbs_real.hpp"
 #include "verbs_sent_data.hpp"
 
@@ -55,10 +56,20 @@ void* next_definition(const void* caller_address, const char* name) {
 template <typename Register>
 ibv_mr* register_memory(ibv_pd* pd, size_t length, Register&& real_registration) {
   if (refuse_mr_length(length, "ibv_reg_mr", pd->context) != 0) return nullptr;
+  if (refuse_one_more(VerbsObject::kMr, "ibv_reg_mr", pd->context) != 0) return nullptr;
   ibv_mr* mr = real_registration();
   observe_mr_request(length, "ibv_reg_mr", pd->context, mr != nullptr);
+  if (mr != nullptr) note_created(VerbsObject::kMr, "ibv_reg_mr", pd->context);
   remember_registration(mr);
   return mr;
+}
+
+// A destroy through `real`: one fewer of `object` held when it succeeded.
+template <typename Destroy, typename Object>
+int destroy_counted(VerbsObject object, Destroy* real, Object* handle) {
+  const int destroyed = real(handle);
+  if (destroyed == 0) note_destroyed(object);
+  return destroyed;
 }
 
 }  // namespace
@@ -85,10 +96,12 @@ __attribute__((visibility("default"))) ibv_context* ibv_import_device(int cmd_fd
 __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
   static auto* real = real_verbs<decltype(ibv_create_qp)>("ibv_create_qp");
   if (refuse_qp_caps(attr->cap, attr->qp_type, "ibv_create_qp", pd->context) != 0) return nullptr;
+  if (refuse_one_more(VerbsObject::kQp, "ibv_create_qp", pd->context) != 0) return nullptr;
   const ibv_qp_cap asked = attr->cap;
   ibv_qp* qp = create_with_inline_room(attr->cap, "ibv_create_qp", [&] { return real(pd, attr); });
   observe_qp_request(asked, attr->qp_type, "ibv_create_qp", pd->context, qp != nullptr);
   if (qp == nullptr) return nullptr;
+  note_created(VerbsObject::kQp, "ibv_create_qp", pd->context);
   clamp_qp_caps(attr->cap);
   remember_qp(qp);
   return qp;
@@ -99,13 +112,36 @@ __attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
   forget_qp(qp);
   forget_inline_room(qp);
   const auto copies = take_sent_copies(qp);  // released after the QP is gone
-  return real(qp);
+  return destroy_counted(VerbsObject::kQp, real, qp);
 }
 
 __attribute__((visibility("default"))) int ibv_dereg_mr(ibv_mr* mr) {
   static auto* real = real_verbs<decltype(ibv_dereg_mr)>("ibv_dereg_mr");
   forget_registration(mr);
-  return real(mr);
+  return destroy_counted(VerbsObject::kMr, real, mr);
+}
+
+__attribute__((visibility("default"))) ibv_pd* ibv_alloc_pd(ibv_context* context) {
+  static auto* real = real_verbs<decltype(ibv_alloc_pd)>("ibv_alloc_pd");
+  if (refuse_one_more(VerbsObject::kPd, "ibv_alloc_pd", context) != 0) return nullptr;
+  ibv_pd* pd = real(context);
+  if (pd != nullptr) note_created(VerbsObject::kPd, "ibv_alloc_pd", context);
+  return pd;
+}
+
+__attribute__((visibility("default"))) int ibv_dealloc_pd(ibv_pd* pd) {
+  static auto* real = real_verbs<decltype(ibv_dealloc_pd)>("ibv_dealloc_pd");
+  return destroy_counted(VerbsObject::kPd, real, pd);
+}
+
+__attribute__((visibility("default"))) int ibv_destroy_cq(ibv_cq* cq) {
+  static auto* real = real_verbs<decltype(ibv_destroy_cq)>("ibv_destroy_cq");
+  return destroy_counted(VerbsObject::kCq, real, cq);
+}
+
+__attribute__((visibility("default"))) int ibv_destroy_srq(ibv_srq* srq) {
+  static auto* real = real_verbs<decltype(ibv_destroy_srq)>("ibv_destroy_srq");
+  return destroy_counted(VerbsObject::kSrq, real, srq);
 }
 
 __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr,
@@ -121,9 +157,11 @@ __attribute__((visibility("default"))) ibv_srq* ibv_create_srq(ibv_pd* pd,
                                                                ibv_srq_init_attr* attr) {
   static auto* real = real_verbs<decltype(ibv_create_srq)>("ibv_create_srq");
   if (refuse_srq_attr(attr->attr, pd->context) != 0) return nullptr;
+  if (refuse_one_more(VerbsObject::kSrq, "ibv_create_srq", pd->context) != 0) return nullptr;
   const ibv_srq_attr asked = attr->attr;
   ibv_srq* srq = real(pd, attr);
   observe_srq_request(asked, pd->context, srq != nullptr);
+  if (srq != nullptr) note_created(VerbsObject::kSrq, "ibv_create_srq", pd->context);
   return srq;
 }
 
@@ -157,8 +195,10 @@ __attribute__((visibility("default"))) ibv_cq* ibv_create_cq(ibv_context* contex
                                                              int comp_vector) {
   static auto* real = real_verbs<decltype(ibv_create_cq)>("ibv_create_cq");
   if (refuse_cq_size(cqe, "ibv_create_cq", context) != 0) return nullptr;
+  if (refuse_one_more(VerbsObject::kCq, "ibv_create_cq", context) != 0) return nullptr;
   ibv_cq* cq = real(context, cqe, cq_context, channel, comp_vector);
   observe_cq_request(cqe, "ibv_create_cq", context, cq != nullptr);
+  if (cq != nullptr) note_created(VerbsObject::kCq, "ibv_create_cq", context);
   return cq;
 }
 
@@ -194,8 +234,9 @@ __attribute__((visibility("default"))) void* dlsym(void* handle, const char* nam
   if (found == nullptr || handle == RTLD_DEFAULT) return found;
   static constexpr std::string_view kOurs[] = {
       "ibv_open_device", "ibv_import_device", "ibv_create_qp",     "ibv_destroy_qp",
-      "ibv_dereg_mr",    "ibv_modify_qp",     "ibv_create_srq",    "ibv_reg_mr",
-      "ibv_reg_mr_iova", "ibv_reg_mr_iova2",  "ibv_create_cq",     "ibv_query_device",
+      "ibv_dereg_mr",    "ibv_modify_qp",     "ibv_create_srq",    "ibv_destroy_srq",
+      "ibv_reg_mr",      "ibv_reg_mr_iova",   "ibv_reg_mr_iova2",  "ibv_create_cq",
+      "ibv_destroy_cq",  "ibv_alloc_pd",      "ibv_dealloc_pd",    "ibv_query_device",
       "mlx5dv_init_obj", "mlx5dv_create_qp",  "efadv_create_qp_ex"};
   for (std::string_view ours : kOurs) {
     if (ours == name) return real_dlsym(RTLD_DEFAULT, name);

@@ -12,6 +12,7 @@
 #include "call_sites.hpp"
 #include "event_log.hpp"
 #include "verbs_inline.hpp"
+#include "verbs_limits.hpp"
 #include "verbs_real.hpp"
 #include "verbs_segments.hpp"
 #include "verbs_sent_data.hpp"
@@ -45,11 +46,21 @@ Event send_of(ibv_qp_ex* qp, const QpExState& state) {
   return event;
 }
 
-// A request of an opcode the faults name begins: its opcode is kept for its data.
+// A request of an opcode the faults name begins: its opcode is kept for its data. One with
+// immediate data is observed (port-check) and, where the target has none, refuses the batch at
+// ibv_wr_complete.
 template <auto Entry, transports::Opcode kOpcode, typename... Args>
 void begin_request(ibv_qp_ex* qp, Args... args) {
   QpExState& state = qp_state(qp);
   state.opcode = kOpcode;
+  if constexpr (kOpcode == transports::Opcode::kSendWithImm ||
+                kOpcode == transports::Opcode::kRdmaWriteWithImm) {
+    const bool send = kOpcode == transports::Opcode::kSendWithImm;
+    const int refused =
+        check_opcode(state.qp, send ? IBV_WR_SEND_WITH_IMM : IBV_WR_RDMA_WRITE_WITH_IMM,
+                     send ? "ibv_wr_send_imm" : "ibv_wr_rdma_write_imm");
+    if (refused != 0 && state.pending_errno == 0) state.pending_errno = refused;
+  }
   (state.provider.*Entry)(qp, args...);
 }
 
@@ -216,7 +227,8 @@ void wrap_qp_ex(ibv_qp* qp) {
   const bool inline_faults = plan.has(FaultKind::kInline);
   const bool sge_faults =
       plan.has(FaultKind::kSegmentCount) || plan.has_data_rules() || plan.maps_sites();
-  if (inline_faults || sge_faults) wrap_opcodes(extended);
+  const bool opcode_checks = plan.has(FaultKind::kObserve) || !plan.caps().operations.names.empty();
+  if (inline_faults || sge_faults || opcode_checks) wrap_opcodes(extended);
   if (plan.caps().max_inline_data || inline_faults || plan.maps_sites())
     wrap(extended->wr_set_inline_data, wr_set_inline_data_with_faults);
   if (inline_faults || sge_faults) wrap(extended->wr_set_sge, wr_set_sge_with_faults);

@@ -96,6 +96,7 @@ void to_json(nlohmann::json& json, const DeviceInfo& device) {
           {"state", device.state},
           {"link_layer", device.link_layer},
           {"gids", device.gids},
+          {"wire_protocols", device.wire_protocols},
           {"gid_index", optional_to_json(device.gid_index)},
           {"gid_choice", device.gid_choice},
           {"limits", device.limits},
@@ -114,6 +115,10 @@ void from_json(const nlohmann::json& json, DeviceInfo& device) {
   json.at("state").get_to(device.state);
   json.at("link_layer").get_to(device.link_layer);
   json.at("gids").get_to(device.gids);
+  // Absent from an older peer's hello; only strings taken.
+  const nlohmann::json protocols = json.value("wire_protocols", nlohmann::json::array());
+  for (const auto& protocol : protocols)
+    if (protocol.is_string()) device.wire_protocols.push_back(protocol.get<std::string>());
   device.gid_index = optional_from_json<uint32_t>(json, "gid_index");
   json.at("gid_choice").get_to(device.gid_choice);
   json.at("limits").get_to(device.limits);

@@ -52,6 +52,11 @@ std::string DeviceProfile::source_of(const std::string& limit) const {
   return source.value("kind", std::string()) + ": " + source.value("ref", std::string());
 }
 
+std::string DeviceProfile::errno_of(const std::string& block) const {
+  const auto found = refused_errno.find(block);
+  return found != refused_errno.end() ? found->second : refusal_errno;
+}
+
 json DeviceProfile::limits_fault() const {
   json fault = {{"kind", "limits"},
                 {"errno", errno_value(refusal_errno)},
@@ -62,6 +67,16 @@ json DeviceProfile::limits_fault() const {
     auto found = limits.find(std::string(limit.name));
     if (found != limits.end())
       fault[std::string(limit.name)] = std::min(found->second, limit.maximum);
+  }
+  // What it has none of: the QP types and opcodes its driver refuses, with that driver's errno.
+  for (const auto& [block, key] :
+       {std::pair{"qp_types", "refuse_qp_types"}, std::pair{"operations", "refuse_operations"}}) {
+    const auto said = supports.find(block);
+    if (said == supports.end()) continue;
+    json names = json::array();
+    for (const auto& [refused, supported] : said->second)
+      if (!supported) names.push_back(refused);
+    if (!names.empty()) fault[key] = {{"names", names}, {"errno", errno_value(errno_of(block))}};
   }
   // Who the device is: perftest and UCX pick their inline sizes and paths by vendor part.
   const json identity = document.value("identity", json::object());
@@ -104,6 +119,8 @@ Result<DeviceProfile> load_device_profile(const std::string& path) {
     auto& supported = profile.supports[block];
     for (const auto& [name, value] : document.at(block).items())
       if (value.is_boolean()) supported[name] = value.get<bool>();
+    if (document.at(block).contains("errno"))
+      profile.refused_errno[block] = document.at(block).at("errno");
   }
   if (document.contains("refusal")) {
     profile.refusal_errno = document.at("refusal").at("errno");

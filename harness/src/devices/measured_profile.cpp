@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <set>
 
@@ -20,7 +21,8 @@ std::string text_of(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-// "name" -> value of the limits, "qp_types.T" and "operations.O" -> supported, of one profile.
+// "name" -> value of the limits, "qp_types.T" and "operations.O" -> supported, and
+// "wire.protocols", of one profile.
 std::map<std::string, json> values_of(const json& profile) {
   std::map<std::string, json> values;
   const json limits = profile.value("limits", json::object());  // named: items() refers to it
@@ -29,6 +31,12 @@ std::map<std::string, json> values_of(const json& profile) {
     const json supported = profile.value(block, json::object());
     for (const auto& [name, value] : supported.items())
       if (value.is_boolean()) values[std::string(block) + "." + name] = value;
+  }
+  // The protocols as a set: the order a file lists them in says nothing.
+  json protocols = profile.value("wire", json::object()).value("protocols", json());
+  if (protocols.is_array()) {
+    std::sort(protocols.begin(), protocols.end());
+    values["wire.protocols"] = protocols;
   }
   return values;
 }
@@ -79,6 +87,8 @@ json measured_profile(const transports::DeviceInfo& device, const std::string& n
     types["source"] = source;
     profile["qp_types"] = types;
   }
+  if (!device.wire_protocols.empty())
+    profile["wire"] = {{"protocols", device.wire_protocols}, {"source", source}};
   return profile;
 }
 

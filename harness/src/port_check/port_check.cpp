@@ -36,6 +36,12 @@ constexpr Rule kRules[] = {
     {"ibv_modify_qp", "atomic", "atomic_cap"},  // 1 (remote atomics) > 0 (IBV_ATOMIC_NONE)
     {"ibv_post_send", "atomic", "atomic_cap"},
     {"ibv_post_send", "inline_bytes", "max_inline_data"},
+    // How many the program held at once (the interposer logs each new most).
+    {"ibv_create_qp", "held", "max_qp"},
+    {"ibv_create_cq", "held", "max_cq"},
+    {"ibv_reg_mr", "held", "max_mr"},
+    {"ibv_alloc_pd", "held", "max_pd"},
+    {"ibv_create_srq", "held", "max_srq"},
 };
 
 // What a target supports or not, besides counts: a request's field, the profile's block.
@@ -102,6 +108,8 @@ std::string how_refused(const Rule& rule, const DeviceProfile& target) {
   if (field == "inline_bytes") return "ibv_post_send fails (EINVAL)";
   if (field == "atomic") return "the target has no atomics (atomic_cap NONE)";
   if (field == "path_mtu") return "above the target's largest MTU: ibv_modify_qp fails";
+  if (field == "held")
+    return "one more than the target holds: " + call + " fails with " + target.refusal_errno;
   if (call == "ibv_reg_mr") return "ibv_reg_mr fails";
   return call + " fails with " + target.refusal_errno;
 }
@@ -158,6 +166,11 @@ TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfil
   // its other call sites listed once.
   auto add = [&](Refusal refusal) {
     for (auto& seen : outcome.refusals) {
+      // More held later: the one finding says the most.
+      if (refusal.field == "held" && seen.field == "held" && seen.limit == refusal.limit) {
+        if (refusal.asked > seen.asked) seen = std::move(refusal);
+        return;
+      }
       if (seen.call != refusal.call || seen.what != refusal.what) continue;
       ++seen.count;
       if (!refusal.stack.empty() && refusal.stack.front().is_string() &&
@@ -180,7 +193,8 @@ TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfil
     // call fails, before any count is held against a limit.
     if (const auto refused = unsupported(call, asked, target, unknown)) {
       add({call, refused->field, refused->block, 0, 0, target.source_of(refused->block), stack,
-           call + " fails (" + target.name + " has no " + refused->name + " " + refused->noun + ")",
+           call + " fails with " + target.errno_of(refused->block) + " (" + target.name +
+               " has no " + refused->name + " " + refused->noun + ")",
            std::string(refused->field) + " " + refused->name});
       continue;
     }

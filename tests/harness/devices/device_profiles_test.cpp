@@ -4,11 +4,13 @@
 #include "faultline/harness/devices/device_profiles.hpp"
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
 #include "faultline/harness/diagnose/workload_targets.hpp"
 #include "faultline/harness/port_check/port_check.hpp"
+#include "faultline/transports/fault/fault_spec.hpp"
 #include "support/background_process.hpp"
 
 using faultline::harness::DeviceProfile;
@@ -69,7 +71,7 @@ TEST_CASE("a profile value without a source, or a guessed field, is refused by n
   REQUIRE_FALSE(missing.ok());
   CHECK_THAT(missing.error().message, Catch::Contains("/sources/max_cqe"));
   document = profile("siw").document;
-  document["limits"]["max_qp"] = 5;  // not a limit faultline knows
+  document["limits"]["max_ah"] = 5;  // not a limit faultline knows
   std::ofstream(dir.path() + "/odd.json") << document.dump();
   auto odd = load_device_profile(dir.path() + "/odd.json");
   REQUIRE_FALSE(odd.ok());
@@ -243,7 +245,62 @@ TEST_CASE("an enforced profile carries its caps and the device identity it shows
   CHECK(fault.at("max_mr_size") == uint64_t{35184372088832});
   CHECK(fault.at("vendor_id") == 0x8086);
   CHECK(fault.at("vendor_part_id") == 5522);
+  CHECK(fault.at("max_qp") == 4092);  // how many it holds: enforced too
+  CHECK(fault.at("max_srq") == 0);
   CHECK_FALSE(profile("siw").limits_fault().contains("vendor_id"));  // no public id
+}
+
+TEST_CASE("how many objects a program holds at once is held against each target's counts",
+          "[unit]") {
+  using faultline::harness::port_check::judge_target;
+  auto held = [](const char* call, uint64_t count, const char* site) {
+    return json{{"call", call}, {"asked", {{"held", count}}}, {"stack", {site}}};
+  };
+  // An E810 holds 4092 QPs (measured): 4096 QPs at once fail there, one finding with the most
+  // the program held; its SRQs (none there) likewise.
+  const std::vector<json> qps = {held("ibv_create_qp", 16, "./prog(a+0x1)"),
+                                 held("ibv_create_qp", 4096, "./prog(b+0x2)"),
+                                 held("ibv_create_qp_ex", 8192, "./prog(c+0x3)")};
+  const auto irdma = judge_target(qps, profile("irdma-e810"));
+  CHECK(irdma.verdict == "would-fail");
+  REQUIRE(irdma.refusals.size() == 1);
+  CHECK(irdma.refusals[0].what == "held 8192 > max_qp 4092");
+  CHECK_THAT(irdma.refusals[0].how, Catch::Contains("one more than the target holds"));
+  CHECK(judge_target({held("ibv_create_srq", 1, "./prog(d+0x4)")}, profile("irdma-e810")).verdict ==
+        "would-fail");
+  CHECK(judge_target(qps, profile("mlx5-cx5")).verdict == "runs");  // 262144
+  // hns takes its counts from the firmware: not known, named, never claimed either way.
+  const auto hns =
+      judge_target({held("ibv_alloc_pd", 1, "./prog(e+0x5)")}, profile("hns_roce-hip09"));
+  CHECK(hns.verdict == "unknown");
+  CHECK(hns.unknown == std::vector<std::string>{"max_pd"});
+}
+
+TEST_CASE(
+    "an enforced profile refuses the QP types and opcodes its driver has not, with its "
+    "errno",
+    "[unit]") {
+  // EFA: UD and its own SRD only, any other type EOPNOTSUPP.
+  const json efa = profile("efa").limits_fault();
+  CHECK(efa.at("refuse_qp_types") ==
+        json{{"names", {"RAW_PACKET", "RC", "UC", "XRC"}}, {"errno", EOPNOTSUPP}});
+  CHECK_FALSE(efa.contains("refuse_operations"));  // not known: nothing refused
+  // siw: RC only, and no immediate data (ibv_post_send EINVAL).
+  const json siw = profile("siw").limits_fault();
+  CHECK(siw.at("refuse_operations") ==
+        json{{"names", {"RDMA_WRITE_WITH_IMM", "SEND_WITH_IMM"}}, {"errno", EINVAL}});
+  // irdma in iWARP mode writes with immediate but sends none; in RoCE mode both.
+  CHECK(profile("irdma-e810-iwarp").limits_fault().at("refuse_operations") ==
+        json{{"names", {"SEND_WITH_IMM"}}, {"errno", EINVAL}});
+  CHECK_FALSE(profile("irdma-e810").limits_fault().contains("refuse_operations"));
+  CHECK_FALSE(profile("mlx5-cx5").limits_fault().contains("refuse_qp_types"));
+  // The plan parses as the interposers take it.
+  for (const char* name : {"efa", "siw", "irdma-e810-iwarp", "hns_roce-hip08"}) {
+    CAPTURE(name);
+    auto parsed = faultline::transports::fault::parse_fault(
+        profile(name).limits_fault(), faultline::transports::fault::kInterposer, name);
+    CHECK(parsed.ok());
+  }
 }
 
 TEST_CASE("a workload's formulas are held against each target", "[unit]") {

@@ -27,6 +27,7 @@ faultline::transports::DeviceInfo rxe_like() {
   device.limits.max_recv_sge = 32;
   device.limits.max_inline_data = 240;
   device.limits.max_mtu = 4096;
+  device.wire_protocols = {"RoCE v2"};
   return device;
 }
 
@@ -43,6 +44,8 @@ TEST_CASE("a measured profile loads as a library profile and compares with no di
   CHECK(loaded->limits.at("max_qp_wr") == 1048576);
   CHECK(loaded->supports.at("qp_types") == types);
   CHECK_THAT(loaded->source_of("qp_types"), Catch::StartsWith("measured: faultline devices"));
+  CHECK(loaded->document.at("wire").at("protocols") == json{"RoCE v2"});
+  CHECK_THAT(loaded->source_of("wire"), Catch::StartsWith("measured: faultline devices"));
   // The round trip: the file against the same device measured again.
   const auto same = compare_profiles(loaded->document, measured_profile(rxe_like(), "x", types));
   CHECK_FALSE(has_differences(same));
@@ -67,5 +70,16 @@ TEST_CASE(
   CHECK(verdicts.at("max_srq_wr") == "not measured here");
   CHECK(verdicts.at("qp_types.UD") == "differs");
   CHECK(verdicts.at("qp_types.RC") == "same");
+  CHECK(verdicts.at("wire.protocols") == "same");
   CHECK(has_differences(values));
+  // The protocols are a set: another order is the same, another protocol differs.
+  library["wire"]["protocols"] = {"RoCE v2", "RoCE v1"};
+  device.wire_protocols = {"RoCE v1", "RoCE v2"};
+  auto reordered = compare_profiles(library, measured_profile(device, "here", {}));
+  device.wire_protocols = {"iWARP"};
+  auto other = compare_profiles(library, measured_profile(device, "here", {}));
+  for (const auto& value : reordered)
+    if (value.name == "wire.protocols") CHECK(value.verdict == "same");
+  for (const auto& value : other)
+    if (value.name == "wire.protocols") CHECK(value.verdict == "differs");
 }

@@ -106,6 +106,8 @@ TEST_CASE("devices --save-profile on the verbs device round-trips through --comp
   CHECK(profile.at("qp_types").at("RC") == true);
   CHECK(profile.at("qp_types").at("UD") == true);
   CHECK(profile.at("qp_types").at("source").at("kind") == "measured");
+  // Soft-RoCE speaks RoCE v2 only (rxe_port_immutable): the GID types of its port say so.
+  CHECK(profile.at("wire").at("protocols") == nlohmann::json{"RoCE v2"});
   const auto compared = run_command(select + " --compare-profile " + path);
   INFO(compared.out << compared.err);
   CHECK(compared.exit_code == 0);
@@ -115,4 +117,6 @@ TEST_CASE("devices --save-profile on the verbs device round-trips through --comp
   INFO(library.out);
   CHECK((library.exit_code == 0 || library.exit_code == 1));
   CHECK_THAT(library.out, Catch::Contains("qp_types.RC") && Catch::Contains("max_qp_wr"));
+  CHECK_THAT(library.out, Catch::Matches("(.|\n)*wire.protocols +\\[\"RoCE v2\"\\] +\\[\"RoCE "
+                                         "v2\"\\] +same(.|\n)*"));
 }

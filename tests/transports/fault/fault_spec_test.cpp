@@ -44,6 +44,45 @@ TEST_CASE("a limits fault refuses an atomic_cap beyond global, and one with noth
   CHECK_THAT(empty.error().message, Catch::Contains("max_srq_wr") && Catch::Contains("vendor_id"));
 }
 
+TEST_CASE("a limits fault refuses QP types and opcodes a target has none of, with its errno",
+          "[unit]") {
+  const json fault = {{"kind", "limits"},
+                      {"errno", 22},
+                      {"refuse_qp_types", {{"names", {"RC", "UC"}}, {"errno", 95}}},
+                      {"refuse_operations", {{"names", {"RDMA_WRITE_WITH_IMM"}}}}};
+  auto parsed = parse_fault(fault, kInterposer, "plan");
+  INFO((parsed.ok() ? std::string() : parsed.error().describe()));
+  REQUIRE(parsed.ok());
+  const auto& caps = parsed->caps;
+  CHECK(caps.qp_types.refuses("RC"));
+  CHECK(caps.qp_types.refuses("UC"));
+  CHECK_FALSE(caps.qp_types.refuses("UD"));
+  CHECK(caps.qp_types.error_number == 95);
+  CHECK(caps.operations.refuses("RDMA_WRITE_WITH_IMM"));
+  CHECK(caps.operations.error_number == 22);  // the fault's own errno
+  // Two plans' refusals add up, each keeping the errno of the one that refuses.
+  LimitCaps both;
+  both.take_smaller(caps);
+  LimitCaps more;
+  more.qp_types = Refused{{"UD"}, 95};
+  both.take_smaller(more);
+  CHECK(both.qp_types.names == std::vector<std::string>{"RC", "UC", "UD"});
+  // faultline's own endpoints make RC QPs only: the keys are the interposers'.
+  auto own = parse_fault(fault, kDecorator, "f");
+  REQUIRE_FALSE(own.ok());
+  CHECK_THAT(own.error().message,
+             Catch::Contains("refuse_") && Catch::Contains("faultline's own endpoints"));
+  // A name the profiles do not use, or no names, is refused naming the ones allowed.
+  for (const json& refused :
+       {json{{"names", {"SRD"}}}, json{{"names", json::array()}}, json{{"types", {"RC"}}}}) {
+    auto bad = parse_fault({{"kind", "limits"}, {"refuse_qp_types", refused}}, kInterposer, "plan");
+    CAPTURE(refused.dump());
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message, Catch::Contains("plan/refuse_qp_types") &&
+                                        Catch::Contains("RAW_PACKET") && Catch::Contains("DRIVER"));
+  }
+}
+
 TEST_CASE("an unknown kind or key is refused, naming it and the ones allowed", "[unit]") {
   auto kind = parse_fault({{"kind", "rewrite_stat"}}, kDecorator, "f");
   REQUIRE_FALSE(kind.ok());

@@ -38,7 +38,7 @@ constexpr std::array kKinds{
                   kBoth,
                   {},
                   false,
-                  "profile,errno,inline,vendor_id,vendor_part_id",
+                  "profile,errno,inline,vendor_id,vendor_part_id,refuse_qp_types,refuse_operations",
                   ""},
     FaultKindInfo{FaultKind::kObserve,
                   "observe",

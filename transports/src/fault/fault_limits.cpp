@@ -42,6 +42,16 @@ std::optional<uint64_t> value_of(const std::optional<T>& field) {
 
 std::span<const LimitInfo> limit_infos() { return kLimits; }
 
+bool Refused::refuses(std::string_view name) const {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+void Refused::add(const Refused& other) {
+  for (const std::string& name : other.names)
+    if (!refuses(name)) names.push_back(name);
+  if (!other.names.empty()) error_number = other.error_number;
+}
+
 std::vector<std::string> limit_names(unsigned appliers) {
   std::vector<std::string> names;
   for (const LimitInfo& limit : kLimits) {
@@ -61,6 +71,8 @@ void LimitCaps::take_smaller(const LimitCaps& other) {
   if (other.vendor_part_id) vendor_part_id = other.vendor_part_id;
   refusal_errno = other.refusal_errno;
   clamp_inline = clamp_inline || other.clamp_inline;
+  qp_types.add(other.qp_types);
+  operations.add(other.operations);
   if (!other.source.empty()) source = other.source;
 }
 

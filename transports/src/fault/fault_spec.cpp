@@ -57,6 +57,8 @@ constexpr std::array kKeyRules{
     KeyRule{"inline", kInterposer, "faultline's own endpoints refuse an inline size above the cap"},
     KeyRule{"vendor_id", kInterposer, "faultline's own endpoints do not branch on the vendor"},
     KeyRule{"vendor_part_id", kInterposer, "faultline's own endpoints do not branch on the vendor"},
+    KeyRule{"refuse_qp_types", kInterposer, "faultline's own endpoints make RC QPs only"},
+    KeyRule{"refuse_operations", kInterposer, "faultline's own endpoints post no immediate data"},
     KeyRule{"message", kProtocolHook, ""},
     KeyRule{"segment", kProtocolHook, ""},
     KeyRule{"field", kProtocolHook, ""},
@@ -337,7 +339,8 @@ Result<int> read_errno(const FaultReader& reader, bool required) {
 
 // One cap per limit named in the fault.
 Status read_caps(const FaultReader& reader, LimitCaps& caps) {
-  bool any = reader.has("profile");
+  bool any =
+      reader.has("profile") || reader.has("refuse_qp_types") || reader.has("refuse_operations");
 #define FAULTLINE_READ_CAP(name, maximum_type)                                           \
   {                                                                                      \
     std::optional<uint64_t> value;                                                       \
@@ -359,7 +362,35 @@ Status read_caps(const FaultReader& reader, LimitCaps& caps) {
     return reader.bad("atomic_cap", "an integer from 0 to 2 (enum ibv_atomic_cap)");
   if (!any)
     return reader.bad("max_qp_wr", "at least one cap: " + join(limit_names(kAll)) +
-                                       " (or vendor_id, vendor_part_id)");
+                                       " (or vendor_id, vendor_part_id, refuse_qp_types, "
+                                       "refuse_operations)");
+  return Status{};
+}
+
+// `{"names": [...], "errno": N}`: what the target has none of, each name one of `known`; the
+// errno defaults to the fault's.
+Status read_refused(const FaultReader& reader, const char* key,
+                    std::span<const std::string_view> known, Refused& refused) {
+  if (!reader.has(key)) return Status{};
+  std::vector<std::string> allowed(known.begin(), known.end());
+  const json& value = reader.fault().at(key);
+  const std::string expected =
+      "{\"names\": [one or more of " + join(allowed) + "], \"errno\": 1 to 4095 (optional)}";
+  if (!value.is_object() || !value.contains("names") || !value.at("names").is_array() ||
+      value.at("names").empty())
+    return reader.bad(key, expected);
+  for (const auto& [field, item] : value.items())
+    if (field != "names" && field != "errno") return reader.bad(key, expected);
+  for (const json& name : value.at("names")) {
+    if (!name.is_string() ||
+        std::find(allowed.begin(), allowed.end(), name.get<std::string>()) == allowed.end())
+      return reader.bad(key, expected + "; got " + shown(name));
+    refused.names.push_back(name.get<std::string>());
+  }
+  if (value.contains("errno")) {
+    const FaultReader errno_reader(value, reader.where() + "/" + key);
+    FAULTLINE_TRY(refused.error_number, read_errno(errno_reader, true));
+  }
   return Status{};
 }
 
@@ -370,6 +401,12 @@ Status read_limits(const FaultReader& reader, FaultSpec& spec) {
   std::string inline_mode;
   FAULTLINE_TRY(inline_mode, reader.choice("inline", {"refuse_create", "clamp"}, "refuse_create"));
   spec.caps.clamp_inline = inline_mode == "clamp";
+  spec.caps.qp_types.error_number = spec.caps.refusal_errno;
+  spec.caps.operations.error_number = spec.caps.refusal_errno;
+  FAULTLINE_RETURN_IF_ERROR(
+      read_refused(reader, "refuse_qp_types", kQpTypeNames, spec.caps.qp_types));
+  FAULTLINE_RETURN_IF_ERROR(
+      read_refused(reader, "refuse_operations", kOperationNames, spec.caps.operations));
   std::string profile;
   FAULTLINE_TRY(profile, reader.text("profile"));
   spec.caps.source = profile.empty() ? "the scenario's limits fault" : "device profile " + profile;

@@ -1,5 +1,6 @@
 #include "verbs_device_query.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -46,6 +47,21 @@ std::string gid_type_name(ibv_gid_type type) {
     case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
   }
   return "unknown";
+}
+
+// What the port speaks: iWARP by the device's transport, InfiniBand by the link layer, RoCE
+// v1 and v2 by the GID types the port holds (the kernel adds a GID of each type it speaks).
+std::vector<std::string> wire_protocols(ibv_transport_type transport, bool ethernet,
+                                        const std::vector<GidEntry>& gids) {
+  if (transport == IBV_TRANSPORT_IWARP) return {"iWARP"};
+  if (!ethernet) return {"InfiniBand"};
+  std::vector<std::string> protocols;
+  for (const GidEntry& gid : gids)
+    if ((gid.type == "RoCE v1" || gid.type == "RoCE v2") &&
+        std::find(protocols.begin(), protocols.end(), gid.type) == protocols.end())
+      protocols.push_back(gid.type);
+  std::sort(protocols.begin(), protocols.end());
+  return protocols;
 }
 
 std::string port_state_name(ibv_port_state state) {
@@ -116,6 +132,11 @@ Result<DeviceInfo> query_port(ibv_context* context, ibv_pd* pd, uint32_t port) {
   limits.max_mr_size = attr.max_mr_size;
   limits.active_mtu = mtu_bytes(port_attr.active_mtu);
   limits.max_mtu = mtu_bytes(port_attr.max_mtu);
+  limits.max_qp = static_cast<uint32_t>(attr.max_qp);
+  limits.max_cq = static_cast<uint32_t>(attr.max_cq);
+  limits.max_mr = static_cast<uint32_t>(attr.max_mr);
+  limits.max_pd = static_cast<uint32_t>(attr.max_pd);
+  limits.max_srq = static_cast<uint32_t>(attr.max_srq);
 
   Capabilities& caps = info.capabilities;
   caps.send_recv = true;
@@ -134,6 +155,7 @@ Result<DeviceInfo> query_port(ibv_context* context, ibv_pd* pd, uint32_t port) {
     info.gids.push_back({static_cast<uint32_t>(index), gid_to_string(entry.gid),
                          gid_type_name(static_cast<ibv_gid_type>(entry.gid_type))});
   }
+  info.wire_protocols = wire_protocols(context->device->transport_type, ethernet, info.gids);
   return info;
 }
 

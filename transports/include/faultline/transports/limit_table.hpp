@@ -19,7 +19,13 @@
   X(max_msg_size, uint64_t, kByOfi)               /* ep_attr->max_msg_size */               \
   X(max_mr_size, std::optional<uint64_t>, kByVerbs)                                         \
   X(active_mtu, std::optional<uint32_t>, 0U) /* bytes */                                    \
-  X(max_mtu, std::optional<uint32_t>, 0U)    /* bytes */
+  X(max_mtu, std::optional<uint32_t>, 0U)    /* bytes */                                    \
+  /* How many of each object the device holds; a program's processes are held each to it */ \
+  X(max_qp, std::optional<uint32_t>, kByVerbs)                                              \
+  X(max_cq, std::optional<uint32_t>, kByVerbs)                                              \
+  X(max_mr, std::optional<uint32_t>, kByVerbs)                                              \
+  X(max_pd, std::optional<uint32_t>, kByVerbs)                                              \
+  X(max_srq, std::optional<uint32_t>, kByVerbs)
 
 // Limits of objects only a program's own verbs calls make (shared receive queues, the RDMA-read
 // depth a QP is moved to, atomics): a target profile states them and the verbs interposer

@@ -24,12 +24,18 @@ struct DeviceProfile {
   /// DRIVER: created or refused) and "operations" (RDMA_WRITE_WITH_IMM, SEND_WITH_IMM: posted
   /// or refused). A name absent from a block is not known; a block absent, nothing of it is.
   std::map<std::string, std::map<std::string, bool>> supports;
+  /// What a create or post of something a block refuses fails with, by block ("EOPNOTSUPP");
+  /// absent: refusal_errno.
+  std::map<std::string, std::string> refused_errno;
+
+  /// The errno name a refusal of `block`'s kind fails with.
+  std::string errno_of(const std::string& block) const;
 
   /// "kind: reference" of a limit's value (or of a block's: "qp_types", "operations"); "" when
   /// the profile does not know it.
   std::string source_of(const std::string& limit) const;
   /// The plan fault (`limits`) that makes a program see this device: its known caps, its
-  /// driver's errno and inline behaviour.
+  /// driver's errno and inline behaviour, the QP types and opcodes it refuses.
   nlohmann::json limits_fault() const;
   /// The same with only `limit`'s cap (a sweep's point for one limit); null when the profile
   /// has no cap of that name.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -107,6 +108,25 @@ struct FiringRule {
   bool fires(uint64_t match, std::mt19937_64& random) const;
 };
 
+/// The QP types and the opcodes a device may lack, by the names the device profiles use
+/// (qp_types, operations): XRC for both of its ends, DRIVER for a driver's own type (EFA's
+/// SRD, mlx5's DC).
+inline constexpr std::array<std::string_view, 6> kQpTypeNames{"RC",  "UC",         "UD",
+                                                              "XRC", "RAW_PACKET", "DRIVER"};
+inline constexpr std::array<std::string_view, 2> kOperationNames{"RDMA_WRITE_WITH_IMM",
+                                                                 "SEND_WITH_IMM"};
+
+/// What a target has none of (its QP types or opcodes): a create or post of one fails with
+/// `error_number`, as that driver fails it.
+struct Refused {
+  std::vector<std::string> names;
+  int error_number = 22;  // EINVAL
+
+  bool refuses(std::string_view name) const;
+  /// `other`'s names added; its errno where it refuses anything.
+  void add(const Refused& other);
+};
+
 /// A smaller device: the caps of a `limits` fault, one optional per row of limit_table.hpp.
 struct LimitCaps {
 // NOLINTNEXTLINE(bugprone-macro-parentheses): a type and a field name
@@ -121,6 +141,8 @@ struct LimitCaps {
   std::optional<uint32_t> vendor_part_id;
   int refusal_errno = 22;     ///< what a refused create returns (the target driver's; EINVAL)
   bool clamp_inline = false;  ///< an inline request above the cap is granted the cap (hns)
+  Refused qp_types;           ///< `refuse_qp_types`: the QP types the target has not
+  Refused operations;         ///< `refuse_operations`: the opcodes the target has not
   std::string source;         ///< where the caps came from ("device profile hns_roce-hip08")
 
   /// Each cap of `other` taken where it is smaller (or this has none); identity and refusal
