@@ -92,6 +92,8 @@ void to_json(nlohmann::json& json, const DeviceInfo& device) {
           {"name", device.name},
           {"fabric", device.fabric},
           {"firmware", device.firmware},
+          {"vendor_id", optional_to_json(device.vendor_id)},
+          {"vendor_part_id", optional_to_json(device.vendor_part_id)},
           {"port", device.port},
           {"state", device.state},
           {"link_layer", device.link_layer},
@@ -111,6 +113,8 @@ void from_json(const nlohmann::json& json, DeviceInfo& device) {
   json.at("name").get_to(device.name);
   json.at("fabric").get_to(device.fabric);
   json.at("firmware").get_to(device.firmware);
+  device.vendor_id = optional_from_json<uint32_t>(json, "vendor_id");
+  device.vendor_part_id = optional_from_json<uint32_t>(json, "vendor_part_id");
   json.at("port").get_to(device.port);
   json.at("state").get_to(device.state);
   json.at("link_layer").get_to(device.link_layer);

@@ -139,8 +139,11 @@ Result<std::vector<DeviceProfile>> select_device_profiles(const std::string& nam
     if (name.empty()) continue;
     all = all || name == "all";
     size_t before = chosen.size();
+    // A profile's own name is that profile (irdma-e810, not irdma-e810-iwarp too); anything
+    // else is a prefix of a family, or all.
+    const bool exact = std::find(present.begin(), present.end(), name) != present.end();
     for (const auto& candidate : present) {
-      if (name == "all" || candidate == name || candidate.rfind(name + "-", 0) == 0)
+      if (name == "all" || candidate == name || (!exact && candidate.rfind(name + "-", 0) == 0))
         chosen.push_back(candidate);
     }
     if (chosen.size() == before) {

@@ -21,8 +21,8 @@ std::string text_of(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-// "name" -> value of the limits, "qp_types.T" and "operations.O" -> supported, and
-// "wire.protocols", of one profile.
+// "name" -> value of the limits, "qp_types.T" and "operations.O" -> supported,
+// "identity.vendor_id" and "identity.vendor_part_id", and "wire.protocols", of one profile.
 std::map<std::string, json> values_of(const json& profile) {
   std::map<std::string, json> values;
   const json limits = profile.value("limits", json::object());  // named: items() refers to it
@@ -32,6 +32,9 @@ std::map<std::string, json> values_of(const json& profile) {
     for (const auto& [name, value] : supported.items())
       if (value.is_boolean()) values[std::string(block) + "." + name] = value;
   }
+  const json identity = profile.value("identity", json::object());
+  for (const char* id : {"vendor_id", "vendor_part_id"})
+    if (identity.contains(id)) values[std::string("identity.") + id] = identity.at(id);
   // The protocols as a set: the order a file lists them in says nothing.
   json protocols = profile.value("wire", json::object()).value("protocols", json());
   if (protocols.is_array()) {
@@ -89,6 +92,10 @@ json measured_profile(const transports::DeviceInfo& device, const std::string& n
   }
   if (!device.wire_protocols.empty())
     profile["wire"] = {{"protocols", device.wire_protocols}, {"source", source}};
+  if (device.vendor_id && device.vendor_part_id)
+    profile["identity"] = {{"vendor_id", *device.vendor_id},
+                           {"vendor_part_id", *device.vendor_part_id},
+                           {"source", source}};
   return profile;
 }
 

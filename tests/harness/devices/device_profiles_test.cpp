@@ -83,6 +83,14 @@ TEST_CASE("profiles are chosen by name, by prefix, or all, and an unknown one li
   auto mlx5 = select_device_profiles("mlx5,hns_roce-hip08", kLibrary);
   REQUIRE(mlx5.ok());
   CHECK(mlx5->size() == 4);
+  // A profile's own name is that one profile, though another's name begins with it.
+  auto e810 = select_device_profiles("irdma-e810", kLibrary);
+  REQUIRE(e810.ok());
+  REQUIRE(e810->size() == 1);
+  CHECK(e810->front().name == "irdma-e810");
+  auto irdma = select_device_profiles("irdma", kLibrary);
+  REQUIRE(irdma.ok());
+  CHECK(irdma->size() == 2);  // RoCE and iWARP
   auto all = select_device_profiles("all", kLibrary);
   REQUIRE(all.ok());
   for (const auto& chosen : all.value()) CHECK(chosen.document.at("transport") == "verbs");
@@ -183,7 +191,7 @@ TEST_CASE("a QP type a target has none of is the first call that fails there, ea
   CHECK(judge_target({rc}, silent).unknown == std::vector<std::string>{"qp_types"});
 }
 
-TEST_CASE("RDMA write with immediate fails on iWARP (siw), runs on hns, is unknown where unsaid",
+TEST_CASE("RDMA write with immediate fails on siw, runs on hns and irdma, is unknown where unsaid",
           "[unit]") {
   using faultline::harness::port_check::judge_target;
   const std::vector<json> posts = {{{"call", "ibv_post_send"},
@@ -194,8 +202,10 @@ TEST_CASE("RDMA write with immediate fails on iWARP (siw), runs on hns, is unkno
   CHECK(siw.refusals[0].what == "opcode RDMA_WRITE_WITH_IMM");
   CHECK_THAT(siw.refusals[0].source, Catch::Contains("map_send_opcode"));
   CHECK(judge_target(posts, profile("hns_roce-hip08")).verdict == "runs");
-  CHECK(judge_target(posts, profile("irdma-e810")).unknown ==
-        std::vector<std::string>{"operations"});
+  CHECK(judge_target(posts, profile("qedr")).unknown == std::vector<std::string>{"operations"});
+  // irdma's RoCE and iWARP QPs both write with immediate (their qp_caps).
+  CHECK(judge_target(posts, profile("irdma-e810")).verdict == "runs");
+  CHECK(judge_target(posts, profile("irdma-e810-iwarp")).verdict == "runs");
 }
 
 TEST_CASE("an inline request above hns's cap is clamped at create and refused at the post",

@@ -28,6 +28,8 @@ faultline::transports::DeviceInfo rxe_like() {
   device.limits.max_inline_data = 240;
   device.limits.max_mtu = 4096;
   device.wire_protocols = {"RoCE v2"};
+  device.vendor_id = 0xffffff;
+  device.vendor_part_id = 0;
   return device;
 }
 
@@ -45,6 +47,7 @@ TEST_CASE("a measured profile loads as a library profile and compares with no di
   CHECK(loaded->supports.at("qp_types") == types);
   CHECK_THAT(loaded->source_of("qp_types"), Catch::StartsWith("measured: faultline devices"));
   CHECK(loaded->document.at("wire").at("protocols") == json{"RoCE v2"});
+  CHECK(loaded->document.at("identity").at("vendor_id") == 0xffffff);  // who it says it is
   CHECK_THAT(loaded->source_of("wire"), Catch::StartsWith("measured: faultline devices"));
   // The round trip: the file against the same device measured again.
   const auto same = compare_profiles(loaded->document, measured_profile(rxe_like(), "x", types));
@@ -71,6 +74,7 @@ TEST_CASE(
   CHECK(verdicts.at("qp_types.UD") == "differs");
   CHECK(verdicts.at("qp_types.RC") == "same");
   CHECK(verdicts.at("wire.protocols") == "same");
+  CHECK(verdicts.at("identity.vendor_id") == "same");
   CHECK(has_differences(values));
   // The protocols are a set: another order is the same, another protocol differs.
   library["wire"]["protocols"] = {"RoCE v2", "RoCE v1"};

@@ -108,6 +108,7 @@ TEST_CASE("devices --save-profile on the verbs device round-trips through --comp
   CHECK(profile.at("qp_types").at("source").at("kind") == "measured");
   // Soft-RoCE speaks RoCE v2 only (rxe_port_immutable): the GID types of its port say so.
   CHECK(profile.at("wire").at("protocols") == nlohmann::json{"RoCE v2"});
+  CHECK(profile.at("identity").at("vendor_id") == 0xffffff);  // Soft-RoCE's
   const auto compared = run_command(select + " --compare-profile " + path);
   INFO(compared.out << compared.err);
   CHECK(compared.exit_code == 0);

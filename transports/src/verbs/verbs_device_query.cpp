@@ -111,6 +111,8 @@ Result<DeviceInfo> query_port(ibv_context* context, ibv_pd* pd, uint32_t port) {
     return verbs_call_error("ibv_query_port", rc, info);
   }
   info.firmware = attr.fw_ver;
+  info.vendor_id = attr.vendor_id;
+  info.vendor_part_id = attr.vendor_part_id;
   char guid[32];
   std::snprintf(guid, sizeof guid, "%016llx",
                 static_cast<unsigned long long>(be64toh(attr.node_guid)));

@@ -73,10 +73,12 @@ struct DeviceInfo {
   std::string name;             ///< device to pass as --device ("lo", "shm", "rxe0")
   std::string fabric;           ///< ofi fabric name, verbs node GUID
   std::string firmware;
-  uint32_t port = 0;           ///< verbs port number; 0 where ports do not apply
-  std::string state;           ///< "active", "down", ...
-  std::string link_layer;      ///< verbs: "Ethernet" or "InfiniBand"
-  std::vector<GidEntry> gids;  ///< verbs: the port's GID table
+  std::optional<uint32_t> vendor_id;       ///< verbs: who the device says it is
+  std::optional<uint32_t> vendor_part_id;  ///< (ibv_query_device); absent for ofi
+  uint32_t port = 0;                       ///< verbs port number; 0 where ports do not apply
+  std::string state;                       ///< "active", "down", ...
+  std::string link_layer;                  ///< verbs: "Ethernet" or "InfiniBand"
+  std::vector<GidEntry> gids;              ///< verbs: the port's GID table
   /// verbs: what the port speaks on the wire, by the device profiles' names ("InfiniBand",
   /// "RoCE v1", "RoCE v2", "iWARP"): RoCE's from the GID types the port holds.
   std::vector<std::string> wire_protocols;
