@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "../harness_test_paths.hpp"
+#include "faultline/harness/base/port_listening.hpp"
 #include "faultline/harness/sut/sut_scenario.hpp"
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
@@ -129,11 +130,14 @@ TEST_CASE("port-check --enforce shows perftest the device it is ported to",
           "[integration][verbs]") {
   TempDir dir;
   const std::string device = faultline::testing::verbs_device().device;
+  const std::string port = std::to_string(faultline::testing::free_port());
   const std::string lat = "ib_send_lat -d " + device + " -x " +
                           faultline::harness::sut::ipv4_gid_index(device) + " -I 256 -n 20 -p " +
-                          std::to_string(faultline::testing::free_port());
+                          port;
   BackgroundProcess server("exec " + lat);
-  REQUIRE_FALSE(server.wait(std::chrono::milliseconds(800)).has_value());
+  // The client starts once the server listens (on a busy host the guest starts it slowly).
+  REQUIRE(faultline::harness::wait_until_listening(
+      server.pid(), port, std::chrono::steady_clock::now() + std::chrono::seconds(30)));
   const auto checked = run_command(kFaultline +
                                    " port-check --profile irdma-e810,mlx5-cx5 --enforce "
                                    "irdma-e810 --deadline 30 --report-dir " +

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "faultline/harness/base/port_listening.hpp"
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
 #include "support/run_command.hpp"
@@ -132,7 +133,9 @@ TEST_CASE("sut exec: a program that aborts after naming the fault is detected, q
   TempDir dir;
   const std::string port = std::to_string(faultline::testing::free_port());
   BackgroundProcess server("exec fi_pingpong -p tcp -e rdm -I 20 -S 64 -B " + port);
-  REQUIRE_FALSE(server.wait(std::chrono::milliseconds(500)).has_value());
+  // The client starts once the server listens (a busy host starts it slowly).
+  REQUIRE(faultline::harness::wait_until_listening(
+      server.pid(), port, std::chrono::steady_clock::now() + std::chrono::seconds(30)));
   // A program stopping itself with abort() once it saw the error, run under `sh -c`: the
   // abort reaches faultline as the shell's exit code 134 after its "Aborted" line (measured:
   // judged by exit code, quoting whichever line came first); the program's own line is quoted.
