@@ -56,11 +56,6 @@ int refuse_unsupported(const char* call, const char* field, const char* name, in
   return error;
 }
 
-void log_request(const char* call, ibv_context* context, nlohmann::json asked,
-                 nlohmann::json granted = nullptr) {
-  log_observed_request(call, context, std::move(asked), std::move(granted));
-}
-
 nlohmann::json srq_asked(const ibv_srq_attr& attr) {
   return {{"max_wr", attr.max_wr}, {"max_sge", attr.max_sge}};
 }
@@ -165,12 +160,12 @@ int refuse_qp_caps(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
   };
   // A type the target has no queue pairs of: the create fails first, as its driver fails it.
   if (const char* name = qp_type_name(type); caps.qp_types.refuses(name)) {
-    log_request(call, context, qp_asked(cap, type));
+    log_observed_request(call, context, qp_asked(cap, type));
     return refuse_unsupported(call, "qp_type", name, caps.qp_types.error_number, context);
   }
   for (const auto& check : checks) {
     if (!above(check.asked, check.cap)) continue;
-    log_request(call, context, qp_asked(cap, type));
+    log_observed_request(call, context, qp_asked(cap, type));
     return refuse(call, check.field, check.asked, *check.cap, context);
   }
   return 0;
@@ -178,11 +173,11 @@ int refuse_qp_caps(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
 
 void observe_qp_request(const ibv_qp_cap& cap, ibv_qp_type type, const char* call,
                         ibv_context* context, bool granted) {
-  log_request(call, context, qp_asked(cap, type), granted);
+  log_observed_request(call, context, qp_asked(cap, type), granted);
 }
 
 void observe_cq_request(int cqe, const char* call, ibv_context* context, bool granted) {
-  log_request(call, context, {{"cqe", cqe}}, granted);
+  log_observed_request(call, context, {{"cqe", cqe}}, granted);
 }
 
 int refuse_srq_attr(const ibv_srq_attr& attr, ibv_context* context) {
@@ -192,25 +187,25 @@ int refuse_srq_attr(const ibv_srq_attr& attr, ibv_context* context) {
                                                               : nullptr;
   if (field == nullptr) return 0;
   const bool depth = std::strcmp(field, "max_wr") == 0;
-  log_request("ibv_create_srq", context, srq_asked(attr));
+  log_observed_request("ibv_create_srq", context, srq_asked(attr));
   return refuse("ibv_create_srq", field, depth ? attr.max_wr : attr.max_sge,
                 depth ? *caps.max_srq_wr : *caps.max_srq_sge, context);
 }
 
 void observe_srq_request(const ibv_srq_attr& attr, ibv_context* context, bool granted) {
-  log_request("ibv_create_srq", context, srq_asked(attr), granted);
+  log_observed_request("ibv_create_srq", context, srq_asked(attr), granted);
 }
 
 int refuse_mr_length(uint64_t length, const char* call, ibv_context* context) {
   const auto& cap = Plan::get().caps().max_mr_size;
   if (!above(length, cap)) return 0;
-  log_request(call, context, {{"length", length}});
+  log_observed_request(call, context, {{"length", length}});
   return refuse(call, "length", length, *cap, context);
 }
 
 void observe_mr_request(uint64_t length, const char* call, ibv_context* context, bool granted) {
   if (Plan::get().has(FaultKind::kObserve) && larger_than_before("mr", length))
-    log_request(call, context, {{"length", length}}, granted);
+    log_observed_request(call, context, {{"length", length}}, granted);
 }
 
 int refuse_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask) {
@@ -219,7 +214,7 @@ int refuse_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask) {
   const bool responder =
       (mask & IBV_QP_MAX_DEST_RD_ATOMIC) != 0 && above(attr.max_dest_rd_atomic, cap);
   if (!initiator && !responder) return 0;
-  log_request("ibv_modify_qp", qp->context, modify_asked(attr, mask));
+  log_observed_request("ibv_modify_qp", qp->context, modify_asked(attr, mask));
   return refuse("ibv_modify_qp", initiator ? "max_rd_atomic" : "max_dest_rd_atomic",
                 initiator ? attr.max_rd_atomic : attr.max_dest_rd_atomic, *cap, qp->context);
 }
@@ -229,7 +224,7 @@ void observe_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask, bool
   nlohmann::json asked = modify_asked(attr, mask);
   if (asked.empty()) return;
   asked["qp_num"] = qp->qp_num;
-  log_request("ibv_modify_qp", qp->context, std::move(asked), granted);
+  log_observed_request("ibv_modify_qp", qp->context, std::move(asked), granted);
 }
 
 void clamp_qp_caps(ibv_qp_cap& cap) {
@@ -245,12 +240,12 @@ void clamp_qp_caps(ibv_qp_cap& cap) {
 int refuse_cq_size(int cqe, const char* call, ibv_context* context) {
   const auto& cap = Plan::get().caps().max_cqe;
   if (cqe <= 0 || !above(static_cast<uint64_t>(cqe), cap)) return 0;
-  log_request(call, context, {{"cqe", cqe}});
+  log_observed_request(call, context, {{"cqe", cqe}});
   return refuse(call, "cqe", static_cast<uint64_t>(cqe), *cap, context);
 }
 
 void clamp_device_attr(ibv_device_attr& attr, const char* call, ibv_context* context) {
-  log_request(call, context, nlohmann::json::object(), true);
+  log_observed_request(call, context, nlohmann::json::object(), true);
   const LimitCaps& caps = Plan::get().caps();
   const ibv_device_attr device = attr;
   clamp(attr.max_qp_wr, caps.max_qp_wr);
@@ -308,12 +303,13 @@ int check_opcode(ibv_qp* qp, ibv_wr_opcode opcode, const char* call) {
   const bool observing = plan.has(FaultKind::kObserve);
   // The first atomic the process posts: what a device without atomics cannot run.
   if (observing && atomic_opcode(opcode) && larger_than_before("atomic", 1))
-    log_request(call, qp->context, {{"atomic", 1}, {"qp_num", qp->qp_num}}, nullptr);
+    log_observed_request(call, qp->context, {{"atomic", 1}, {"qp_num", qp->qp_num}}, nullptr);
   const char* with_imm = immediate_opcode_name(opcode);
   if (with_imm == nullptr) return 0;
   // The first work request with immediate data of each kind: siw carries none.
   if (observing && larger_than_before(with_imm, 1))
-    log_request(call, qp->context, {{"opcode", with_imm}, {"qp_num", qp->qp_num}}, nullptr);
+    log_observed_request(call, qp->context, {{"opcode", with_imm}, {"qp_num", qp->qp_num}},
+                         nullptr);
   const Refused& refused = plan.caps().operations;
   if (!refused.refuses(with_imm)) return 0;
   return refuse_unsupported(call, "opcode", with_imm, refused.error_number, qp->context);
@@ -332,8 +328,8 @@ int check_send_post(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     if ((wr->send_flags & IBV_SEND_INLINE) == 0) continue;
     const uint64_t length = sge_bytes(wr->sg_list, wr->num_sge);
     if (observing && larger_than_before("inline " + std::to_string(qp->qp_num), length))
-      log_request("ibv_post_send", qp->context, {{"inline_bytes", length}, {"qp_num", qp->qp_num}},
-                  nullptr);
+      log_observed_request("ibv_post_send", qp->context,
+                           {{"inline_bytes", length}, {"qp_num", qp->qp_num}}, nullptr);
     if (!cap || length <= *cap) continue;
     *bad_wr = wr;
     const int refusal = plan.caps().refusal_errno;

@@ -11,7 +11,7 @@ namespace faultline::transports::interpose {
 /// `granted`: whether the device here gave it (a probe it refused here too is no port
 /// finding); null when the plan refused it first.
 void log_observed_request(const char* call, ibv_context* context, nlohmann::json asked,
-                          nlohmann::json granted);
+                          nlohmann::json granted = nullptr);
 
 /// Under an `observe` rule (port-check) the program's requests are logged as `request` events
 /// with its call stack: a refused one here, a granted or failed one by observe_*_request.

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <optional>
 #include <string>
 
 #include "event_log.hpp"
@@ -48,18 +47,6 @@ Counts& counts() {
 
 size_t index_of(VerbsObject object) { return static_cast<size_t>(object); }
 
-std::optional<uint32_t> cap_of(VerbsObject object) {
-  const LimitCaps& caps = Plan::get().caps();
-  switch (object) {
-    case VerbsObject::kQp: return caps.max_qp;
-    case VerbsObject::kCq: return caps.max_cq;
-    case VerbsObject::kMr: return caps.max_mr;
-    case VerbsObject::kPd: return caps.max_pd;
-    case VerbsObject::kSrq: return caps.max_srq;
-  }
-  return std::nullopt;
-}
-
 bool worth_logging(uint64_t most) { return most <= 16 || (most & (most - 1)) == 0; }
 
 // The exact most held of each kind whose last request logged less.
@@ -81,7 +68,7 @@ void log_most_at_exit() {
 }  // namespace
 
 int refuse_one_more(VerbsObject object, const char* call, ibv_context* context) {
-  const auto cap = cap_of(object);
+  const auto cap = Plan::get().caps().cap(kKindsOf[index_of(object)].limit);
   if (!cap) return 0;
   const uint64_t asked = counts().held[index_of(object)].load() + 1;
   if (asked <= *cap) return 0;
