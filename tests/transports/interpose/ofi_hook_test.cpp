@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "faultline/harness/base/port_listening.hpp"
 #include "support/background_process.hpp"
 #include "support/local_port.hpp"
 
@@ -40,8 +41,9 @@ PingPongRun run_pingpong(const std::string& endpoint, const std::string& faults)
   const std::string port = std::to_string(faultline::testing::free_port());
   const std::string common = "fi_pingpong -p tcp -e " + endpoint + " -I 20 -S 64 ";
   BackgroundProcess server("exec env " + env + common + "-B " + port);
-  // The server listens within half a second; one that exited by then could not start.
-  REQUIRE_FALSE(server.wait(std::chrono::milliseconds(500)).has_value());
+  // The client starts once the server listens (a busy host may take seconds to start it).
+  REQUIRE(faultline::harness::wait_until_listening(
+      server.pid(), port, std::chrono::steady_clock::now() + std::chrono::seconds(30)));
   BackgroundProcess client("exec env " + env + common + "-P " + port + " 127.0.0.1");
   PingPongRun run;
   run.client_exit = client.wait(std::chrono::seconds(30)).value_or(-1);
