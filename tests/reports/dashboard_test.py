@@ -56,7 +56,10 @@ work = tempfile.mkdtemp()
 children = []
 try:
     gateway = f"127.0.0.1:{free_port()}"
-    children.append(subprocess.Popen(["prometheus-pushgateway", f"--web.listen-address={gateway}"],
+    # In memory only: Debian's gateway persists to /var/lib/prometheus/pushgateway.data by
+    # default, and started with the counters the last gateway (any test's) held.
+    children.append(subprocess.Popen(["prometheus-pushgateway", "--persistence.file=",
+                                      f"--web.listen-address={gateway}"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     wait_for("the Pushgateway", lambda: get(f"http://{gateway}/-/ready") is not None)
     server = f"127.0.0.1:{free_port()}"
@@ -71,8 +74,9 @@ try:
     started = time.time()
 
     def run(arguments, expect, environment=None, kill_agent=False):
+        report_dir = os.path.join(work, f"report-{len(arguments)}-{time.time()}")
         command = [faultline, "run", "--pushgateway", f"http://{gateway}", "--report-dir",
-                   os.path.join(work, f"report-{len(arguments)}-{time.time()}")] + arguments
+                   report_dir] + arguments
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, env=dict(os.environ, **(environment or {})))
         if kill_agent:
@@ -85,7 +89,9 @@ try:
                 seen += line
             pid = re.search(r"agent-2 joined from .* pid (\d+)", seen)
             assert pid, seen
-            time.sleep(2)
+            # In the first scenario (a 10 s sleep) once the run has begun (its report is
+            # written as it begins), not a fixed time after the join.
+            wait_for("the run", lambda: os.path.exists(os.path.join(report_dir, "report.json")))
             os.kill(int(pid.group(1)), signal.SIGKILL)
         out, err = process.communicate(timeout=120)
         assert process.returncode == expect, (command, process.returncode, out, err)

@@ -29,15 +29,17 @@ using nlohmann::json;
 
 namespace {
 
-// A real gateway; `prefix` serves it under a path, as behind a reverse proxy.
+// A real gateway; `prefix` serves it under a path, as behind a reverse proxy. Its metrics in
+// memory only: Debian's build persists them to /var/lib/prometheus/pushgateway.data by
+// default, so each gateway would start with what the last one (any test's) held.
 struct Pushgateway {
   int port = free_port();
   std::string prefix;
   BackgroundProcess process;
   explicit Pushgateway(std::string route_prefix = "")
       : prefix(std::move(route_prefix)),
-        process("exec prometheus-pushgateway --web.listen-address=" + local_address(port) +
-                (prefix.empty() ? "" : " --web.route-prefix=" + prefix)) {
+        process("exec prometheus-pushgateway --persistence.file= --web.listen-address=" +
+                local_address(port) + (prefix.empty() ? "" : " --web.route-prefix=" + prefix)) {
     REQUIRE(process.wait_for_output("Listening on", std::chrono::seconds(20)));
   }
   std::string url() const { return "http://" + local_address(port) + prefix; }
