@@ -155,6 +155,22 @@ void clean(PairResult& pair, double fabric) {
   pair.host = PairResult::HostSplit{50, 49, fabric, fabric, 0, 0, 1, 1};
 }
 
+// Six agents, two to a rail, every pair clean at `fabric` but those of rail1's n3 and n4, two
+// NICs that answer late: `late` with the others, `both_late` with each other (as measured).
+struct Rail1Late {
+  std::vector<MonitoredAgent> six =
+      agents(6, {"rail0", "rail0", "rail1", "rail1", "rail2", "rail2"});
+  std::vector<PairResult> pairs = all_pairs(six);
+
+  Rail1Late(double fabric, double late, double both_late) {
+    for (auto& pair : pairs) {
+      const bool n3 = touches(pair, "n3");
+      const bool n4 = touches(pair, "n4");
+      clean(pair, n3 && n4 ? both_late : n3 || n4 ? late : fabric);
+    }
+  }
+};
+
 }  // namespace
 
 TEST_CASE("pairs whose hosts kept them waiting for a CPU are host busy, never slow", "[unit]") {
@@ -203,19 +219,15 @@ TEST_CASE("a healthy agent left one judged pair, with a slow NIC, does not move 
   // Measured beside stress-ng and the soak: n3 and n4 answer 12 ms late; n2's host was so busy
   // that its one judged pair was with n4. Three agents' fastest pairs were 12 ms, three 11 us:
   // their midpoint, 6 ms, took n3's and n4's pairs with the others for fine.
-  const auto six = agents(6, {"rail0", "rail0", "rail1", "rail1", "rail2", "rail2"});
-  auto pairs = all_pairs(six);
-  for (auto& pair : pairs) {
-    clean(pair, 11e-6);
-    if (touches(pair, "n3") || touches(pair, "n4"))
-      clean(pair, touches(pair, "n3") && touches(pair, "n4") ? 24e-3 : 12.3e-3);
+  Rail1Late round(11e-6, 12.3e-3, 24e-3);
+  for (auto& pair : round.pairs) {
     const bool n2_busy = touches(pair, "n2") && !touches(pair, "n4");
     const bool measured_busy = (pair.a == "n4" && pair.b == "n5") ||
                                (pair.a == "n3" && pair.b == "n5") ||
                                (pair.a == "n1" && pair.b == "n4");
     if (n2_busy || measured_busy) busy_hosts(pair);
   }
-  const auto found = localize(six, pairs, {});
+  const auto found = localize(round.six, round.pairs, {});
   CHECK(found.median_rtt == Approx(11e-6));
   CHECK(named(found) == std::vector<std::string>{"agent n3", "agent n4", "rail rail1"});
 }
@@ -224,16 +236,12 @@ TEST_CASE("a healthy agent whose only judged pairs are with slow NICs is not nam
           "[unit]") {
   // Measured beside stress-ng: n1's busy host left it two judged pairs, with n3 and n4 (12 ms
   // late): 2 of 2 bad, as n3 and n4 are 5 of 5. Taken first (by name), it was named too.
-  const auto six = agents(6, {"rail0", "rail0", "rail1", "rail1", "rail2", "rail2"});
-  auto pairs = all_pairs(six);
-  for (auto& pair : pairs) {
-    clean(pair, 13e-6);
-    if (touches(pair, "n3") || touches(pair, "n4"))
-      clean(pair, touches(pair, "n3") && touches(pair, "n4") ? 26e-3 : 12.2e-3);
-    else if (touches(pair, "n1") || (pair.a == "n2" && pair.b == "n5"))
-      busy_hosts(pair);
+  Rail1Late round(13e-6, 12.2e-3, 26e-3);
+  for (auto& pair : round.pairs) {
+    const bool healthy = !touches(pair, "n3") && !touches(pair, "n4");
+    if (healthy && (touches(pair, "n1") || (pair.a == "n2" && pair.b == "n5"))) busy_hosts(pair);
   }
-  const auto found = localize(six, pairs, {});
+  const auto found = localize(round.six, round.pairs, {});
   CHECK(named(found) == std::vector<std::string>{"agent n3", "agent n4", "rail rail1"});
 }
 
@@ -242,12 +250,9 @@ TEST_CASE("a slow NIC's busy pairs are judged against the healthy busy pairs, no
   // Measured beside stress-ng: n3's pairs with n1, n2 and n6 waited too often to judge, and
   // left 8 to 10 ms less their waits; the healthy busy pairs left nothing. Halfway between, 4 ms
   // made those 8 to 10 ms no slower than the rest: n3 was left 2 of 2 judged, after n4.
-  const auto six = agents(6, {"rail0", "rail0", "rail1", "rail1", "rail2", "rail2"});
-  auto pairs = all_pairs(six);
-  for (auto& pair : pairs) {
-    clean(pair, 12e-6);
+  Rail1Late round(12e-6, 12.3e-3, 24e-3);
+  for (auto& pair : round.pairs) {
     const bool slow_end = touches(pair, "n3") || touches(pair, "n4");
-    if (slow_end) clean(pair, touches(pair, "n3") && touches(pair, "n4") ? 24e-3 : 12.3e-3);
     const bool busy = (touches(pair, "n3") && !touches(pair, "n4") && !touches(pair, "n5")) ||
                       (pair.a == "n2" && pair.b == "n4") || (pair.a == "n1" && pair.b == "n5") ||
                       (pair.a == "n1" && pair.b == "n6");
@@ -255,7 +260,7 @@ TEST_CASE("a slow NIC's busy pairs are judged against the healthy busy pairs, no
     busy_hosts(pair);
     pair.host->residual_p10 = slow_end ? 9e-3 : 0.0;
   }
-  const auto found = localize(six, pairs, {});
+  const auto found = localize(round.six, round.pairs, {});
   CHECK(named(found) == std::vector<std::string>{"agent n3", "agent n4", "rail rail1"});
 }
 
