@@ -160,6 +160,8 @@ def allreduce_rows(table, provider, samples):
         else:
             table.notes.append(f"ofi shm allreduce {what}: faultline {ours:.0f} us, "
                                f"{reference} {theirs:.0f} us, ratio {ours / theirs:.2f}")
+    if provider == "tcp":
+        gloo_rows(table, samples)
     if provider != "shm":
         return
     for size in sorted({size for _, size in medians}, key=int):
@@ -167,6 +169,34 @@ def allreduce_rows(table, provider, samples):
         theirs = medians[4, size][1] / medians[2, size][1]
         table.ratio(f"ofi shm vs {reference}: allreduce slow-down from 2 to 4 ranks",
                     size_label(int(size)), ours, theirs, 1.0, True, "x")
+
+
+def gloo_rows(table, samples, transport="tcp"):
+    """faultline against Gloo over Gloo's own transport: against its ring, and against the
+    fastest of its algorithms at that point; at 64 KiB and 4 ranks also against the better of
+    Open MPI and Gloo (the latency-bound point recursive doubling is for). Target <= 1.0."""
+    for sample in samples:
+        reps = sample["repetitions"]
+        algorithms = sorted(name for name in reps[0] if name.startswith("gloo_"))
+        if not algorithms:
+            continue
+        ranks = sample["ranks"]
+        for size in sorted(reps[0]["faultline"], key=int):
+            what = f"{ranks} ranks, {size_label(int(size))}"
+            ours = statistics.median(r["faultline"][size] for r in reps)
+            gloo = {a[5:]: statistics.median(r[a][size] for r in reps) for a in algorithms}
+            best = min(gloo, key=gloo.get)
+            table.ratio(f"ofi {transport} vs Gloo ring ({transport}): allreduce (median)", what,
+                        ours, gloo["ring"], 1.0, True, "us")
+            table.ratio(f"ofi {transport} vs Gloo's fastest of {', '.join(sorted(gloo))} "
+                        f"({transport}): allreduce (median; fastest here: {best})", what, ours,
+                        gloo[best], 1.0, True, "us")
+            if ranks == 4 and int(size) == 65536 and "reference" in reps[0]:
+                mpi = statistics.median(r["reference"][size] for r in reps)
+                better = "Open MPI" if mpi < gloo[best] else f"Gloo {best}"
+                table.ratio(f"ofi {transport} vs the better of Open MPI and Gloo: allreduce "
+                            f"(median; better here: {better})", what, ours,
+                            min(mpi, gloo[best]), 1.0, True, "us")
 
 
 def rxe_rows(table, rxe):

@@ -6,59 +6,124 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <thread>
 
-#include "faultline/protocols/collective/ring.hpp"
+#include "faultline/protocols/collective/recursive_doubling.hpp"
 #include "statistics.hpp"
 
 namespace faultline::harness::bench {
 
 using protocols::collective::DataType;
+using protocols::collective::doubling_partners;
+using protocols::collective::DoublingLink;
+using protocols::collective::RecursiveDoubling;
 using protocols::collective::Ring;
+using protocols::collective::RingOptions;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// The ranks of one ring: rank i's to_next is connected to rank i+1's from_prev. Destroyed in
-// reverse order: the rings (which use the endpoints' memory) first, the devices last.
-struct RingRanks {
+// The ranks of one collective, each with its own device, connected for one algorithm.
+// Destroyed in reverse order: the engines (which use the endpoints' memory) first, then the
+// endpoints, the devices last.
+struct CollectiveRanks {
   std::vector<std::unique_ptr<transports::Device>> devices;
-  std::vector<std::unique_ptr<transports::Endpoint>> to_next;
-  std::vector<std::unique_ptr<transports::Endpoint>> from_prev;
+  std::vector<std::unique_ptr<transports::Endpoint>> endpoints;
   std::vector<std::unique_ptr<Ring>> rings;
+  std::vector<std::unique_ptr<RecursiveDoubling>> doublings;
+
+  Status allreduce(size_t rank, std::span<std::byte> data) {
+    return rings.empty() ? doublings[rank]->allreduce(data, DataType::kFloat32)
+                         : rings[rank]->allreduce(data, DataType::kFloat32);
+  }
 };
 
-Result<RingRanks> open_ring(const AllreduceOptions& options, size_t ranks, size_t bytes) {
-  RingRanks ring;
+// A new endpoint on rank `rank`'s device, kept until the ranks are destroyed.
+Result<transports::Endpoint*> new_endpoint(CollectiveRanks& ranks, size_t rank) {
   transports::EndpointConfig config;
   config.send_depth = 64;
   config.recv_depth = 64;
-  for (size_t i = 0; i < ranks; ++i) {
+  auto endpoint = ranks.devices[rank]->create_endpoint(config);
+  if (!endpoint.ok()) return endpoint.error();
+  ranks.endpoints.push_back(std::move(endpoint).value());
+  return ranks.endpoints.back().get();
+}
+
+// `sender` sends to `receiver`: each connected to the other.
+Status connect_one_way(transports::Endpoint& sender, transports::Endpoint& receiver) {
+  FAULTLINE_RETURN_IF_ERROR(sender.connect(receiver.address()));
+  return receiver.connect(sender.address());
+}
+
+// Rank i's to_next is connected to rank i+1's from_prev.
+Status connect_ring(CollectiveRanks& ranks, const RingOptions& options) {
+  const size_t n = ranks.devices.size();
+  std::vector<transports::Endpoint*> to_next(n);
+  std::vector<transports::Endpoint*> from_prev(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto next = new_endpoint(ranks, i);
+    if (!next.ok()) return next.error();
+    auto prev = new_endpoint(ranks, i);
+    if (!prev.ok()) return prev.error();
+    to_next[i] = next.value();
+    from_prev[i] = prev.value();
+  }
+  for (size_t i = 0; i < n; ++i)
+    FAULTLINE_RETURN_IF_ERROR(connect_one_way(*to_next[i], *from_prev[(i + 1) % n]));
+  for (size_t i = 0; i < n; ++i) {
+    auto created = Ring::create({*ranks.devices[i], *to_next[i], *from_prev[i], i, n}, options);
+    if (!created.ok()) return created.error();
+    ranks.rings.push_back(std::move(created).value());
+  }
+  return {};
+}
+
+// Rank i and each of its partners p: i's to_peer[p] sends to p's from_peer[i], and back.
+Status connect_doubling(CollectiveRanks& ranks, const RingOptions& options) {
+  const size_t n = ranks.devices.size();
+  std::vector<std::map<size_t, transports::Endpoint*>> to_peer(n);
+  std::vector<std::map<size_t, transports::Endpoint*>> from_peer(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t p : doubling_partners(i, n)) {
+      auto to = new_endpoint(ranks, i);
+      if (!to.ok()) return to.error();
+      auto from = new_endpoint(ranks, i);
+      if (!from.ok()) return from.error();
+      to_peer[i][p] = to.value();
+      from_peer[i][p] = from.value();
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& [p, to] : to_peer[i])
+      FAULTLINE_RETURN_IF_ERROR(connect_one_way(*to, *from_peer[p].at(i)));
+  for (size_t i = 0; i < n; ++i) {
+    DoublingLink link{*ranks.devices[i], {}, i, n};
+    for (size_t p : doubling_partners(i, n))
+      link.partners.push_back({p, *to_peer[i].at(p), *from_peer[i].at(p)});
+    auto created = RecursiveDoubling::create(std::move(link), options);
+    if (!created.ok()) return created.error();
+    ranks.doublings.push_back(std::move(created).value());
+  }
+  return {};
+}
+
+Result<CollectiveRanks> open_ranks(const AllreduceOptions& options, size_t n, size_t bytes) {
+  CollectiveRanks ranks;
+  for (size_t i = 0; i < n; ++i) {
     auto device = open_target_device(options.target);
     if (!device.ok()) return device.error();
-    ring.devices.push_back(std::move(device).value());
-    auto next = ring.devices.back()->create_endpoint(config);
-    if (!next.ok()) return next.error();
-    auto prev = ring.devices.back()->create_endpoint(config);
-    if (!prev.ok()) return prev.error();
-    ring.to_next.push_back(std::move(next).value());
-    ring.from_prev.push_back(std::move(prev).value());
+    ranks.devices.push_back(std::move(device).value());
   }
-  for (size_t i = 0; i < ranks; ++i) {
-    auto& next_prev = *ring.from_prev[(i + 1) % ranks];
-    FAULTLINE_RETURN_IF_ERROR(ring.to_next[i]->connect(next_prev.address()));
-    FAULTLINE_RETURN_IF_ERROR(next_prev.connect(ring.to_next[i]->address()));
-  }
-  for (size_t i = 0; i < ranks; ++i) {
-    auto created = Ring::create({*ring.devices[i], *ring.to_next[i], *ring.from_prev[i], i, ranks},
-                                {.chunk_bytes = options.chunk_bytes,
+  const RingOptions ring_options{.chunk_bytes = options.chunk_bytes,
                                  .capacity = std::max<size_t>(bytes, 1),
-                                 .check_status = options.check_status});
-    if (!created.ok()) return created.error();
-    ring.rings.push_back(std::move(created).value());
-  }
-  return ring;
+                                 .check_status = options.check_status};
+  const bool doubling = algorithm_for(options.algorithm, bytes) ==
+                        protocols::collective::AllreduceAlgorithm::kRecursiveDoubling;
+  FAULTLINE_RETURN_IF_ERROR(doubling ? connect_doubling(ranks, ring_options)
+                                     : connect_ring(ranks, ring_options));
+  return ranks;
 }
 
 // The ranks start each operation together, as MPI_Barrier starts Open MPI's: spinning (and
@@ -99,9 +164,9 @@ uint64_t wrong_elements(const std::vector<float>& data, size_t ranks) {
 }
 
 Result<AllreduceRow> measure(const AllreduceOptions& options, size_t ranks, size_t bytes) {
-  auto opened = open_ring(options, ranks, bytes);
+  auto opened = open_ranks(options, ranks, bytes);
   if (!opened.ok()) return opened.error();
-  RingRanks ring = std::move(opened).value();
+  CollectiveRanks collective = std::move(opened).value();
   const uint64_t total = options.warmup + options.iterations;
   std::vector<std::vector<double>> seconds(ranks);
   std::vector<Status> statuses(ranks);
@@ -116,8 +181,7 @@ Result<AllreduceRow> measure(const AllreduceOptions& options, size_t ranks, size
         start_together.arrive_and_wait();
         const auto started = Clock::now();
         if (statuses[r].ok())
-          statuses[r] =
-              ring.rings[r]->allreduce(std::as_writable_bytes(std::span(data)), DataType::kFloat32);
+          statuses[r] = collective.allreduce(r, std::as_writable_bytes(std::span(data)));
         const double took = std::chrono::duration<double>(Clock::now() - started).count();
         if (i >= options.warmup) seconds[r].push_back(took);
         if (statuses[r].ok()) wrong[r] += wrong_elements(data, ranks);
@@ -156,7 +220,7 @@ Result<std::vector<AllreduceRow>> run_allreduce(const AllreduceOptions& options)
   for (size_t ranks : options.ranks)
     if (ranks < 2)
       return Error{ErrorCode::kInvalidArgument,
-                   "ranks " + std::to_string(ranks) + ": a ring needs at least 2"};
+                   "ranks " + std::to_string(ranks) + ": an allreduce needs at least 2"};
   for (size_t bytes : options.sizes)
     if (bytes == 0 || bytes % sizeof(float) != 0)
       return Error{

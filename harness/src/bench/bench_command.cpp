@@ -24,6 +24,14 @@ namespace {
 
 using nlohmann::json;
 
+// The allreduce's algorithm as the table's header names it.
+std::string algorithm_label(protocols::collective::AllreduceAlgorithm algorithm) {
+  if (algorithm != protocols::collective::AllreduceAlgorithm::kAuto)
+    return std::string(to_string(algorithm));
+  return "recursive doubling up to " +
+         std::to_string(protocols::collective::kDoublingUpToBytes / 1024) + " KiB, ring above";
+}
+
 // How a subcommand's sizes were given: a list (-s), every power of two (-a, as perftest), or
 // a range (-b, -e, -f, as nccl-tests).
 struct SizeChoice {
@@ -67,6 +75,7 @@ struct BenchCommand {
   harness::bench::PingpongOptions pingpong;
   harness::bench::BandwidthOptions bandwidth;
   harness::bench::AllreduceOptions allreduce;
+  std::string allreduce_algorithm = "auto";  ///< --algorithm, checked by CLI11
   harness::bench::ControlPlaneOptions control;
   std::map<std::string, SizeChoice> size_choices;  // by subcommand
   std::map<std::string, CLI::Option*> size_options;
@@ -222,13 +231,18 @@ struct BenchCommand {
         "allreduce",
         [&] {
           allreduce.target = target;
+          allreduce.algorithm =
+              *protocols::collective::allreduce_algorithm_from_string(allreduce_algorithm);
           return harness::bench::run_allreduce(allreduce);
         },
         [&](const std::vector<harness::bench::AllreduceRow>& rows) {
           print_rows(
-              "allreduce", json::object(), {{"status_checked", allreduce.check_status}},
-              "# faultline bench allreduce: " + target_label() +
-                  ", ring, float32 sum, every result checked, " +
+              "allreduce",
+              {{"algorithm", to_string(allreduce.algorithm)},
+               {"doubling_up_to_bytes", protocols::collective::kDoublingUpToBytes}},
+              {{"status_checked", allreduce.check_status}},
+              "# faultline bench allreduce: " + target_label() + ", " +
+                  algorithm_label(allreduce.algorithm) + ", float32 sum, every result checked, " +
                   (allreduce.check_status ? "every completion's status checked"
                                           : "completion status NOT checked (--no-status-check)") +
                   "\n",
@@ -379,11 +393,19 @@ CLI::App* add_bandwidth(CLI::App* bench, BenchCommand& command) {
 // `bench allreduce` and its options.
 CLI::App* add_allreduce(CLI::App* bench, BenchCommand& command) {
   CLI::App* a = bench->add_subcommand(
-      "allreduce", "Ring allreduce bus bandwidth over 2 to 4 ranks (nccl-tests' busbw)");
+      "allreduce", "Allreduce bus bandwidth over 2 to 4 ranks (nccl-tests' busbw)");
   auto& allreduce = command.allreduce;
   add_measure_options(a, allreduce, command);
-  a->add_option("--ranks", allreduce.ranks, "Ring sizes")->delimiter(',')->capture_default_str();
-  a->add_option("--chunk-bytes", allreduce.chunk_bytes, "Ring chunk size")
+  a->add_option("--ranks", allreduce.ranks, "Numbers of ranks")
+      ->delimiter(',')
+      ->capture_default_str();
+  a->add_option("--algorithm", command.allreduce_algorithm,
+                "ring; recursive_doubling; or auto: recursive doubling up to " +
+                    std::to_string(protocols::collective::kDoublingUpToBytes / 1024) +
+                    " KiB, the ring above")
+      ->check(CLI::IsMember({"ring", "recursive_doubling", "auto"}))
+      ->capture_default_str();
+  a->add_option("--chunk-bytes", allreduce.chunk_bytes, "Chunk size of each exchange")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   a->add_flag_callback(
@@ -392,6 +414,7 @@ CLI::App* add_allreduce(CLI::App* bench, BenchCommand& command) {
       "measure what checking costs (the sum is still checked)");
   a->footer(
       "Examples:\n  faultline bench allreduce --provider shm --ranks 2,4 --sizes 16777216\n"
+      "  faultline bench allreduce --provider tcp --ranks 4 --sizes 65536 --algorithm ring\n"
       "  faultline bench allreduce --provider shm --ranks 2 --sizes 16384 --no-status-check\n"
       "Exit codes: 0 measured, 2 a usage error, 3 the collective failed.");
   return a;

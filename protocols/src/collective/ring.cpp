@@ -63,12 +63,12 @@ class IdleBackoff {
 
 Ring::Ring(RingLink link, RingOptions options, transports::RegisteredBuffer send,
            ReceiveSlots slots)
-    : link_(link),
+    : link_(std::move(link)),
       options_(options),
       send_(std::move(send)),
       slots_(std::move(slots)),
-      send_tracker_("rank " + std::to_string(link.rank), link.to_next),
-      recv_tracker_("rank " + std::to_string(link.rank), link.from_prev),
+      send_tracker_(link_.name, link.to_next),
+      recv_tracker_(link_.name, link.from_prev),
       yields_when_idle_(options.yield_when_idle.value_or(
           link.size > std::max(1U, std::thread::hardware_concurrency()))) {}
 Ring::~Ring() = default;
@@ -85,8 +85,9 @@ Result<std::unique_ptr<Ring>> Ring::create(RingLink link, RingOptions options) {
   if (!send.ok()) return std::move(send).take_error();
   auto slots = ReceiveSlots::create(link.device, options.max_recvs_in_flight, options.chunk_bytes);
   if (!slots.ok()) return std::move(slots).take_error();
+  if (link.name.empty()) link.name = "rank " + std::to_string(link.rank);
   return std::unique_ptr<Ring>(
-      new Ring(link, options, std::move(send).value(), std::move(slots).value()));
+      new Ring(std::move(link), options, std::move(send).value(), std::move(slots).value()));
 }
 
 Status Ring::check(const Completion& completion, const char* expected_op) {
@@ -95,8 +96,8 @@ Status Ring::check(const Completion& completion, const char* expected_op) {
     stats_.ignored_errors.push_back(completion.describe());
     return {};
   }
-  return Error{ErrorCode::kNativeError, "rank " + std::to_string(link_.rank) + ": " + expected_op +
-                                            " completion failed: " + completion.describe()};
+  return Error{ErrorCode::kNativeError,
+               name() + ": " + expected_op + " completion failed: " + completion.describe()};
 }
 
 // One exchange: `out` goes to the next rank in chunks while `in` fills from the previous (or,
@@ -148,7 +149,7 @@ class Ring::Exchange {
   }
 
  private:
-  std::string who() const { return "rank " + std::to_string(ring_.link_.rank); }
+  const std::string& who() const { return ring_.name(); }
 
   Status post_receives() {
     while (!free_slots_.empty() &&
@@ -248,6 +249,11 @@ class Ring::Exchange {
 
 Status Ring::exchange(std::span<const std::byte> out, std::span<std::byte> in) {
   return run_exchange(out, in, std::nullopt);
+}
+
+Status Ring::exchange_reduce(std::span<const std::byte> out, std::span<std::byte> in,
+                             DataType type) {
+  return run_exchange(out, in, type);
 }
 
 Status Ring::run_exchange(std::span<const std::byte> out, std::span<std::byte> in,

@@ -114,6 +114,22 @@ TEST_CASE("bench allreduce sums on a ring of 2 and 3 and reports bus bandwidth",
   }
 }
 
+TEST_CASE("bench allreduce runs either algorithm by name, and auto by size", "[integration][ofi]") {
+  for (const std::string algorithm : {"ring", "recursive_doubling", "auto"}) {
+    CAPTURE(algorithm);
+    const json result = bench(
+        "allreduce --provider shm --ranks 2,3 --sizes 4096,262144 "
+        "--iterations 2 --warmup 0 --algorithm " +
+        algorithm);
+    CHECK(result.at("algorithm") == algorithm);
+    REQUIRE(result.at("rows").size() == 4);
+    for (const json& row : result["rows"]) CHECK(row.at("wrong") == 0);
+  }
+  auto unknown = run_command(kFaultline + " bench allreduce --provider shm --algorithm tree");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("--algorithm") && Catch::Contains("tree"));
+}
+
 TEST_CASE("bench prints its tables as the field's tools do: ib_send_lat's, nccl-tests'",
           "[integration][ofi]") {
   auto latency = run_command(kFaultline +

@@ -3,14 +3,15 @@
 #include "faultline/protocols/collective/ring.hpp"
 
 #include <catch2/catch.hpp>
-#include <future>
 #include <numeric>
 
+#include "every_rank.hpp"
 #include "support/status_assertions.hpp"
 #include "support/transport_pair.hpp"
 
 using namespace faultline::protocols::collective;
 using faultline::Status;
+using faultline::testing::require_all_ok;
 using faultline::transports::Target;
 
 namespace {
@@ -47,24 +48,11 @@ struct RingFixture {
     }
   }
 
-  // Runs `work(rank)` on every rank at once; the statuses in rank order.
   template <typename Work>
   std::vector<Status> on_every_rank(Work work) {
-    std::vector<std::future<Status>> running;
-    for (size_t i = 0; i < rings.size(); ++i)
-      running.push_back(std::async(std::launch::async, [&work, i] { return work(i); }));
-    std::vector<Status> statuses;
-    for (auto& future : running) statuses.push_back(future.get());
-    return statuses;
+    return faultline::testing::on_every_rank(rings.size(), work);
   }
 };
-
-void require_all_ok(const std::vector<Status>& statuses) {
-  for (size_t i = 0; i < statuses.size(); ++i) {
-    INFO("rank " << i << ": " << (statuses[i].ok() ? "ok" : statuses[i].error().describe()));
-    REQUIRE(statuses[i].ok());
-  }
-}
 
 }  // namespace
 

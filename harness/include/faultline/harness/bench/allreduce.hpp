@@ -5,10 +5,11 @@
 
 #include "faultline/core/status.hpp"
 #include "faultline/harness/scenario/builtin_scenarios.hpp"
+#include "faultline/protocols/collective/allreduce_algorithm.hpp"
 
 namespace faultline::harness::bench {
 
-/// One (ranks, size) of ring allreduce, float32 sum; bandwidths as nccl-tests define them.
+/// One (ranks, size) of allreduce, float32 sum; bandwidths as nccl-tests define them.
 struct AllreduceRow {
   size_t ranks = 0;
   size_t bytes = 0;
@@ -33,9 +34,12 @@ struct AllreduceOptions {
   /// measure what checking costs (MLX JACCL's fix cost about 1 us of a 16 KiB allreduce).
   /// The sum is checked either way.
   bool check_status = true;
+  /// The ring, recursive doubling, or for each size the one `algorithm_for` picks.
+  protocols::collective::AllreduceAlgorithm algorithm =
+      protocols::collective::AllreduceAlgorithm::kAuto;
 };
 
-/// The protocols' ring allreduce with each rank on its own device and thread, as the agents
+/// The protocols' allreduce with each rank on its own device and thread, as the agents
 /// of a collective scenario hold them; every iteration's sum is checked.
 Result<std::vector<AllreduceRow>> run_allreduce(const AllreduceOptions& options);
 

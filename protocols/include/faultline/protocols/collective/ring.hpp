@@ -24,6 +24,9 @@ struct RingLink {
   transports::Endpoint& from_prev;
   size_t rank = 0;
   size_t size = 1;
+  /// How the ring's errors name this rank; empty: "rank N". Recursive doubling's pairs are
+  /// rings of two, named by the ranks of the whole collective ("rank 5 with rank 4").
+  std::string name;
 };
 
 struct RingOptions {
@@ -70,6 +73,9 @@ class Ring {
 
   /// Sends `out` to the next rank while receiving exactly `in.size()` bytes from the previous.
   Status exchange(std::span<const std::byte> out, std::span<std::byte> in);
+  /// `exchange`, but each chunk received is summed into `in` (as `type`) where it lands.
+  /// `out` may be `in`: what is sent is staged before anything is received.
+  Status exchange_reduce(std::span<const std::byte> out, std::span<std::byte> in, DataType type);
   /// Sum over all ranks, in place.
   Status allreduce(std::span<std::byte> data, DataType type);
   /// Afterwards this rank's own segment (`segment(rank)`) of `data` holds the sum.
@@ -93,6 +99,7 @@ class Ring {
   class Exchange;
   Ring(RingLink link, RingOptions options, transports::RegisteredBuffer send, ReceiveSlots slots);
   Status check(const transports::Completion& completion, const char* expected_op);
+  const std::string& name() const { return link_.name; }
   /// `exchange`, or with `reduce` each chunk received is summed into `in` instead of copied.
   Status run_exchange(std::span<const std::byte> out, std::span<std::byte> in,
                       std::optional<DataType> reduce);

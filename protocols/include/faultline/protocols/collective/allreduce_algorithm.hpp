@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace faultline::protocols::collective {
+
+/// How an allreduce moves its data: the ring (bandwidth-bound: 2 (n - 1) steps of 1/n of the
+/// message), recursive doubling (latency-bound: log2 n steps of all of it), or `kAuto`, the one
+/// of the two for the message's size.
+enum class AllreduceAlgorithm { kRing, kRecursiveDoubling, kAuto };
+
+std::string_view to_string(AllreduceAlgorithm algorithm);
+/// "ring", "recursive_doubling" or "auto".
+std::optional<AllreduceAlgorithm> allreduce_algorithm_from_string(std::string_view name);
+
+/// Up to this many bytes `kAuto` takes recursive doubling, above it the ring (measured with
+/// `faultline bench allreduce` on ofi tcp and shm at 2 to 4 ranks: BENCHMARKS.md).
+inline constexpr size_t kDoublingUpToBytes = size_t{128} * 1024;
+
+/// `algorithm` for one message of `bytes`: kAuto resolved, the others as they are.
+AllreduceAlgorithm algorithm_for(AllreduceAlgorithm algorithm, size_t bytes);
+
+}  // namespace faultline::protocols::collective
