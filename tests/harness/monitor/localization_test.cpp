@@ -245,6 +245,37 @@ TEST_CASE("a healthy agent whose only judged pairs are with slow NICs is not nam
   CHECK(named(found) == std::vector<std::string>{"agent n3", "agent n4", "rail rail1"});
 }
 
+TEST_CASE("healthy agents whose fast pairs all waited do not set the fabric's median", "[unit]") {
+  // Measured beside stress-ng (ctest -L ofi, run 2 of three): n3 and n4 answer 12 ms late,
+  // and the busy hosts left n1 and n6 judged only with them, while their pairs with the healthy
+  // agents waited and left under a millisecond less their waits. Four of six agents' fastest
+  // judged pairs were 12 ms: the fabric's median was 12 ms and nothing was slow.
+  Rail1Late round(11e-6, 12.3e-3, 24e-3);
+  for (auto& pair : round.pairs) {
+    const bool healthy = !touches(pair, "n3") && !touches(pair, "n4");
+    if (!healthy || !(touches(pair, "n1") || touches(pair, "n6"))) continue;
+    busy_hosts(pair);
+    pair.host->residual_p10 = 0.4e-3;
+  }
+  const auto found = localize(round.six, round.pairs, {});
+  CHECK(found.median_rtt == Approx(11e-6));
+  CHECK(named(found) == std::vector<std::string>{"agent n3", "agent n4", "rail rail1"});
+}
+
+TEST_CASE("a healthy loaded round keeps every agent in the fabric's median", "[unit]") {
+  // The same busy pairs without a slow NIC: no agent's fastest judged pair is far from the
+  // round's fastest, so none is left out, and nothing is named.
+  Rail1Late round(11e-6, 14e-6, 16e-6);
+  for (auto& pair : round.pairs) {
+    if (!(touches(pair, "n1") || touches(pair, "n6")) || touches(pair, "n3")) continue;
+    busy_hosts(pair);
+    pair.host->residual_p10 = 0.0;
+  }
+  const auto found = localize(round.six, round.pairs, {});
+  CHECK(found.suspects.empty());
+  CHECK(found.median_rtt == Approx(14e-6));
+}
+
 TEST_CASE("a slow NIC's busy pairs are judged against the healthy busy pairs, not between",
           "[unit]") {
   // Measured beside stress-ng: n3's pairs with n1, n2 and n6 waited too often to judge, and
