@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
         op->run();
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
         if (i >= warmup) seconds.push_back(took.count());
-        const float base = float(size * (size - 1) / 2);
+        const float base = float(size * (size - 1)) / 2.0F;
         for (int e = 0; e < count; ++e) {
           const float expected = base + float(size * (e % 7));
           if (data[size_t(e)] != expected) {
