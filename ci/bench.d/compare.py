@@ -171,7 +171,7 @@ def allreduce_rows(table, provider, samples):
                     size_label(int(size)), ours, theirs, 1.0, True, "x")
 
 
-def gloo_rows(table, samples, ours="ofi tcp", transport="tcp"):
+def gloo_rows(table, samples, label="ofi tcp", transport="tcp"):
     """faultline against Gloo over Gloo's own transport: against its ring, and against the
     fastest of its algorithms at that point; at 64 KiB and 4 ranks also against the better of
     Open MPI and Gloo (the latency-bound point recursive doubling is for). Target <= 1.0."""
@@ -186,15 +186,15 @@ def gloo_rows(table, samples, ours="ofi tcp", transport="tcp"):
             ours = statistics.median(r["faultline"][size] for r in reps)
             gloo = {a[5:]: statistics.median(r[a][size] for r in reps) for a in algorithms}
             best = min(gloo, key=gloo.get)
-            table.ratio(f"{ours} vs Gloo ring ({transport}): allreduce (median)", what,
+            table.ratio(f"{label} vs Gloo ring ({transport}): allreduce (median)", what,
                         ours, gloo["ring"], 1.0, True, "us")
-            table.ratio(f"{ours} vs Gloo's fastest of {', '.join(sorted(gloo))} "
+            table.ratio(f"{label} vs Gloo's fastest of {', '.join(sorted(gloo))} "
                         f"({transport}): allreduce (median; fastest here: {best})", what, ours,
                         gloo[best], 1.0, True, "us")
             if ranks == 4 and int(size) == 65536 and "reference" in reps[0]:
                 mpi = statistics.median(r["reference"][size] for r in reps)
                 better = "Open MPI" if mpi < gloo[best] else f"Gloo {best}"
-                table.ratio(f"{ours} vs the better of Open MPI and Gloo: allreduce "
+                table.ratio(f"{label} vs the better of Open MPI and Gloo: allreduce "
                             f"(median; better here: {better})", what, ours,
                             min(mpi, gloo[best]), 1.0, True, "us")
 
@@ -231,6 +231,7 @@ def rxe_rows(table, rxe):
         table.ratio(f"verbs {device}: idle fault decorator vs none (median one-way)",
                     size_label(sample["size"]), median_of(reps, "decorated", "median_us"),
                     median_of(reps, "plain", "median_us"), 1.02, True, "us")
+    gloo_rows(table, rxe.get("allreduce", []), f"verbs {device}", "ibverbs")
 
 
 def main():

@@ -5,7 +5,8 @@
 // a barrier; its time is the slowest rank's (one max-allreduce of every rank's times at the
 // end), and rank 0 prints the median over the iterations, one JSON line per size:
 //   {"ranks": 4, "bytes": 65536, "iterations": 20, "median_us": 812.4, "algorithm": "ring"}
-// The ranks are processes that meet in STORE_DIR (a FileStore; an empty folder per launch).
+// The ranks are processes that meet in STORE_DIR (a FileStore; an empty folder per launch),
+// there at the start and again at the end.
 // TRANSPORT: tcp (on 127.0.0.1) or ibverbs:DEVICE:GID_INDEX.
 // ALGORITHM: ring, ring_chunked, halving_doubling or bcube (Gloo's own classes).
 // Usage: gloo_allreduce TRANSPORT RANK SIZE STORE_DIR ALGORITHM ITERATIONS WARMUP BYTES...
@@ -54,6 +55,81 @@ std::unique_ptr<gloo::Algorithm> allreduce(const std::string& name,
   return nullptr;
 }
 
+// One size's buffers and operations.
+struct Size {
+  std::vector<float> data;
+  std::vector<double> seconds;
+  std::unique_ptr<gloo::Algorithm> op;
+  std::unique_ptr<gloo::Algorithm> slowest;
+};
+
+struct Run {
+  std::shared_ptr<gloo::Context> context;
+  int rank;
+  int size;
+  std::string name;
+  int iterations;
+  int warmup;
+};
+
+// Measures and checks one size into `measured`; rank 0 prints its JSON line. Returns the
+// exit code to leave with, 0 to go on.
+int measure(const Run& run, gloo::BarrierAllToAll& barrier, long bytes, Size& measured) {
+  const int count = static_cast<int>(bytes / long(sizeof(float)));
+  auto& data = measured.data;
+  data.resize(static_cast<size_t>(count));
+  measured.op = allreduce<float>(run.name, run.context, data.data(), count,
+                                 gloo::ReductionFunction<float>::sum);
+  if (!measured.op) {
+    std::fprintf(stderr, "gloo_allreduce: unknown algorithm %s\n", run.name.c_str());
+    return 2;
+  }
+  auto& seconds = measured.seconds;
+  const float base = float(run.size * (run.size - 1)) / 2.0F;
+  for (int i = 0; i < run.warmup + run.iterations; ++i) {
+    for (int e = 0; e < count; ++e) data[size_t(e)] = float(run.rank + e % 7);
+    barrier.run();
+    const auto started = std::chrono::steady_clock::now();
+    measured.op->run();
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    if (i >= run.warmup) seconds.push_back(took.count());
+    for (int e = 0; e < count; ++e) {
+      const float expected = base + float(run.size * (e % 7));
+      if (data[size_t(e)] != expected) {
+        std::fprintf(stderr, "gloo_allreduce: rank %d: element %d is %g, expected %g\n", run.rank,
+                     e, double(data[size_t(e)]), double(expected));
+        return 3;
+      }
+    }
+  }
+  // Each iteration's time is its slowest rank's.
+  measured.slowest = allreduce<double>("ring", run.context, seconds.data(), run.iterations,
+                                       gloo::ReductionFunction<double>::max);
+  measured.slowest->run();
+  std::sort(seconds.begin(), seconds.end());
+  if (run.rank == 0)
+    std::printf(
+        "{\"ranks\": %d, \"bytes\": %ld, \"iterations\": %d, \"median_us\": %.1f, "
+        "\"algorithm\": \"%s\"}\n",
+        run.size, bytes, run.iterations, seconds[size_t(run.iterations / 2)] * 1e6,
+        run.name.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+// Nobody leaves before every rank has measured, and the ranks meet for that in the store, not
+// over the transport: with a barrier of Gloo's own as the last message, a rank through it
+// could exit before that message had left. Over tcp Gloo then failed the barrier of a rank
+// still in it ("Connection closed by peer"); over ibverbs (rxe0 in the lane) rank 0 stayed in
+// it after its peers had exited.
+void wait_for_every_rank(gloo::rendezvous::Store& store, int rank, int size) {
+  store.set("finished-" + std::to_string(rank), {'1'});
+  std::vector<std::string> finished(static_cast<size_t>(size));
+  for (int peer = 0; peer < size; ++peer)
+    finished[size_t(peer)] = "finished-" + std::to_string(peer);
+  store.wait(finished);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,11 +140,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string transport = argv[1];
-  const int rank = std::atoi(argv[2]);
-  const int size = std::atoi(argv[3]);
-  const std::string name = argv[5];
-  const int iterations = std::atoi(argv[6]);
-  const int warmup = std::atoi(argv[7]);
+  Run run{nullptr, std::atoi(argv[2]), std::atoi(argv[3]),
+          argv[5], std::atoi(argv[6]), std::atoi(argv[7])};
   try {
     auto device = device_for(transport);
     if (!device) {
@@ -77,58 +150,20 @@ int main(int argc, char** argv) {
       return 2;
     }
     gloo::rendezvous::FileStore store(argv[4]);
-    auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    auto context = std::make_shared<gloo::rendezvous::Context>(run.rank, run.size);
     context->connectFullMesh(store, device);
+    run.context = context;
     gloo::BarrierAllToAll barrier(context);
+    // Every size's operations and their memory stay until the exit: a Gloo ibverbs buffer
+    // destroyed with a send not yet completed aborts the process ("Destructing buffer
+    // expecting completions"), and an operation's last send may still be in flight.
+    std::vector<std::unique_ptr<Size>> sizes;
     for (int arg = 8; arg < argc; ++arg) {
-      const long bytes = std::atol(argv[arg]);
-      const int count = static_cast<int>(bytes / long(sizeof(float)));
-      std::vector<float> data(static_cast<size_t>(count));
-      auto op =
-          allreduce<float>(name, context, data.data(), count, gloo::ReductionFunction<float>::sum);
-      if (!op) {
-        std::fprintf(stderr, "gloo_allreduce: unknown algorithm %s\n", name.c_str());
-        return 2;
-      }
-      std::vector<double> seconds;
-      for (int i = 0; i < warmup + iterations; ++i) {
-        for (int e = 0; e < count; ++e) data[size_t(e)] = float(rank + e % 7);
-        barrier.run();
-        const auto started = std::chrono::steady_clock::now();
-        op->run();
-        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-        if (i >= warmup) seconds.push_back(took.count());
-        const float base = float(size * (size - 1)) / 2.0F;
-        for (int e = 0; e < count; ++e) {
-          const float expected = base + float(size * (e % 7));
-          if (data[size_t(e)] != expected) {
-            std::fprintf(stderr, "gloo_allreduce: rank %d: element %d is %g, expected %g\n", rank,
-                         e, double(data[size_t(e)]), double(expected));
-            return 3;
-          }
-        }
-      }
-      // Each iteration's time is its slowest rank's.
-      auto slowest = allreduce<double>("ring", context, seconds.data(), iterations,
-                                       gloo::ReductionFunction<double>::max);
-      slowest->run();
-      std::sort(seconds.begin(), seconds.end());
-      if (rank == 0)
-        std::printf(
-            "{\"ranks\": %d, \"bytes\": %ld, \"iterations\": %d, \"median_us\": %.1f, "
-            "\"algorithm\": \"%s\"}\n",
-            size, bytes, iterations, seconds[size_t(iterations / 2)] * 1e6, name.c_str());
-      std::fflush(stdout);
+      const int code = measure(run, barrier, std::atol(argv[arg]),
+                               *sizes.emplace_back(std::make_unique<Size>()));
+      if (code != 0) return code;
     }
-    // Nobody leaves before every rank has measured. A rank through this barrier may exit
-    // before its own last message has left, and Gloo then fails the barrier of a rank still
-    // in it ("Connection closed by peer"): everything is measured and checked by then. Over
-    // ibverbs (rxe0 in the lane) rank 0 instead stayed in this barrier after its peers had
-    // exited; ci/bench runs this program over tcp only.
-    try {
-      barrier.run();
-    } catch (const std::exception&) {
-    }
+    wait_for_every_rank(store, run.rank, run.size);
     // Gloo's teardown races its device thread (tests/sut/gloo_allreduce.cpp): leave as is.
     std::exit(0);
   } catch (const std::exception& error) {
