@@ -173,7 +173,8 @@ def allreduce_rows(table, provider, samples):
 
 def gloo_rows(table, samples, label="ofi tcp", transport="tcp"):
     """faultline against Gloo over Gloo's own transport: against its ring, and against the
-    fastest of its algorithms at that point; at 64 KiB and 4 ranks also against the better of
+    fastest of its algorithms at that point; where measured, faultline's halving-doubling
+    against Gloo's; at 64 KiB and 4 ranks also against the better of
     Open MPI and Gloo (the latency-bound point recursive doubling is for). Target <= 1.0."""
     for sample in samples:
         reps = sample["repetitions"]
@@ -191,6 +192,11 @@ def gloo_rows(table, samples, label="ofi tcp", transport="tcp"):
             table.ratio(f"{label} vs Gloo's fastest of {', '.join(sorted(gloo))} "
                         f"({transport}): allreduce (median; fastest here: {best})", what, ours,
                         gloo[best], 1.0, True, "us")
+            if "faultline_halving_doubling" in reps[0]:
+                halving = statistics.median(r["faultline_halving_doubling"][size] for r in reps)
+                table.ratio(f"{label} halving_doubling vs Gloo halving_doubling ({transport}): "
+                            "allreduce (median)", what, halving, gloo["halving_doubling"], 1.0,
+                            True, "us")
             if ranks == 4 and int(size) == 65536 and "reference" in reps[0]:
                 mpi = statistics.median(r["reference"][size] for r in reps)
                 better = "Open MPI" if mpi < gloo[best] else f"Gloo {best}"

@@ -425,8 +425,8 @@ def rxe(args):
 
 
 def gloo_ibverbs_allreduce(args, target, gid):
-    """faultline's allreduce on the device against each of Gloo's algorithms over Gloo's
-    ibverbs transport on the same device. In the TCG guest a 4-rank 16 MiB operation takes
+    """faultline's allreduce on the device (`--algorithm auto`, and halving-doubling) against
+    each of Gloo's algorithms over Gloo's ibverbs transport on the same device. In the TCG guest a 4-rank 16 MiB operation takes
     about 3.5 s, so 5 measured operations and 1 warm-up per size (2 and 1 with --quick), and
     at most 3 repetitions."""
     iterations, warmup = (2, 1) if args.quick else (5, 1)
@@ -434,7 +434,10 @@ def gloo_ibverbs_allreduce(args, target, gid):
     samples = []
     for ranks in (2, 3, 4):
         named = [("faultline", lambda: faultline_allreduce(args.faultline, target, ranks,
-                                                           iterations, warmup))]
+                                                           iterations, warmup)),
+                 ("faultline_halving_doubling", lambda: faultline_allreduce(
+                     args.faultline, target, ranks, iterations, warmup,
+                     ["--algorithm", "halving_doubling"]))]
         named += [(f"gloo_{algorithm}",
                    lambda algorithm=algorithm: gloo_allreduce(
                        args.gloo_allreduce, transport, ranks, algorithm, iterations, warmup))

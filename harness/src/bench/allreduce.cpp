@@ -81,7 +81,8 @@ Status connect_ring(CollectiveRanks& ranks, const RingOptions& options) {
 }
 
 // Rank i and each of its partners p: i's to_peer[p] sends to p's from_peer[i], and back.
-Status connect_doubling(CollectiveRanks& ranks, const RingOptions& options) {
+Status connect_doubling(CollectiveRanks& ranks, const RingOptions& options,
+                        protocols::collective::DoublingExchange exchange) {
   const size_t n = ranks.devices.size();
   std::vector<std::map<size_t, transports::Endpoint*>> to_peer(n);
   std::vector<std::map<size_t, transports::Endpoint*>> from_peer(n);
@@ -102,7 +103,7 @@ Status connect_doubling(CollectiveRanks& ranks, const RingOptions& options) {
     DoublingLink link{*ranks.devices[i], {}, i, n};
     for (size_t p : doubling_partners(i, n))
       link.partners.push_back({p, *to_peer[i].at(p), *from_peer[i].at(p)});
-    auto created = RecursiveDoubling::create(std::move(link), options);
+    auto created = RecursiveDoubling::create(std::move(link), options, exchange);
     if (!created.ok()) return created.error();
     ranks.doublings.push_back(std::move(created).value());
   }
@@ -119,10 +120,21 @@ Result<CollectiveRanks> open_ranks(const AllreduceOptions& options, size_t n, si
   const RingOptions ring_options{.chunk_bytes = options.chunk_bytes,
                                  .capacity = std::max<size_t>(bytes, 1),
                                  .check_status = options.check_status};
-  const bool doubling = algorithm_for(options.algorithm, bytes) ==
-                        protocols::collective::AllreduceAlgorithm::kRecursiveDoubling;
-  FAULTLINE_RETURN_IF_ERROR(doubling ? connect_doubling(ranks, ring_options)
-                                     : connect_ring(ranks, ring_options));
+  using protocols::collective::AllreduceAlgorithm;
+  using protocols::collective::DoublingExchange;
+  switch (algorithm_for(options.algorithm, bytes)) {
+    case AllreduceAlgorithm::kRecursiveDoubling:
+      FAULTLINE_RETURN_IF_ERROR(
+          connect_doubling(ranks, ring_options, DoublingExchange::kWholeMessage));
+      break;
+    case AllreduceAlgorithm::kHalvingDoubling:
+      FAULTLINE_RETURN_IF_ERROR(connect_doubling(ranks, ring_options, DoublingExchange::kHalving));
+      break;
+    case AllreduceAlgorithm::kRing:
+    case AllreduceAlgorithm::kAuto:  // resolved by algorithm_for: never left here
+      FAULTLINE_RETURN_IF_ERROR(connect_ring(ranks, ring_options));
+      break;
+  }
   return ranks;
 }
 

@@ -400,10 +400,10 @@ CLI::App* add_allreduce(CLI::App* bench, BenchCommand& command) {
       ->delimiter(',')
       ->capture_default_str();
   a->add_option("--algorithm", command.allreduce_algorithm,
-                "ring; recursive_doubling; or auto: recursive doubling up to " +
+                "ring; recursive_doubling; halving_doubling; or auto: recursive doubling up to " +
                     std::to_string(protocols::collective::kDoublingUpToBytes / 1024) +
                     " KiB, the ring above")
-      ->check(CLI::IsMember({"ring", "recursive_doubling", "auto"}))
+      ->check(CLI::IsMember({"ring", "recursive_doubling", "halving_doubling", "auto"}))
       ->capture_default_str();
   a->add_option("--chunk-bytes", allreduce.chunk_bytes, "Chunk size of each exchange")
       ->check(CLI::PositiveNumber)

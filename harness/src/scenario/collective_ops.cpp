@@ -99,11 +99,12 @@ StepResult connect_ring(StepState& state, RingSession& session,
              " connected to both neighbours");
 }
 
-// Recursive doubling: for each partner p, this rank's to[p] connected to p's from[rank], and
-// its from[p] to p's to[rank].
+// Recursive doubling or halving-doubling: for each partner p, this rank's to[p] connected to
+// p's from[rank], and its from[p] to p's to[rank].
 StepResult connect_doubling(StepState& state, RingSession& session,
                             const transports::EndpointConfig& config,
-                            const protocols::collective::RingOptions& options) {
+                            const protocols::collective::RingOptions& options,
+                            protocols::collective::DoublingExchange exchange) {
   const std::vector<size_t> partners =
       protocols::collective::doubling_partners(state.rank, state.size);
   json to = json::object();
@@ -136,12 +137,11 @@ StepResult connect_doubling(StepState& state, RingSession& session,
     return broken(
         Error{ErrorCode::kProtocolViolation, std::string("doubling peer info: ") + e.what()});
   }
-  auto doubling = RecursiveDoubling::create(std::move(link), options);
+  auto doubling = RecursiveDoubling::create(std::move(link), options, exchange);
   if (!doubling.ok()) return broken(doubling.error());
   session.doubling = std::move(doubling).value();
   return met("rank " + std::to_string(state.rank) + " of " + std::to_string(state.size) +
-             " connected to its " + std::to_string(partners.size()) +
-             " recursive-doubling partner(s)");
+             " connected to its " + std::to_string(partners.size()) + " doubling partner(s)");
 }
 
 StepResult ring_connect(StepState& state, const json& step) {
@@ -157,9 +157,14 @@ StepResult ring_connect(StepState& state, const json& step) {
   options.max_recvs_in_flight = step.value("max_recvs_in_flight", options.max_recvs_in_flight);
   options.check_status = step.value("check_status", true);
   options.over_post_receives = step.value("mutation", "") == "over_post_receives";
-  const bool doubling = step.value("algorithm", "ring") == "recursive_doubling";
-  StepResult connected = doubling ? connect_doubling(state, session, config, options)
-                                  : connect_ring(state, session, config, options);
+  const std::string algorithm = step.value("algorithm", "ring");
+  using protocols::collective::DoublingExchange;
+  StepResult connected =
+      algorithm == "ring"
+          ? connect_ring(state, session, config, options)
+          : connect_doubling(state, session, config, options,
+                             algorithm == "halving_doubling" ? DoublingExchange::kHalving
+                                                             : DoublingExchange::kWholeMessage);
   if (!session.ring && !session.doubling) return connected;
   // Endpoints are connected on both ends before any rank sends.
   if (auto ready = state.link->barrier("ring.connected"); !ready.ok()) return broken(ready.error());
@@ -293,8 +298,8 @@ StepResult collective(StepState& state, const json& step, const std::string& op)
   RecursiveDoubling* doubling = session.value()->doubling.get();
   if (doubling && op != "allreduce")
     return broken("collective." + op +
-                  " runs on the ring: this ring.connect's algorithm is "
-                  "recursive_doubling, which has only allreduce");
+                  " runs on the ring: this ring.connect's algorithm (recursive_doubling or "
+                  "halving_doubling) has only allreduce");
   CollectiveCall call;
   call.op = op;
   call.elements = step.at("elements");

@@ -6,6 +6,7 @@ std::string_view to_string(AllreduceAlgorithm algorithm) {
   switch (algorithm) {
     case AllreduceAlgorithm::kRing: return "ring";
     case AllreduceAlgorithm::kRecursiveDoubling: return "recursive_doubling";
+    case AllreduceAlgorithm::kHalvingDoubling: return "halving_doubling";
     case AllreduceAlgorithm::kAuto: return "auto";
   }
   return "auto";
@@ -13,7 +14,7 @@ std::string_view to_string(AllreduceAlgorithm algorithm) {
 
 std::optional<AllreduceAlgorithm> allreduce_algorithm_from_string(std::string_view name) {
   for (auto algorithm : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling,
-                         AllreduceAlgorithm::kAuto})
+                         AllreduceAlgorithm::kHalvingDoubling, AllreduceAlgorithm::kAuto})
     if (name == to_string(algorithm)) return algorithm;
   return std::nullopt;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 namespace faultline::protocols::collective {
 
@@ -11,6 +12,21 @@ size_t largest_power_of_two_at_most(size_t n) {
   size_t power = 1;
   while (power * 2 <= n) power *= 2;
   return power;
+}
+
+// A run of whole elements of the message.
+struct Window {
+  size_t begin = 0;
+  size_t count = 0;
+};
+
+// The part of `whole` a rank keeps at a step of halving-doubling and the part it gives its
+// partner: the lower part (the smaller one for an odd count) to the rank whose bit of the step
+// is 0, the upper to the other, so both sides agree on every size without telling each other.
+std::pair<Window, Window> split(Window whole, bool upper) {
+  const Window low{whole.begin, whole.count / 2};
+  const Window high{whole.begin + low.count, whole.count - low.count};
+  return upper ? std::pair{high, low} : std::pair{low, high};
 }
 
 }  // namespace
@@ -24,13 +40,14 @@ std::vector<size_t> doubling_partners(size_t rank, size_t size) {
   return partners;
 }
 
-RecursiveDoubling::RecursiveDoubling(size_t rank, size_t size,
+RecursiveDoubling::RecursiveDoubling(size_t rank, size_t size, DoublingExchange exchange,
                                      std::vector<std::unique_ptr<Ring>> pairs)
-    : rank_(rank), size_(size), pairs_(std::move(pairs)) {}
+    : rank_(rank), size_(size), exchange_(exchange), pairs_(std::move(pairs)) {}
 RecursiveDoubling::~RecursiveDoubling() = default;
 
 Result<std::unique_ptr<RecursiveDoubling>> RecursiveDoubling::create(DoublingLink link,
-                                                                     RingOptions options) {
+                                                                     RingOptions options,
+                                                                     DoublingExchange exchange) {
   const std::vector<size_t> expected = link.size == 0 || link.rank >= link.size
                                            ? std::vector<size_t>{}
                                            : doubling_partners(link.rank, link.size);
@@ -60,7 +77,7 @@ Result<std::unique_ptr<RecursiveDoubling>> RecursiveDoubling::create(DoublingLin
     pairs.push_back(std::move(ring).value());
   }
   return std::unique_ptr<RecursiveDoubling>(
-      new RecursiveDoubling(link.rank, link.size, std::move(pairs)));
+      new RecursiveDoubling(link.rank, link.size, exchange, std::move(pairs)));
 }
 
 Status RecursiveDoubling::allreduce(std::span<std::byte> data, DataType type) {
@@ -71,11 +88,40 @@ Status RecursiveDoubling::allreduce(std::span<std::byte> data, DataType type) {
     return pairs_[0]->exchange({}, data);
   }
   const bool has_extra = rank_ + core < size_;
-  size_t pair = 0;
-  if (has_extra) FAULTLINE_RETURN_IF_ERROR(pairs_[pair++]->exchange_reduce({}, data, type));
-  for (; pair < pairs_.size(); ++pair)
-    FAULTLINE_RETURN_IF_ERROR(pairs_[pair]->exchange_reduce(data, data, type));
+  if (has_extra) FAULTLINE_RETURN_IF_ERROR(pairs_[0]->exchange_reduce({}, data, type));
+  const size_t first = has_extra ? 1 : 0;
+  FAULTLINE_RETURN_IF_ERROR(exchange_ == DoublingExchange::kHalving
+                                ? halving(data, type, first)
+                                : whole_message(data, type, first));
   if (has_extra) return pairs_[0]->exchange(data, {});
+  return {};
+}
+
+Status RecursiveDoubling::whole_message(std::span<std::byte> data, DataType type, size_t first) {
+  for (size_t pair = first; pair < pairs_.size(); ++pair)
+    FAULTLINE_RETURN_IF_ERROR(pairs_[pair]->exchange_reduce(data, data, type));
+  return {};
+}
+
+Status RecursiveDoubling::halving(std::span<std::byte> data, DataType type, size_t first) {
+  const size_t element = element_size(type);
+  const auto bytes = [&](Window window) {
+    return data.subspan(window.begin * element, window.count * element);
+  };
+  // wholes[k]: the window this rank sums before step k (the whole message at first).
+  std::vector<Window> wholes{{0, data.size() / element}};
+  for (size_t pair = first; pair < pairs_.size(); ++pair) {
+    const auto [kept, given] = split(wholes.back(), (rank_ & (size_t{1} << (pair - first))) != 0);
+    FAULTLINE_RETURN_IF_ERROR(pairs_[pair]->exchange_reduce(bytes(given), bytes(kept), type));
+    wholes.push_back(kept);
+  }
+  // Back up the same steps: the summed part this rank kept to the partner, the partner's into
+  // the part it gave.
+  for (size_t pair = pairs_.size(); pair-- > first;) {
+    wholes.pop_back();
+    const auto [kept, given] = split(wholes.back(), (rank_ & (size_t{1} << (pair - first))) != 0);
+    FAULTLINE_RETURN_IF_ERROR(pairs_[pair]->exchange(bytes(kept), bytes(given)));
+  }
   return {};
 }
 

@@ -115,7 +115,7 @@ TEST_CASE("bench allreduce sums on a ring of 2 and 3 and reports bus bandwidth",
 }
 
 TEST_CASE("bench allreduce runs either algorithm by name, and auto by size", "[integration][ofi]") {
-  for (const std::string algorithm : {"ring", "recursive_doubling", "auto"}) {
+  for (const std::string algorithm : {"ring", "recursive_doubling", "halving_doubling", "auto"}) {
     CAPTURE(algorithm);
     const json result = bench(
         "allreduce --provider shm --ranks 2,3 --sizes 4096,262144 "

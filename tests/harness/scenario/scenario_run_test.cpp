@@ -169,9 +169,10 @@ TEST_CASE("ring scenarios run once over all agents: rings of 3 and 4", "[integra
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
     const auto runs = report_in(dir.path()).at("scenarios");
-    // One run each of the 12 collective scenarios (10 on the ring, 2 on recursive doubling,
-    // whose 3 ranks have an extra rank and 4 none): a collective is every agent at once.
-    REQUIRE(runs.size() == 12);
+    // One run each of the 13 collective scenarios (10 on the ring, 2 on recursive doubling, 1
+    // on halving-doubling, whose 3 ranks have an extra rank and 4 none): a collective is every
+    // agent at once.
+    REQUIRE(runs.size() == 13);
     for (const auto& run : runs) {
       CHECK(run.at("verdict") == "pass");
       CHECK(run.at("agents").at("ranks").size() == std::stoul(agents));

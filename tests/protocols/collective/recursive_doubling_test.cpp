@@ -24,7 +24,8 @@ struct DoublingFixture {
   std::vector<std::unique_ptr<Endpoint>> endpoints;
   std::vector<std::unique_ptr<RecursiveDoubling>> ranks;
 
-  DoublingFixture(const Target& target, size_t size, RingOptions options = {}) {
+  DoublingFixture(const Target& target, size_t size, RingOptions options = {},
+                  DoublingExchange exchange = DoublingExchange::kWholeMessage) {
     faultline::transports::EndpointConfig config;
     config.send_depth = 64;
     config.recv_depth = 64;
@@ -53,7 +54,7 @@ struct DoublingFixture {
       DoublingLink link{*devices[i], {}, i, size};
       for (size_t p : doubling_partners(i, size))
         link.partners.push_back({p, *to[i][p], *from[i][p]});
-      auto rank = RecursiveDoubling::create(std::move(link), options);
+      auto rank = RecursiveDoubling::create(std::move(link), options, exchange);
       REQUIRE_OK(rank);
       ranks.push_back(std::move(rank).value());
     }
@@ -85,12 +86,13 @@ TEST_CASE("doubling partners pair up both ways, log2 of the ranks each, the extr
   }
 }
 
-TEST_CASE("recursive doubling sums float32 and int32 exactly over 2 to 5 ranks",
+TEST_CASE("recursive doubling and halving-doubling sum float32 and int32 exactly over 2 to 5 ranks",
           "[integration][ofi]") {
+  const auto exchange = GENERATE(DoublingExchange::kWholeMessage, DoublingExchange::kHalving);
   for (const auto& target : {faultline::testing::ofi_tcp(), faultline::testing::ofi_shm()}) {
     for (size_t size : {2U, 3U, 4U, 5U}) {
-      CAPTURE(target.label(), size);
-      DoublingFixture doubling(target, size, {.chunk_bytes = 4096});
+      CAPTURE(target.label(), size, exchange == DoublingExchange::kHalving);
+      DoublingFixture doubling(target, size, {.chunk_bytes = 4096}, exchange);
       const size_t elements = 10007;  // not a multiple of the chunk
       std::vector<std::vector<int32_t>> ints(size, std::vector<int32_t>(elements));
       std::vector<std::vector<float>> floats(size, std::vector<float>(elements));
@@ -144,11 +146,16 @@ TEST_CASE("recursive doubling refuses partner links that are not the rank's part
   CHECK_THAT(wrong.error().message, Catch::Contains("partner 0 is rank 3, expected rank 1"));
 }
 
-TEST_CASE("recursive doubling allreduce over 3 ranks on verbs", "[integration][verbs]") {
-  DoublingFixture doubling(faultline::testing::verbs_device(), 3, {.chunk_bytes = 4096});
+TEST_CASE("recursive doubling over 3 ranks and halving-doubling over 4 on verbs",
+          "[integration][verbs]") {
+  const auto [exchange, size] = GENERATE(table<DoublingExchange, size_t>(
+      {{DoublingExchange::kWholeMessage, 3}, {DoublingExchange::kHalving, 4}}));
+  CAPTURE(size);
+  DoublingFixture doubling(faultline::testing::verbs_device(), size, {.chunk_bytes = 4096},
+                           exchange);
   const size_t elements = 20011;
-  std::vector<std::vector<float>> data(3, std::vector<float>(elements));
-  for (size_t r = 0; r < 3; ++r)
+  std::vector<std::vector<float>> data(size, std::vector<float>(elements));
+  for (size_t r = 0; r < size; ++r)
     for (size_t e = 0; e < elements; ++e) data[r][e] = static_cast<float>((e * 3 + r) % 512);
   require_all_ok(doubling.on_every_rank([&](size_t r) {
     return doubling.ranks[r]->allreduce(std::as_writable_bytes(std::span(data[r])),
@@ -156,8 +163,9 @@ TEST_CASE("recursive doubling allreduce over 3 ranks on verbs", "[integration][v
   }));
   for (size_t e = 0; e < elements; ++e) {
     float expected = 0;
-    for (size_t r = 0; r < 3; ++r) expected += static_cast<float>((e * 3 + r) % 512);
-    if (data[0][e] != expected || data[1][e] != expected || data[2][e] != expected)
-      FAIL("element " << e << ": " << data[0][e] << ", expected " << expected);
+    for (size_t r = 0; r < size; ++r) expected += static_cast<float>((e * 3 + r) % 512);
+    for (size_t r = 0; r < size; ++r)
+      if (data[r][e] != expected)
+        FAIL("rank " << r << " element " << e << ": " << data[r][e] << ", expected " << expected);
   }
 }

@@ -7,12 +7,13 @@
 namespace faultline::protocols::collective {
 
 /// How an allreduce moves its data: the ring (bandwidth-bound: 2 (n - 1) steps of 1/n of the
-/// message), recursive doubling (latency-bound: log2 n steps of all of it), or `kAuto`, the one
-/// of the two for the message's size.
-enum class AllreduceAlgorithm { kRing, kRecursiveDoubling, kAuto };
+/// message), recursive doubling (latency-bound: log2 n steps of all of it), halving-doubling
+/// (the ring's volume in 2 log2 n steps), or `kAuto`: recursive doubling or the ring, by the
+/// message's size.
+enum class AllreduceAlgorithm { kRing, kRecursiveDoubling, kHalvingDoubling, kAuto };
 
 std::string_view to_string(AllreduceAlgorithm algorithm);
-/// "ring", "recursive_doubling" or "auto".
+/// "ring", "recursive_doubling", "halving_doubling" or "auto".
 std::optional<AllreduceAlgorithm> allreduce_algorithm_from_string(std::string_view name);
 
 /// Up to this many bytes `kAuto` takes recursive doubling, above it the ring (measured with

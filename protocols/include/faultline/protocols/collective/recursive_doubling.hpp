@@ -33,6 +33,18 @@ struct DoublingLink {
   size_t size = 1;
 };
 
+/// What each of a core rank's steps exchanges with its partner.
+enum class DoublingExchange {
+  /// The whole message, summed on both sides (recursive doubling): log2(size) steps of all of
+  /// it; for small messages.
+  kWholeMessage,
+  /// Halving-doubling (Rabenseifner's): a reduce-scatter whose every step hands the partner
+  /// half of the rank's current window and sums the other half, then an allgather that
+  /// retraces the steps, each exchanging the rank's whole window. 2 log2(size) steps moving
+  /// 2 (size - 1) / size of the message, as the ring's 2 (size - 1) steps do.
+  kHalving,
+};
+
 /// Allreduce by recursive doubling: log2(size) steps, each exchanging the whole buffer with
 /// one partner and summing what arrives, against the ring's 2 (size - 1) steps of a
 /// size-th of it; for small messages, where the steps' latency dominates. A size that is not
@@ -43,7 +55,9 @@ struct DoublingLink {
 /// Not thread-safe: one thread per rank.
 class RecursiveDoubling {
  public:
-  static Result<std::unique_ptr<RecursiveDoubling>> create(DoublingLink link, RingOptions options);
+  static Result<std::unique_ptr<RecursiveDoubling>> create(
+      DoublingLink link, RingOptions options,
+      DoublingExchange exchange = DoublingExchange::kWholeMessage);
   ~RecursiveDoubling();
   RecursiveDoubling(const RecursiveDoubling&) = delete;
   RecursiveDoubling& operator=(const RecursiveDoubling&) = delete;
@@ -56,10 +70,15 @@ class RecursiveDoubling {
   RingStats stats() const;
 
  private:
-  RecursiveDoubling(size_t rank, size_t size, std::vector<std::unique_ptr<Ring>> pairs);
+  RecursiveDoubling(size_t rank, size_t size, DoublingExchange exchange,
+                    std::vector<std::unique_ptr<Ring>> pairs);
+  /// The core ranks' steps with the pairs past the extra rank's (`first`).
+  Status whole_message(std::span<std::byte> data, DataType type, size_t first);
+  Status halving(std::span<std::byte> data, DataType type, size_t first);
 
   size_t rank_;
   size_t size_;
+  DoublingExchange exchange_;
   std::vector<std::unique_ptr<Ring>> pairs_;  // one per partner, in doubling_partners' order
 };
 
