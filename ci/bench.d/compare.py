@@ -174,8 +174,8 @@ def allreduce_rows(table, provider, samples):
 def gloo_rows(table, samples, label="ofi tcp", transport="tcp"):
     """faultline against Gloo over Gloo's own transport: against its ring, and against the
     fastest of its algorithms at that point; where measured, faultline's halving-doubling
-    against Gloo's; at 64 KiB and 4 ranks also against the better of
-    Open MPI and Gloo (the latency-bound point recursive doubling is for). Target <= 1.0."""
+    against Gloo's; at 64 KiB and 4 ranks also against the better of Open MPI and Gloo (the
+    latency-bound point recursive doubling is for). Target <= 1.0."""
     for sample in samples:
         reps = sample["repetitions"]
         algorithms = sorted(name for name in reps[0] if name.startswith("gloo_"))

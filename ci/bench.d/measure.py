@@ -426,9 +426,9 @@ def rxe(args):
 
 def gloo_ibverbs_allreduce(args, target, gid):
     """faultline's allreduce on the device (`--algorithm auto`, and halving-doubling) against
-    each of Gloo's algorithms over Gloo's ibverbs transport on the same device. In the TCG guest a 4-rank 16 MiB operation takes
-    about 3.5 s, so 5 measured operations and 1 warm-up per size (2 and 1 with --quick), and
-    at most 3 repetitions."""
+    each of Gloo's algorithms over Gloo's ibverbs transport on the same device. In the TCG
+    guest a 4-rank 16 MiB operation takes about 3.5 s, so 5 measured operations and 1 warm-up
+    per size (2 and 1 with --quick), and at most 3 repetitions."""
     iterations, warmup = (2, 1) if args.quick else (5, 1)
     transport = f"ibverbs:{args.device}:{gid}"
     samples = []

@@ -7,6 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/bench/allreduce.hpp"
@@ -391,6 +393,15 @@ CLI::App* add_bandwidth(CLI::App* bench, BenchCommand& command) {
 }
 
 // `bench allreduce` and its options.
+// The names --algorithm takes: each of protocols::collective::kAllreduceAlgorithms.
+std::vector<std::string> allreduce_algorithm_names() {
+  std::vector<std::string> names;
+  names.reserve(protocols::collective::kAllreduceAlgorithms.size());
+  for (auto algorithm : protocols::collective::kAllreduceAlgorithms)
+    names.emplace_back(protocols::collective::to_string(algorithm));
+  return names;
+}
+
 CLI::App* add_allreduce(CLI::App* bench, BenchCommand& command) {
   CLI::App* a = bench->add_subcommand(
       "allreduce", "Allreduce bus bandwidth over 2 to 4 ranks (nccl-tests' busbw)");
@@ -403,7 +414,7 @@ CLI::App* add_allreduce(CLI::App* bench, BenchCommand& command) {
                 "ring; recursive_doubling; halving_doubling; or auto: recursive doubling up to " +
                     std::to_string(protocols::collective::kDoublingUpToBytes / 1024) +
                     " KiB, the ring above")
-      ->check(CLI::IsMember({"ring", "recursive_doubling", "halving_doubling", "auto"}))
+      ->check(CLI::IsMember(allreduce_algorithm_names()))
       ->capture_default_str();
   a->add_option("--chunk-bytes", allreduce.chunk_bytes, "Chunk size of each exchange")
       ->check(CLI::PositiveNumber)

@@ -13,8 +13,7 @@ std::string_view to_string(AllreduceAlgorithm algorithm) {
 }
 
 std::optional<AllreduceAlgorithm> allreduce_algorithm_from_string(std::string_view name) {
-  for (auto algorithm : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling,
-                         AllreduceAlgorithm::kHalvingDoubling, AllreduceAlgorithm::kAuto})
+  for (auto algorithm : kAllreduceAlgorithms)
     if (name == to_string(algorithm)) return algorithm;
   return std::nullopt;
 }

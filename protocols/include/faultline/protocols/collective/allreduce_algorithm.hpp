@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -11,6 +12,9 @@ namespace faultline::protocols::collective {
 /// (the ring's volume in 2 log2 n steps), or `kAuto`: recursive doubling or the ring, by the
 /// message's size.
 enum class AllreduceAlgorithm { kRing, kRecursiveDoubling, kHalvingDoubling, kAuto };
+inline constexpr std::array kAllreduceAlgorithms{
+    AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling,
+    AllreduceAlgorithm::kHalvingDoubling, AllreduceAlgorithm::kAuto};
 
 std::string_view to_string(AllreduceAlgorithm algorithm);
 /// "ring", "recursive_doubling", "halving_doubling" or "auto".
