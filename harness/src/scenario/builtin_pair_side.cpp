@@ -49,7 +49,7 @@ Status PairSide::repost() {
 }
 
 PairSide::Outcome PairSide::expect(Opcode op, uint32_t bytes) {
-  return expect_completion(*endpoint_, first_contact_, op, bytes, timeout_, watcher_);
+  return expect_completion(*endpoint_, first_contact_, op, bytes, timeout_, held_, watcher_);
 }
 
 PairSide::Outcome PairSide::send(size_t bytes, unsigned seed, uint64_t wr_id) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,7 @@ class PairSide {
   transports::RegisteredBuffer region_;
   transports::RemoteBuffer peer_region_;
   FirstContact first_contact_;
+  std::deque<transports::Completion> held_;  // polled before their own wait (expect_completion)
   std::unique_ptr<transports::Endpoint> endpoint_;  // last: gone before the buffers
 };
 
