@@ -32,10 +32,10 @@ class PollWatcher {
 /// The next completion on `op`'s side, which must be a success of `op` (of `byte_len` bytes for
 /// a receive); anything else is the scenario's failure, described (with both addresses, while
 /// nothing got through yet). Sends and receives share the endpoint's queue, and a device may
-/// complete a receive before the send ahead of it (rxe: the peer's next message before its
-/// ACK): a success of the other side polled on the way waits in `held` for its own call. With
-/// a `watcher`, polls itself (spinning a millisecond, then easing off as the transports do) and
-/// tells it of each empty poll.
+/// complete a receive before the send ahead of it (rxe: the peer's next message ahead of the
+/// ACK that completes this side's send): a success of the other side polled on the way waits
+/// in `held` for its own call. With a `watcher`, polls itself (spinning a millisecond, then
+/// easing off as the transports do) and tells it of each empty poll.
 std::optional<ScenarioOutcome> expect_completion(transports::Endpoint& endpoint,
                                                  FirstContact& first, transports::Opcode op,
                                                  uint32_t byte_len,
