@@ -18,11 +18,19 @@ TEST_CASE("valid UTF-8 passes as it is, and each byte of an invalid sequence bec
   CHECK(valid_utf8(std::string("a\0b", 3)) == std::string("a\0b", 3));
 }
 
-TEST_CASE("printable text has no escape sequence and no character XML 1.0 forbids", "[unit]") {
-  CHECK(printable("step \x1B[2J\x1B]0;owned\x07 done") == "step ?[2J?]0;owned? done");
-  CHECK(printable("a\tb\nc\rd\x7F") == "a\tb\nc?d?");
+TEST_CASE("printable text has no escape sequence and no character XML 1.0 forbids: each is shown",
+          "[unit]") {
+  CHECK(printable("step \x1B[2J\x1B]0;owned\x07 done") == "step \\e[2J\\e]0;owned\\x07 done");
+  CHECK(printable("a\tb\nc\rd\x7F") == "a\tb\nc\\rd\\x7f");
+  CHECK(printable(std::string("nul\0", 4)) == "nul\\x00");
   CHECK(printable("\xC2\x9B"
-                  "31m") == "?31m");                           // C1 CSI
-  CHECK(printable("x\xEF\xBF\xBEy\xEF\xBF\xBFz") == "x?y?z");  // U+FFFE, U+FFFF
+                  "31m") == "\\u009b31m");  // C1 CSI
+  CHECK(printable("x\xEF\xBF\xBEy\xEF\xBF\xBFz") == "x\\ufffey\\uffffz");  // U+FFFE, U+FFFF
   CHECK(printable("ünïcödé") == "ünïcödé");
+  CHECK(printable("bad \xFF byte") == "bad \xEF\xBF\xBD byte");
+}
+
+TEST_CASE("bytes that are not UTF-8 are kept as \\xNN, valid text as it is", "[unit]") {
+  CHECK(faultline::escape_invalid_utf8("/tmp/prog\xFF\xFE arg é") == "/tmp/prog\\xff\\xfe arg é");
+  CHECK(faultline::escape_invalid_utf8("tab\tesc\x1B") == "tab\tesc\x1B");
 }

@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <cctype>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -132,6 +134,26 @@ std::string interface_with_address(const std::string& address) {
   }
   freeifaddrs(list);
   return name;
+}
+
+bool is_host_address(const std::string& text) {
+  unsigned char binary[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, text.c_str(), binary) == 1 || inet_pton(AF_INET6, text.c_str(), binary) == 1)
+    return true;
+  if (text.empty() || text.size() > 253) return false;
+  size_t label = 0;  // length of the label so far
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '.') {
+      if (label == 0 || text[i - 1] == '-') return false;
+      label = 0;
+      continue;
+    }
+    const bool letter_or_digit = std::isalnum(static_cast<unsigned char>(c)) != 0;
+    if (!letter_or_digit && !(c == '-' && label > 0)) return false;
+    if (++label > 63) return false;
+  }
+  return label > 0 && text.back() != '-';
 }
 
 bool is_loopback_address(const std::string& address) {

@@ -79,17 +79,37 @@ std::pair<std::string, json> AgentPrograms::start(const json& message,
   const uint64_t run_id = message.at("run_id");
   const std::string role = message.at("role");
   if (!launcher_) return {"program_result", failed(run_id, role, agent_id_ + " runs no programs")};
+  // The first role's agent chooses the port and gives its address; the others get them, typed
+  // and checked: they become arguments of the role's program.
+  const json& given = message.at("values");
+  ProgramValues values{0, local_address};
+  if (!given.empty()) {
+    auto checked = program_values_from(given);
+    if (!checked.ok()) {
+      return {"program_result",
+              failed(run_id, role, "run_program refused: " + checked.error().message)};
+    }
+    values = std::move(checked).value();
+  }
+  {
+    // One process a role of a run: a second run_program for it is refused at once, never
+    // queued behind the first's deadline.
+    const std::lock_guard lock(mutex_);
+    for (const auto& program : programs_) {
+      if (program->run_id == run_id && program->role == role) {
+        return {"program_result", failed(run_id, role,
+                                         "run_program refused: role " + role + " of run " +
+                                             std::to_string(run_id) + " already runs here")};
+      }
+    }
+  }
   auto work = work_dir();
   if (!work.ok()) return {"program_result", failed(run_id, role, work.error().describe())};
-  // The first role's agent chooses the port and gives its address; the others get them.
-  const json& given = message.at("values");
-  std::string port = text_at(given, "port");
-  std::string address = text_at(given, "address");
-  if (port.empty()) port = free_local_port();
-  if (address.empty()) address = local_address;
+  if (values.port == 0) values.port = static_cast<uint16_t>(std::stoul(free_local_port()));
+  const std::string port = std::to_string(values.port);
   const std::string dir = work.value() + "/" + std::to_string(run_id) + "-" +
                           path_component(message.at("job")) + "/" + path_component(role);
-  auto pid = launcher_->start(message.at("body"), port, address, dir);
+  auto pid = launcher_->start(message.at("body"), port, values.address, dir);
   if (!pid.ok()) return {"program_result", failed(run_id, role, pid.error().describe())};
   auto program = std::make_unique<Program>();
   program->run_id = run_id;
@@ -108,8 +128,7 @@ std::pair<std::string, json> AgentPrograms::start(const json& message,
   // it hears this. Within its budget for the first role's start.
   if (message.at("listens").get<bool>())
     wait_until_listening(pid.value(), port, std::chrono::steady_clock::now() + kListenBudget);
-  return {"program_started",
-          {{"run_id", run_id}, {"role", role}, {"values", {{"port", port}, {"address", address}}}}};
+  return {"program_started", {{"run_id", run_id}, {"role", role}, {"values", values.to_json()}}};
 }
 
 json AgentPrograms::finish(uint64_t run_id, const std::string& role) {

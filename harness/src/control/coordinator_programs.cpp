@@ -159,8 +159,18 @@ void Coordinator::take_program_message(ProgramRun& run, const std::string& agent
   if (!run.placed.contains(role) || run.placed.at(role) != agent_id) return;
   if (message.at("type") == "program_started") {
     if (role == run.job.roles.front().name && run.values.empty()) {
-      const json& given = message.at("values");
-      run.values = {{"port", text_at(given, "port")}, {"address", text_at(given, "address")}};
+      // Relayed to the other roles' agents only as a port and an address: what a rogue agent
+      // puts there otherwise stops the job here.
+      auto values = program_values_from(message.at("values"));
+      if (!values.ok()) {
+        run.outcome.errors[role] = name_of(agent_id) +
+                                   " answered program_started with what no program may be given: " +
+                                   values.error().message;
+        run.running.erase(role);
+        send_to(agent_id, "abort_scenario", {{"run_id", run.run_id}});
+        return;
+      }
+      run.values = values->to_json();
     }
   } else if (message.at("type") == "program_result" && run.running.erase(role) == 1) {
     // The job's owner checks it. Its log is a path on the agent's host, named here by the

@@ -150,8 +150,11 @@ int run_devices(const DevicesOptions& options) {
   auto devices = harness::list_devices(options.filter);
   if (!devices.ok()) {
     std::cerr << "faultline devices: " << devices.error().describe_with_hint() << "\n";
-    return devices.error().code == ErrorCode::kNotFound ? harness::kExitUsage
-                                                        : harness::kExitHarnessError;
+    // What the host lacks or cannot load (a device, a provider, libfabric itself) is the
+    // environment's to fix, not faultline's fault.
+    const bool environment = devices.error().code == ErrorCode::kNotFound ||
+                             devices.error().code == ErrorCode::kUnsupported;
+    return environment ? harness::kExitUsage : harness::kExitHarnessError;
   }
   if (!options.save_profile.empty() || !options.compare_profile.empty()) {
     const char* option = options.save_profile.empty() ? "--compare-profile" : "--save-profile";

@@ -275,13 +275,24 @@ std::vector<std::string> expand(const std::vector<std::string>& command,
                                                               {"{device}", &values.device},
                                                               {"{gid}", &values.gid},
                                                               {"{bin}", &values.bin}};
+  // One pass over each argument: a value is copied as it is, never searched for placeholders
+  // again (a port holding "{port}" is not expanded forever), and no argument is split or
+  // re-parsed.
   std::vector<std::string> expanded;
-  for (std::string argument : command) {
-    for (auto [name, value] : names) {
-      for (size_t at = argument.find(name); at != std::string::npos; at = argument.find(name, at))
-        argument.replace(at, std::strlen(name), *value);
+  for (const std::string& argument : command) {
+    std::string out;
+    for (size_t at = 0; at < argument.size();) {
+      const auto* found = std::find_if(std::begin(names), std::end(names), [&](const auto& name) {
+        return argument.compare(at, std::strlen(name.first), name.first) == 0;
+      });
+      if (found == std::end(names)) {
+        out += argument[at++];
+        continue;
+      }
+      out += *found->second;
+      at += std::strlen(found->first);
     }
-    expanded.push_back(std::move(argument));
+    expanded.push_back(std::move(out));
   }
   return expanded;
 }

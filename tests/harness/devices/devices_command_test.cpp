@@ -1,5 +1,6 @@
 // `faultline devices` run as a process, the way a user runs it.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -104,4 +105,25 @@ TEST_CASE("devices --save-profile writes a library profile: every value measured
   const auto unknown = run_command(select + " --compare-profile hns_roce-hip99");
   CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("hns_roce-hip09"));
+}
+
+TEST_CASE("a libfabric.so.1 that is empty or lacks its functions ends a command with exit 2 naming it",
+          "[integration][ofi]") {
+  // Ahead on the library path: a file of no bytes, and a real library (glibc's libutil stub)
+  // with none of libfabric's functions. Both crashed every command that opened a fabric.
+  faultline::testing::TempDir empty;
+  std::ofstream(empty.path() + "/libfabric.so.1").flush();
+  faultline::testing::TempDir functionless;
+  std::filesystem::copy_file("/lib/x86_64-linux-gnu/libutil.so.1",
+                             functionless.path() + "/libfabric.so.1");
+  for (const auto& [folder, named] :
+       {std::pair{empty.path(), std::string("file too short")},
+        std::pair{functionless.path(), std::string("lacks fi_getinfo")}}) {
+    for (const std::string command : {" devices", " run --report-dir " + folder + "/report"}) {
+      auto result = run_command("LD_LIBRARY_PATH=" + folder + " " + kFaultline + command);
+      CAPTURE(command, result.err);
+      CHECK(result.exit_code == 2);
+      CHECK_THAT(result.err, Catch::Contains(named) && Catch::Contains("libfabric.so.1"));
+    }
+  }
 }

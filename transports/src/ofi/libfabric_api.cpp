@@ -1,6 +1,7 @@
 #include "libfabric_api.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <rdma/fi_errno.h>
 
 #include <csignal>
@@ -52,15 +53,19 @@ const Libfabric& libfabric() {
                     std::string(error != nullptr ? error : "dlopen failed");
       return api;
     }
-    if (!resolve(library, "fi_getinfo", api.getinfo) ||
-        !resolve(library, "fi_fabric", api.fabric) ||
-        !resolve(library, "fi_dupinfo", api.dupinfo) ||
-        !resolve(library, "fi_freeinfo", api.freeinfo) ||
-        !resolve(library, "fi_strerror", api.strerror)) {
+    const char* missing = !resolve(library, "fi_getinfo", api.getinfo)     ? "fi_getinfo"
+                          : !resolve(library, "fi_fabric", api.fabric)       ? "fi_fabric"
+                          : !resolve(library, "fi_dupinfo", api.dupinfo)     ? "fi_dupinfo"
+                          : !resolve(library, "fi_freeinfo", api.freeinfo)   ? "fi_freeinfo"
+                          : !resolve(library, "fi_strerror", api.strerror)   ? "fi_strerror"
+                                                                             : nullptr;
+    if (missing != nullptr) {
+      link_map* map = nullptr;
+      const bool named = dlinfo(library, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr;
       api = Libfabric{};
-      api.why_not =
-          "libfabric.so.1 lacks a function faultline calls (fi_getinfo, fi_fabric, "
-          "fi_dupinfo, fi_freeinfo, fi_strerror): is it libfabric 1.x?";
+      api.why_not = "libfabric.so.1" +
+                    (named ? " (" + std::string(map->l_name) + ")" : std::string()) +
+                    " lacks " + missing + ", a function faultline calls: is it libfabric 1.x?";
     }
     return api;
   }();
@@ -68,6 +73,8 @@ const Libfabric& libfabric() {
 }
 
 }  // namespace
+
+const std::string& load_error() { return libfabric().why_not; }
 
 int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags,
             const fi_info* hints, fi_info** info) {

@@ -24,6 +24,12 @@ struct InfoList {
 };
 
 InfoList get_info(const std::string& provider) {
+  if (const std::string& why = api::load_error(); !why.empty()) {
+    return {nullptr, Error{ErrorCode::kUnsupported, why}.with_hint(
+                         "faultline loads libfabric.so.1 from the library path "
+                         "(LD_LIBRARY_PATH, then the system's): is another file of that name "
+                         "ahead of Debian's libfabric1?")};
+  }
   InfoPtr hints = make_hints(provider);
   fi_info* info = nullptr;
   int rc = api::getinfo(kOfiApiVersion, nullptr, nullptr, 0, hints.get(), &info);

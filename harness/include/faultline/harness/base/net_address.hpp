@@ -28,6 +28,12 @@ std::string local_address(int fd);
 /// does.
 std::string interface_with_address(const std::string& address);
 
+/// Whether `text` is an address a program may be given to reach a host: an IPv4 or IPv6
+/// literal, or a host name of RFC 1123 labels (letters, digits and inner '-', dot-separated, at
+/// most 253 characters). Nothing a shell or an option parser would read as more: no spaces,
+/// quotes, ';', '$', a leading '-' or '{'.
+bool is_host_address(const std::string& text);
+
 /// Whether `address` is a loopback address (127.0.0.0/8, ::1).
 bool is_loopback_address(const std::string& address);
 

@@ -44,6 +44,20 @@ struct ProgramJobOutcome {
   double seconds = 0;
 };
 
+/// What the first role's agent tells the others of it (`program_started`, then `run_program`'s
+/// `values`): a TCP port and an address, typed. They reach a program's argument vector through
+/// its placeholders, so neither may hold anything but a port number and a host address.
+struct ProgramValues {
+  uint16_t port = 0;
+  std::string address;
+  nlohmann::json to_json() const { return {{"port", port}, {"address", address}}; }
+};
+
+/// The values of a `run_program` or `program_started` message, checked: `port` a whole number
+/// from 1 to 65535, `address` an IP address or a host name (is_host_address). An error names
+/// the field, what it held (printable) and what was expected.
+Result<ProgramValues> program_values_from(const nlohmann::json& values);
+
 /// An agent's side of program jobs: starts the roles placed on it. An agent without one runs
 /// none (it offers no kinds).
 class JobLauncher {
