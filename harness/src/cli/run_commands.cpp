@@ -27,6 +27,7 @@
 #include "options/commands.hpp"
 #include "options/coordinator_options.hpp"
 #include "options/metrics_options.hpp"
+#include "faultline/reports/atomic_file.hpp"
 #include "options/option_checks.hpp"
 
 namespace faultline::cli {
@@ -96,7 +97,11 @@ struct CoordinatorCommand {
     if (auto listening = coordinator.listen(); !listening.ok()) {
       return usage_error("coordinator", listening.error().describe_with_hint());
     }
-    if (!port_file.empty()) std::ofstream(port_file) << coordinator.port() << "\n";
+    if (!port_file.empty()) {
+      const std::string port = std::to_string(coordinator.port()) + "\n";
+      if (auto written = reports::write_user_file(port_file, port); !written.ok())
+        return usage_error("coordinator", "--port-file: " + written.error().describe_with_hint());
+    }
     harness::RunMetadata metadata{selection.names.empty() ? selection.suite : "",
                                   {},
                                   selection.seed_or_random(),
@@ -233,7 +238,8 @@ void add_coordinator_command(CLI::App& app, CommandAction& run) {
                 "Where report.json, junit.xml and summary.md go")
       ->check(report_dir())
       ->capture_default_str();
-  c->add_option("--port-file", coordinator->port_file, "Write the port listened on to this file");
+  c->add_option("--port-file", coordinator->port_file, "Write the port listened on to this file")
+      ->check(user_file());
   c->add_option("--wait", coordinator->wait_seconds, "Seconds to wait for the agents")
       ->capture_default_str();
   add_step_timeout(c, coordinator->options);

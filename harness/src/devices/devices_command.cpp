@@ -11,6 +11,7 @@
 #include "faultline/transports/json.hpp"
 #include "faultline/transports/verbs/verbs_transport.hpp"
 #include "options/commands.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 
@@ -95,7 +96,7 @@ int save_profile(const transports::DeviceInfo& device, const std::string& path) 
   }
   const nlohmann::json profile =
       harness::measured_profile(device, std::filesystem::path(path).stem().string(), types.value());
-  if (auto written = reports::write_file_atomically(path, profile.dump(2) + "\n"); !written.ok()) {
+  if (auto written = reports::write_user_file(path, profile.dump(2) + "\n"); !written.ok()) {
     std::cerr << "faultline devices: " << written.error().describe() << "\n";
     return harness::kExitUsage;
   }
@@ -184,7 +185,8 @@ void add_devices_command(CLI::App& app, CommandAction& run) {
   command->add_flag("--json", options->json, "Print JSON for machines");
   command->add_option("--save-profile", options->save_profile,
                       "Write the limits of the one selected device as a profile for `limits` "
-                      "faults (scenarios/devices/)");
+                      "faults (scenarios/devices/)")
+      ->check(user_file());
   command
       ->add_option("--compare-profile", options->compare_profile,
                    "Hold a library profile (a name, or a .json file) against the one selected "

@@ -13,6 +13,7 @@
 #include "options/commands.hpp"
 #include "options/coordinator_options.hpp"
 #include "options/metrics_options.hpp"
+#include "faultline/reports/atomic_file.hpp"
 #include "options/option_checks.hpp"
 
 namespace faultline::cli {
@@ -52,7 +53,11 @@ struct MonitorCommand {
     harness::Coordinator listening(coordinator);
     if (auto listened = listening.listen(); !listened.ok())
       return usage(listened.error().describe_with_hint());
-    if (!port_file.empty()) std::ofstream(port_file) << listening.port() << "\n";
+    if (!port_file.empty()) {
+      const std::string port = std::to_string(listening.port()) + "\n";
+      if (auto written = reports::write_user_file(port_file, port); !written.ok())
+        return usage("--port-file: " + written.error().describe_with_hint());
+    }
     // SIGINT and SIGTERM end the monitor after the round under way; its agents (with
     // --reconnect) wait for the next monitor on this address.
     std::signal(SIGINT, request_stop);
@@ -130,7 +135,8 @@ void add_monitor_command(CLI::App& app, CommandAction& run) {
   add_localization_options(m, command->monitor.localization);
   m->add_flag("--pair-metrics", command->pair_metrics,
               "Also export each pair's round trip (up to 64 agents)");
-  m->add_option("--port-file", command->port_file, "Write the port listened on to this file");
+  m->add_option("--port-file", command->port_file, "Write the port listened on to this file")
+      ->check(user_file());
   command->metrics_options.add_to(m, false);
   m->footer(
       "Example:\n  faultline monitor --listen 0.0.0.0:7400 --every 60s --metrics-port 9470\n"

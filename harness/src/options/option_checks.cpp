@@ -13,6 +13,7 @@
 
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/labels.hpp"
+#include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/pushgateway.hpp"
 
 namespace faultline::cli {
@@ -86,6 +87,11 @@ CLI::Validator report_dir() {
         return problem;
       },
       "DIR");
+}
+
+CLI::Validator user_file() {
+  return CLI::Validator([](const std::string& path) { return reports::user_file_problem(path); },
+                        "FILE");
 }
 
 CLI::Validator agent_label() {

@@ -22,6 +22,11 @@ CLI::Validator whole_number();
 /// before any agent or program starts.
 CLI::Validator report_dir();
 
+/// A file faultline writes where the user points (-o, --port-file, --save-profile): a new name
+/// or a regular file in a folder of this user or root (reports::user_file_problem), "-" for
+/// standard output; checked when the command line is read, before anything runs.
+CLI::Validator user_file();
+
 /// An agent's --name or --rail as reports hold it: 1 to 64 of A-Z a-z 0-9 . _ : @ + -.
 CLI::Validator agent_label();
 

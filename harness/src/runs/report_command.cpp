@@ -6,6 +6,7 @@
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/formats.hpp"
 #include "options/commands.hpp"
+#include "options/option_checks.hpp"
 
 namespace faultline::cli {
 
@@ -28,7 +29,10 @@ void add_report_command(CLI::App& app, CommandAction& run) {
   command->add_option("--format", options->format, "The format: " + CLI::detail::join(names, ", "))
       ->check(CLI::IsMember(names))
       ->capture_default_str();
-  command->add_option("-o,--output", options->output, "Write here (atomically) instead of stdout");
+  command
+      ->add_option("-o,--output", options->output,
+                   "Write here (atomically; a new or regular file, - for stdout) instead of stdout")
+      ->check(user_file());
   command->add_option("report", options->input, "The report.json of a run")->required();
   command->footer(
       "Examples:\n"
@@ -48,7 +52,7 @@ void add_report_command(CLI::App& app, CommandAction& run) {
         std::cout << text;
         return static_cast<int>(harness::kExitPass);
       }
-      if (auto written = reports::write_file_atomically(options->output, text); !written.ok()) {
+      if (auto written = reports::write_user_file(options->output, text); !written.ok()) {
         std::cerr << "faultline report: " << written.error().describe() << "\n";
         return static_cast<int>(harness::kExitUsage);
       }

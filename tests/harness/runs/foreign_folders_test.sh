@@ -3,7 +3,8 @@
 # write: a report folder of theirs holding .faultline.lock and SCEN/ROLE/sut-exec.log as links
 # to a root-owned file. Every command refuses the folder, naming its owner, and the file keeps
 # its content. Then an agent's program folder: made with mkdtemp, mode 0700, its name unknown
-# in advance. Last, that user holds the token and runs a coordinator whose SUT scenario runs a
+# in advance. Files named on the command line (--port-file, -o, --save-profile) that are their
+# links or files, FIFOs or devices are refused. Last, that user holds the token and runs a coordinator whose SUT scenario runs a
 # command of theirs: root agents run none of it.
 # Usage: foreign_folders_test.sh BUILD_DIR SOURCE_DIR  (needs root and setpriv; else exits 77)
 set -euo pipefail
@@ -48,6 +49,36 @@ expect_refused "sut run" $code "$out"
 plant "$work/tmp/run"
 out=$("$B" run pingpong --report-dir "$work/tmp/run" 2>&1); code=$?
 expect_refused "run" $code "$out"
+
+# Files a user names (--port-file, -o, --save-profile): a link of theirs in the sticky folder,
+# a file of theirs there, a FIFO and a device are refused before anything runs, never
+# followed or replaced by a regular file.
+as_other ln -s "$victim" "$work/tmp/link"
+as_other touch "$work/tmp/theirs"
+mkfifo "$work/fifo"
+expect_untouched() {  # NAME EXIT OUTPUT WHAT
+  [[ $2 -eq 2 ]] || fail "$1: exit $2, expected 2: $3"
+  grep -q "$4" <<<"$3" || fail "$1 did not say '$4': $3"
+  [[ $(cat "$victim") == precious && -L $work/tmp/link && -p $work/fifo && -c /dev/null ]] ||
+    fail "$1 wrote through or replaced what was there"
+  [[ ! -s $work/tmp/theirs ]] || fail "$1 wrote the other user's file"
+  echo "ok: $1 refused ($4)"
+}
+for target in link theirs; do
+  what="symbolic link"; [[ $target == theirs ]] && what="belongs to uid 65534"
+  out=$(FAULTLINE_TOKEN=t timeout 20 "$B" coordinator --listen 127.0.0.1:0 --agents 2 \
+    --port-file "$work/tmp/$target" --report-dir "$work/c" pingpong 2>&1); code=$?
+  expect_untouched "coordinator --port-file $target" $code "$out" "$what"
+  out=$(FAULTLINE_TOKEN=t timeout 20 "$B" monitor --listen 127.0.0.1:0 \
+    --port-file "$work/tmp/$target" --report-dir "$work/m" 2>&1); code=$?
+  expect_untouched "monitor --port-file $target" $code "$out" "$what"
+done
+for target in "$work/tmp/link" "$work/fifo" /dev/null; do
+  out=$("$B" report --format md -o "$target" "$work/none.json" 2>&1); code=$?
+  expect_untouched "report -o $target" $code "$out" "faultline writes only regular files"
+  out=$("$B" devices --transport ofi --provider shm --save-profile "$target" 2>&1); code=$?
+  expect_untouched "devices --save-profile $target" $code "$out" "faultline writes only regular files"
+done
 set -e
 
 # An agent's folder for its programs: private, under a name no one could take ahead of it.
