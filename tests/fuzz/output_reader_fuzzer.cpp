@@ -15,9 +15,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes = faultline::fuzz::as_text(data + 1, size - 1);
   auto checker = OutputChecker::compile({"ok", "(?i)wrong.*data", "error|fail"});
   if (!checker.ok()) std::abort();
-  const OutputLimits limits{64, 4, 4};
+  const OutputLimits limits{64, 256, 4, 4};
   OutputReader reader(
-      -1, [&](const OutputLine& line) { checker->watch(line); }, limits);
+      -1,
+      [&](const OutputLine& line) {
+        if (line.text.size() > 3 * limits.longest_watched_line) std::abort();
+        checker->watch(line);
+      },
+      limits);
   for (size_t at = 0; at < bytes.size(); at += chunk)
     reader.feed(std::string_view(bytes).substr(at, chunk), static_cast<int64_t>(at));
   reader.finish(0);

@@ -74,7 +74,7 @@ TEST_CASE("JUnit escapes markup in every text it carries", "[unit]") {
   json report = sample_report();
   report["scenarios"][1]["observed"] = "<bad> & \"quoted\" 'x'\x01";
   const std::string xml = to_junit(report);
-  CHECK_THAT(xml, Catch::Contains("&lt;bad&gt; &amp; &quot;quoted&quot; &apos;x&apos;?"));
+  CHECK_THAT(xml, Catch::Contains("&lt;bad&gt; &amp; &quot;quoted&quot; &apos;x&apos;\\x01"));
   CHECK_THAT(xml, Catch::Contains("hint: check the &lt;rkey&gt; &amp; retry"));
   CHECK(xml.find('\x01') == std::string::npos);
 }
@@ -84,7 +84,7 @@ TEST_CASE("JUnit holds what a program printed as text XML 1.0 takes", "[unit]") 
   // U+FFFE, U+FFFF and a byte that is not UTF-8, as a program may print them.
   report["scenarios"][1]["observed"] = "a\xEF\xBF\xBE b\xEF\xBF\xBF c\xFF d";
   const std::string xml = to_junit(report);
-  CHECK_THAT(xml, Catch::Contains("a? b? c\xEF\xBF\xBD d"));
+  CHECK_THAT(xml, Catch::Contains("a\\ufffe b\\uffff c\xEF\xBF\xBD d"));
   CHECK(xml.find("\xEF\xBF\xBE") == std::string::npos);
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("the Markdown summary carries no HTML and no escape sequence of a repo
   for (const char* raw : {"<script", "<img", "<svg", "<b>", "\x1B"})
     CHECK(md.find(raw) == std::string::npos);
   CHECK_THAT(md, Catch::Contains("&lt;script>alert(1)&lt;/script>"));
-  CHECK_THAT(md, Catch::Contains("step ?[31mred?[0m"));
+  CHECK_THAT(md, Catch::Contains("step \\e[31mred\\e[0m"));
 }
 
 TEST_CASE("the Markdown summary lists runs, explains what did not pass, and a pair matrix",

@@ -24,7 +24,10 @@ void log_event(nlohmann::json event) {
   clock_gettime(CLOCK_REALTIME, &now);
   event["time_ms"] = static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
   if (auto rank = launcher_rank()) event["rank"] = *rank;
-  const std::string line = event.dump() + "\n";
+  // A program path or frame that is not UTF-8 (bytes from the program) would make dump throw
+  // inside the program: each bad byte becomes U+FFFD.
+  const std::string line =
+      event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   (void)!::write(fd, line.data(), line.size());
 }
 

@@ -14,11 +14,28 @@ std::string own_executable() {
 namespace {
 
 volatile sig_atomic_t stop_flag = 0;
+volatile sig_atomic_t stop_signal = 0;
 
 }  // namespace
 
 void request_stop() { stop_flag = 1; }
 
 bool stop_requested() { return stop_flag != 0; }
+
+void stop_on_signals() {
+  struct sigaction action {};
+  action.sa_handler = [](int signal) {
+    stop_signal = signal;
+    request_stop();
+  };
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGTERM, SIGINT, SIGHUP}) sigaction(signal, &action, nullptr);
+}
+
+std::string stop_signal_name() {
+  if (stop_signal == 0) return "";
+  const char* name = sigabbrev_np(stop_signal);
+  return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(stop_signal);
+}
 
 }  // namespace faultline::harness

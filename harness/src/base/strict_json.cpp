@@ -1,7 +1,15 @@
 #include "faultline/harness/base/strict_json.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <set>
 #include <vector>
+
+#include "faultline/core/json_depth.hpp"
 
 namespace faultline::harness {
 
@@ -122,9 +130,78 @@ std::string json_pointer(const std::vector<std::string>& tokens) {
 }
 
 std::optional<json> parse_json_strictly(std::string_view text, JsonTextProblem& problem) {
+  if (const size_t depth = json_nesting_depth(text); depth > kMaxJsonDepth) {
+    problem = {"", "at most " + std::to_string(kMaxJsonDepth) + " levels of nesting; it nests " +
+                       std::to_string(depth)};
+    return std::nullopt;
+  }
   StrictnessCheck check(text, problem);
   if (!json::sax_parse(text, &check)) return std::nullopt;
   return json::parse(text);
+}
+
+namespace {
+
+std::string kind_of(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+Result<std::string> read_input_file(const std::string& path, size_t max_bytes) {
+  const auto refused = [&path](const std::string& why) {
+    return Error{ErrorCode::kInvalidArgument, path + ": " + why};
+  };
+  // Without O_NONBLOCK, opening a FIFO waits for a writer that may never come.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return refused(std::string("cannot be read: ") + std::strerror(errno));
+  struct stat info {};
+  std::string text;
+  std::string problem;
+  if (::fstat(fd, &info) != 0) {
+    problem = std::string("cannot be read: ") + std::strerror(errno);
+  } else if (!S_ISREG(info.st_mode)) {
+    problem = kind_of(info.st_mode) + ", not a file";
+  } else if (static_cast<uint64_t>(info.st_size) > max_bytes) {
+    problem = "larger than " + std::to_string(max_bytes >> 20) + " MiB (" +
+              std::to_string(info.st_size) + " bytes)";
+  } else {
+    text.resize(static_cast<size_t>(info.st_size));
+    size_t got = 0;
+    while (got < text.size()) {  // a file that grows while read is cut at the size it had
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) problem = std::string("cannot be read: ") + std::strerror(errno);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (!problem.empty()) return refused(problem);
+  return text;
+}
+
+Result<json> parse_json_text(const std::string& name, std::string_view text) {
+  JsonTextProblem problem;
+  auto parsed = parse_json_strictly(text, problem);
+  if (!parsed) {
+    return Error{ErrorCode::kInvalidArgument,
+                 name + ": " + (problem.pointer.empty() ? "" : problem.pointer + ": ") +
+                     "expected " + problem.expected};
+  }
+  return std::move(*parsed);
+}
+
+Result<json> read_json_file(const std::string& path, size_t max_bytes) {
+  auto text = read_input_file(path, max_bytes);
+  if (!text.ok()) return std::move(text).take_error();
+  return parse_json_text(path, text.value());
 }
 
 std::string text_at(const nlohmann::json& object, const char* key) {

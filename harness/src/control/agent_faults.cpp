@@ -13,12 +13,9 @@ namespace faultline::harness {
 Result<nlohmann::json> read_agent_faults(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return nlohmann::json::array();
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (!file) {
-    return errno_error("read", errno, "the fault file " + path);
-  }
+  auto text = read_input_file(path);
+  if (!text.ok())
+    return Error{ErrorCode::kInvalidArgument, "the fault file " + text.error().message};
   const auto invalid = [&path](const std::string& where, const std::string& what) {
     return Error{ErrorCode::kInvalidArgument,
                  "the fault file " + path + ": " + where + (where.empty() ? "" : ": ") + what}
@@ -26,10 +23,8 @@ Result<nlohmann::json> read_agent_faults(const std::string& path) {
             "each entry is a fault as a scenario's \"faults\" has it, without \"role\" "
             "(docs/scenarios.md)");
   };
-  if (json_nesting_depth(text.str()) > kMaxJsonDepth)
-    return invalid("", "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   JsonTextProblem problem;
-  const auto parsed = parse_json_strictly(text.str(), problem);
+  const auto parsed = parse_json_strictly(text.value(), problem);
   if (!parsed) return invalid(problem.pointer, problem.expected);
   const nlohmann::json& faults = *parsed;
   if (!faults.is_array()) return invalid("", "expected an array of faults");

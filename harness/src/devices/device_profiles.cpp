@@ -9,6 +9,7 @@
 #include "base/schema_checker.hpp"
 #include "base/schema_texts.hpp"
 #include "faultline/harness/base/install_paths.hpp"
+#include "faultline/harness/base/strict_json.hpp"
 #include "faultline/transports/fault/fault_spec.hpp"
 
 namespace faultline::harness {
@@ -16,6 +17,9 @@ namespace faultline::harness {
 namespace {
 
 using nlohmann::json;
+
+// A profile is a page of limits and their sources.
+constexpr size_t kLargestProfile = size_t{1} << 20;
 
 const SchemaChecker& profile_schema() {
   static const SchemaChecker checker(device_profile_schema_text());
@@ -97,10 +101,15 @@ json DeviceProfile::one_limit_fault(const std::string& limit) const {
 std::string default_devices_dir() { return default_scenario_dir() + "/devices"; }
 
 Result<DeviceProfile> load_device_profile(const std::string& path) {
-  std::ifstream input(path);
-  if (!input) return bad(path, "cannot be read");
-  const json document = json::parse(input, nullptr, false);
-  if (document.is_discarded()) return bad(path, "not JSON (a device profile)");
+  auto read = read_input_file(path, kLargestProfile);
+  if (!read.ok()) return std::move(read).take_error();
+  return parse_device_profile(path, read.value());
+}
+
+Result<DeviceProfile> parse_device_profile(const std::string& path, std::string_view text) {
+  auto parsed = parse_json_text(path, text);
+  if (!parsed.ok()) return std::move(parsed).take_error();
+  const json document = std::move(parsed).value();
   if (const auto problems = profile_schema().problem_lines(document); !problems.empty())
     return bad(path, problems.front());
   DeviceProfile profile;

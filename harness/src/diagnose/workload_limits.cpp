@@ -1,5 +1,6 @@
 #include "faultline/harness/diagnose/workload_limits.hpp"
 
+#include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/scenario/derivation.hpp"
 
 #include <algorithm>
@@ -72,11 +73,10 @@ Result<Workload> load_workload(const std::string& path) {
   auto problem = [&path](const std::string& where, const std::string& what) {
     return Error{ErrorCode::kInvalidArgument, path + ": " + where + ": " + what};
   };
-  std::ifstream file(path);
-  if (!file) return problem("(file)", "cannot be read");
-  const nlohmann::json document = nlohmann::json::parse(file, nullptr, false);
-  if (document.is_discarded() || !document.is_object())
-    return problem("(file)", "expected a JSON object");
+  auto read = read_json_file(path, size_t{1} << 20);
+  if (!read.ok()) return std::move(read).take_error();
+  const nlohmann::json document = std::move(read).value();
+  if (!document.is_object()) return problem("(document)", "expected a JSON object");
   for (const auto& [key, value] : document.items()) {
     if (key != "workload" && key != "description" && key != "inputs" && key != "endpoint" &&
         key != "endpoints" && key != "device_limits")

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <utility>
 
+#include "faultline/core/printable_text.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/runs/report_document.hpp"
 #include "faultline/reports/directory_lock.hpp"
@@ -57,7 +58,7 @@ std::string round_line(const nlohmann::json& section) {
          << suspect.at("name").get<std::string>() << " (" << suspect.at("reason").get<std::string>()
          << "): " << suspect.at("evidence").get<std::string>();
   }
-  return line.str();
+  return printable(line.str());  // agents' and their peers' words: shown, not obeyed
 }
 
 }  // namespace

@@ -8,12 +8,12 @@
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/monitor/monitor.hpp"
+#include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "faultline/reports/monitor_metrics.hpp"
 #include "options/commands.hpp"
 #include "options/coordinator_options.hpp"
 #include "options/metrics_options.hpp"
-#include "faultline/reports/atomic_file.hpp"
 #include "options/option_checks.hpp"
 
 namespace faultline::cli {
@@ -78,7 +78,7 @@ void add_localization_options(CLI::App* m, harness::monitor::LocalizationSetting
   m->add_option("--slow-factor", settings.slow_factor,
                 "A pair is slow above this many times the fabric's median round trip")
       ->capture_default_str()
-      ->check(CLI::Range(1.1, 1000.0));
+      ->check(number_between(1.1, 1000.0));
   m->add_option("--confirm", settings.confirm_rounds,
                 "Name a suspect once it held this many rounds in a row (before: watching)")
       ->capture_default_str()
@@ -115,11 +115,13 @@ void add_monitor_command(CLI::App& app, CommandAction& run) {
        "Time from the start of one round to the next (60s, 2m, 500ms; default 60s)")
       ->type_name("DURATION");
   m->add_option("--max-agents", command->coordinator.agents, "Most agents connected at once")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(count_between(2, 100000));
   m->add_option("--concurrency", command->coordinator.max_concurrent_runs,
                 "Most pairs probed at once (0: every disjoint pair of a round; 1 when the agents "
                 "share a host's cores)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(count_between(0, 100000));
   command->selection.add_to(m);
   add_pairs(m, command->coordinator);
   add_step_timeout(m, command->coordinator);
@@ -131,7 +133,8 @@ void add_monitor_command(CLI::App& app, CommandAction& run) {
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1000000}));
   m->add_option("--rounds", command->monitor.rounds, "Stop after this many rounds (0: never)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number());
   add_localization_options(m, command->monitor.localization);
   m->add_flag("--pair-metrics", command->pair_metrics,
               "Also export each pair's round trip (up to 64 agents)");

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "faultline/core/printable_text.hpp"
+
 namespace faultline::harness::monitor {
 
 namespace {
@@ -63,13 +65,13 @@ void add_device_evidence(MonitoredAgent& agent, const json& side) {
   if (side.contains(completions) && side.at(completions).is_object()) {
     for (const auto& [status, count] : side.at(completions).items())
       if (status != "SUCCESS" && count.is_number_unsigned() && count.get<uint64_t>() > 0)
-        agent.completion_errors[status] += count.get<uint64_t>();
+        agent.completion_errors[printable(status)] += count.get<uint64_t>();  // a peer's words
   }
   const json::json_pointer grown("/details/port_counters/grown");
   if (side.contains(grown) && side.at(grown).is_object()) {
     for (const auto& [counter, count] : side.at(grown).items())
       if (count.is_number_unsigned() && count.get<uint64_t>() > 0)
-        agent.counters_grown[counter] += count.get<uint64_t>();
+        agent.counters_grown[printable(counter)] += count.get<uint64_t>();
   }
 }
 

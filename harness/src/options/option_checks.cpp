@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
 #include "faultline/harness/base/exit_codes.hpp"
@@ -48,6 +49,37 @@ CLI::Validator whole_number() {
         return "";
       },
       "0..2^64-1");
+}
+
+CLI::Validator count_between(uint64_t least, uint64_t most) {
+  const std::string range =
+      "a whole number from " + std::to_string(least) + " to " + std::to_string(most);
+  return CLI::Validator(
+      [least, most, range](const std::string& text) -> std::string {
+        uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || stop != end || value < least || value > most)
+          return "expected " + range + ", got '" + text + "'";
+        return "";
+      },
+      std::to_string(least) + ".." + std::to_string(most));
+}
+
+CLI::Validator number_between(double least, double most) {
+  std::ostringstream range;
+  range << "a number from " << least << " to " << most;
+  return CLI::Validator(
+      [least, most, range = range.str()](const std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || stop != end ||
+            !(value >= least && value <= most))
+          return "expected " + range + ", got '" + text + "'";
+        return "";
+      },
+      "NUMBER");
 }
 
 CLI::Validator pushgateway_url() {

@@ -17,6 +17,13 @@ CLI::Validator seconds_up_to(double most);
 /// A whole number from 0 to 2^64 - 1 in digits: CLI11 reads "-1" into an unsigned as 2^64 - 1.
 CLI::Validator whole_number();
 
+/// A whole number in digits from `least` to `most` (no sign, no hex, no exponent).
+CLI::Validator count_between(uint64_t least, uint64_t most);
+
+/// A decimal number from `least` to `most`: NaN and the infinities are refused (CLI::Range
+/// lets NaN through, since every comparison with it is false).
+CLI::Validator number_between(double least, double most);
+
 /// A --report-dir that can be made, with its parents, and written in: tried when the command
 /// line is read (and what the trial made taken away), so a directory that cannot be made fails
 /// before any agent or program starts.

@@ -5,11 +5,14 @@
 #include <iomanip>
 #include <iostream>
 
+#include "faultline/core/printable_text.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/devices/device_profiles.hpp"
 #include "faultline/harness/port_check/port_check.hpp"
 #include "faultline/harness/runs/report_document.hpp"
 #include "faultline/reports/atomic_file.hpp"
+#include "faultline/reports/directory_lock.hpp"
+#include "faultline/reports/owned_directory.hpp"
 #include "faultline/reports/report_sink.hpp"
 #include "options/commands.hpp"
 #include "options/option_checks.hpp"
@@ -51,23 +54,17 @@ void print_table(const harness::port_check::PortCheckResult& result, std::ostrea
   }
 }
 
-// report.json, junit.xml, summary.md: one scenario per target.
+// report.json, junit.xml, summary.md: one scenario per target, each file written once (the
+// targets are judged together after the run: linear in their number).
 Status write_report(const harness::port_check::PortCheckResult& result, const std::string& program,
                     const std::string& dir) {
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
   const transports::Target target{"verbs", "", ""};
   harness::ReportDocument document(harness::this_machine_as_agent(target),
                                    {"port-check", target, 0, false}, result.targets.size());
-  auto sinks = reports::report_directory_sinks(dir);
-  for (auto& sink : sinks) FAULTLINE_RETURN_IF_ERROR(sink->on_run_started(document.json()));
-  for (size_t i = 0; i < result.targets.size(); ++i) {
-    const json& added =
-        document.add(harness::port_check::target_scenario(result.targets[i], i, program));
-    for (auto& sink : sinks)
-      FAULTLINE_RETURN_IF_ERROR(sink->on_scenario_finished(added, document.json()));
-  }
-  for (auto& sink : sinks) FAULTLINE_RETURN_IF_ERROR(sink->on_run_finished(document.json()));
+  for (size_t i = 0; i < result.targets.size(); ++i)
+    document.add(harness::port_check::target_scenario(result.targets[i], i, program));
+  for (auto& sink : reports::report_directory_sinks(dir))
+    FAULTLINE_RETURN_IF_ERROR(sink->on_run_finished(document.json()));
   return {};
 }
 
@@ -117,10 +114,11 @@ int run_port_check(const PortCheckCommandOptions& options) {
               << "\n  hint: build with rdma-core's headers, or set FAULTLINE_INTERPOSE_DIR\n";
     return harness::kExitHarnessError;
   }
-  std::error_code made;
-  std::filesystem::create_directories(check.work_dir, made);
-  if (made)
-    return usage_error("port-check", "--report-dir " + options.report_dir + ": " + made.message());
+  // Its folder, one command at a time (a sweep or another port-check there is refused).
+  auto lock = reports::DirectoryLock::acquire(options.report_dir);
+  if (!lock.ok()) return usage_error("port-check", lock.error().describe_with_hint());
+  if (auto made = reports::make_owned_directory(check.work_dir); !made.ok())
+    return usage_error("port-check", "--report-dir " + made.error().describe());
   auto result = harness::port_check::port_check(check);
   if (!result.ok()) {
     std::cerr << "faultline port-check: " << result.error().describe_with_hint() << "\n";
@@ -128,7 +126,9 @@ int run_port_check(const PortCheckCommandOptions& options) {
   }
   print_table(result.value(), std::cout);
   json program_log = result->run.to_json();
-  program_log["command"] = command;
+  program_log["command"] = json::array();
+  for (const auto& argument : command)
+    program_log["command"].push_back(escape_invalid_utf8(argument));
   if (auto written =
           reports::write_file_atomically(check.work_dir + "/sut.json", program_log.dump(2) + "\n");
       !written.ok()) {
@@ -136,7 +136,8 @@ int run_port_check(const PortCheckCommandOptions& options) {
     return harness::kExitHarnessError;
   }
   std::string program;
-  for (const auto& word : command) program += (program.empty() ? "" : " ") + word;
+  for (const auto& word : command)
+    program += (program.empty() ? "" : " ") + escape_invalid_utf8(word);
   if (auto written = write_report(result.value(), program, options.report_dir); !written.ok()) {
     std::cerr << "faultline port-check: " << written.error().describe() << "\n";
     return harness::kExitHarnessError;
@@ -171,7 +172,8 @@ void add_port_check_command(CLI::App& app, CommandAction& run) {
   command
       ->add_option("--deadline", options->deadline_seconds,
                    "Seconds the program may run (then its stacks are taken)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(seconds_up_to(86400));
   command
       ->add_option("--report-dir", options->report_dir,
                    "report.json, junit.xml, summary.md; the program's log in program/")

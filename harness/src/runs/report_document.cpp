@@ -111,16 +111,15 @@ const nlohmann::json& ReportDocument::add(const ScenarioRun& run) {
 }
 
 const nlohmann::json& ReportDocument::add(nlohmann::json scenario) {
+  ++verdict_counts_[scenario.at("verdict").get<std::string>()];
   document_["scenarios"].push_back(std::move(scenario));
   refresh();
   return document_["scenarios"].back();
 }
 
 void ReportDocument::refresh() {
-  std::map<std::string, int> counts;
-  for (const auto& scenario : document_["scenarios"]) ++counts[scenario.at("verdict")];
   const size_t finished = document_["scenarios"].size();
-  document_["summary"] = {{"total", total_}, {"finished", finished}, {"verdicts", counts}};
+  document_["summary"] = {{"total", total_}, {"finished", finished}, {"verdicts", verdict_counts_}};
   document_["run"]["updated_at"] = utc_now();
   document_["run"]["complete"] = finished == total_;
 }

@@ -17,28 +17,15 @@ std::vector<std::string> report_schema_problems(const nlohmann::json& report) {
 }
 
 Result<nlohmann::json> read_report(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return errno_error("open", errno, "cannot read the report " + path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_report(path, text.str());
+  auto text = read_input_file(path);
+  if (!text.ok()) return std::move(text).take_error();
+  return parse_report(path, text.value());
 }
 
 Result<nlohmann::json> parse_report(const std::string& name, const std::string& text) {
-  if (const size_t depth = json_nesting_depth(text); depth > kMaxJsonDepth) {
-    return Error{ErrorCode::kInvalidArgument, name + ": nests " + std::to_string(depth) +
-                                                  " levels deep; no faultline report nests more "
-                                                  "than " +
-                                                  std::to_string(kMaxJsonDepth)};
-  }
-  JsonTextProblem bad_text;
-  auto parsed = parse_json_strictly(text, bad_text);
-  if (!parsed) {
-    return Error{ErrorCode::kInvalidArgument,
-                 name + ": " + (bad_text.pointer.empty() ? "" : bad_text.pointer + ": ") +
-                     "expected " + bad_text.expected};
-  }
-  nlohmann::json report = std::move(*parsed);
+  auto parsed = parse_json_text(name, text);
+  if (!parsed.ok()) return std::move(parsed).take_error();
+  nlohmann::json report = std::move(parsed).value();
   const auto problems = report_schema_problems(report);
   if (!problems.empty()) {
     std::string text_of_problems;

@@ -7,10 +7,10 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <sstream>
 
 #include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/base/labels.hpp"
 #include "faultline/harness/base/live_line.hpp"
 #include "faultline/harness/base/metrics_plan.hpp"
 #include "faultline/harness/runs/report_document.hpp"
@@ -146,9 +146,20 @@ std::optional<reports::DirectoryLock> lock_report_dir(const std::string& report_
 
 // Why a run was skipped, without the "AGENT (role): " its side's words begin with, so one
 // reason on many pairs reads as one.
+// Read by hand, not by std::regex, whose matcher recurses once per character (a 200,000-letter
+// word overflowed the stack).
 std::string skip_reason(const ScenarioRun& run) {
-  static const std::regex side(R"(^[A-Za-z0-9._:@+-]+ \((initiator|responder|rank [0-9]+)\): )");
-  return std::regex_replace(run.observed, side, "", std::regex_constants::format_first_only);
+  const std::string& text = run.observed;
+  const size_t name_end = text.find(" (");
+  if (name_end == 0 || name_end == std::string::npos || !is_agent_label(text.substr(0, name_end)))
+    return text;
+  const size_t role_end = text.find("): ", name_end);
+  if (role_end == std::string::npos) return text;
+  const std::string role = text.substr(name_end + 2, role_end - name_end - 2);
+  const bool rank = role.size() > 5 && role.rfind("rank ", 0) == 0 &&
+                    role.find_first_not_of("0123456789", 5) == std::string::npos;
+  if (role != "initiator" && role != "responder" && !rank) return text;
+  return text.substr(role_end + 3);
 }
 
 void print_summary(const std::vector<ScenarioRun>& runs, const AgentLabels& labels,

@@ -59,8 +59,11 @@ class FormulaReader {
     skip_spaces();
     if (at_ >= text_.size()) return problem("a number, an input or '('");
     if (peek() == '(') {
+      // Each level is three frames of this reader: 100,000 '(' overflowed the stack.
+      if (++depth_ > kDeepest) return problem("at most 64 parentheses inside each other");
       ++at_;
       auto inner = sum();
+      --depth_;
       skip_spaces();
       if (!inner.ok()) return inner;
       if (at_ >= text_.size() || text_[at_] != ')') return problem("')'");
@@ -99,9 +102,11 @@ class FormulaReader {
             "expected " + expected + " at character " + std::to_string(at_ + 1)};
   }
 
+  static constexpr size_t kDeepest = 64;
   const std::string& text_;
   const std::map<std::string, uint64_t>& inputs_;
   size_t at_ = 0;
+  size_t depth_ = 0;
 };
 
 }  // namespace

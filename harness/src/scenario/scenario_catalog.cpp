@@ -2,6 +2,7 @@
 
 #include "faultline/core/closest_names.hpp"
 #include "faultline/harness/base/install_paths.hpp"
+#include "faultline/harness/base/strict_json.hpp"
 
 #include <fnmatch.h>
 
@@ -27,17 +28,18 @@ bool looks_like_file(const std::string& name) {
 }
 
 std::optional<json> read_json(const std::string& path, std::vector<LoadProblem>& problems) {
-  std::ifstream in(path);
-  if (!in) {
-    problems.push_back({path, "", "a readable file; it cannot be opened"});
+  auto document = read_json_file(path);
+  if (!document.ok()) {
+    const std::string& why = document.error().message;
+    problems.push_back(
+        {path, "", "a JSON object in a readable file; " + why.substr(path.size() + 2)});
     return std::nullopt;
   }
-  json document = json::parse(in, nullptr, false);
-  if (document.is_discarded() || !document.is_object()) {
+  if (!document->is_object()) {
     problems.push_back({path, "", "a JSON object"});
     return std::nullopt;
   }
-  return document;
+  return std::move(document).value();
 }
 
 }  // namespace

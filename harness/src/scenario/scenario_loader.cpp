@@ -184,10 +184,9 @@ class SemanticChecker {
     if (fault.at("kind") != "limits" || !fault.contains("profile")) return;
     const std::string name = fault.at("profile");
     const std::string path = options_.devices_dir + "/" + name + ".json";
-    std::ifstream in(path);
-    json profile = json::parse(in, nullptr, false);
-    if (!in || profile.is_discarded() || !profile.contains("limits") ||
-        !profile.at("limits").is_object()) {
+    auto read = read_json_file(path);
+    const json profile = read.ok() ? std::move(read).value() : json();
+    if (!profile.is_object() || !profile.contains("limits") || !profile.at("limits").is_object()) {
       problem(pointer + "/profile", "a device profile in " + options_.devices_dir +
                                         " (a JSON file with \"limits\"); none readable at " + path);
       return;
@@ -378,14 +377,13 @@ std::vector<std::string> scenario_schema_problems(const nlohmann::json& document
 std::optional<ScenarioSpec> load_scenario_file(const std::string& path,
                                                const LoaderOptions& options,
                                                std::vector<LoadProblem>& problems) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    problems.push_back({path, "", "a readable scenario file; it cannot be opened"});
+  auto text = read_input_file(path);
+  if (!text.ok()) {
+    problems.push_back(
+        {path, "", "a readable scenario file; " + text.error().message.substr(path.size() + 2)});
     return std::nullopt;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_scenario_text(path, text.str(), options, problems);
+  return load_scenario_text(path, text.value(), options, problems);
 }
 
 }  // namespace faultline::harness

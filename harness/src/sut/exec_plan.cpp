@@ -36,21 +36,13 @@ Result<json> parse_fault_spec(const std::string& spec) {
 }
 
 Result<json> plan_from_text(std::string_view text, const std::string& where) {
-  if (json_nesting_depth(text) > kMaxJsonDepth) {
-    return Error{ErrorCode::kInvalidArgument,
-                 where + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
-  }
-  JsonTextProblem problem;
-  auto plan = parse_json_strictly(text, problem);
-  if (!plan) {
-    return Error{ErrorCode::kInvalidArgument,
-                 where + ": " + problem.pointer + ": expected " + problem.expected};
-  }
+  auto plan = parse_json_text(where, text);
+  if (!plan.ok()) return plan;
   if (auto parsed =
           transports::fault::parse_fault_set(*plan, transports::fault::kInterposer, where);
       !parsed.ok())
     return std::move(parsed).take_error();
-  return std::move(*plan);
+  return plan;
 }
 
 namespace {
@@ -59,17 +51,9 @@ constexpr uintmax_t kLargestPlan = 16 << 20;
 
 // A --plan file: a regular file of at most kLargestPlan bytes, read by plan_from_text.
 Result<json> read_plan_file(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error))
-    return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": not a file"};
-  if (std::filesystem::file_size(path, error) > kLargestPlan) {
-    return Error{ErrorCode::kInvalidArgument,
-                 "--plan " + path + ": larger than " + std::to_string(kLargestPlan >> 20) + " MiB"};
-  }
-  std::ifstream file(path, std::ios::binary);
-  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-  if (file.bad()) return Error{ErrorCode::kInvalidArgument, "--plan " + path + ": cannot be read"};
-  return plan_from_text(text, "--plan " + path);
+  auto text = read_input_file(path, kLargestPlan);
+  if (!text.ok()) return Error{ErrorCode::kInvalidArgument, "--plan " + text.error().message};
+  return plan_from_text(text.value(), "--plan " + path);
 }
 
 }  // namespace

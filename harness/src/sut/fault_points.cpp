@@ -104,6 +104,12 @@ std::string CallSite::what() const {
 
 std::vector<CallSite> call_sites(const std::vector<json>& events) {
   std::vector<CallSite> sites;
+  // A site is a fault filter: two processes of one program without a rank to tell them apart
+  // report the same site, which one point reaches in both. One entry each, the larger counts.
+  const auto same_filter = [](const CallSite& a, const CallSite& b) {
+    return a.site == b.site && a.call == b.call && a.side == b.side && a.opcode == b.opcode &&
+           a.layer == b.layer && a.outermost == b.outermost && a.rank == b.rank;
+  };
   for (const json& event : events) {
     if (!event.is_object() || text_at(event, "event") != "site") continue;
     CallSite site;
@@ -121,7 +127,15 @@ std::vector<CallSite> call_sites(const std::vector<json>& events) {
     for (const json& frame : event.value("stack", json::array()))
       if (frame.is_string()) site.stack.push_back(frame.get<std::string>());
     if (site.site.size() != 16 || site.call.empty() || site.count == 0) continue;
-    sites.push_back(std::move(site));
+    const auto seen = std::find_if(sites.begin(), sites.end(),
+                                   [&](const CallSite& other) { return same_filter(site, other); });
+    if (seen == sites.end()) {
+      sites.push_back(std::move(site));
+      continue;
+    }
+    seen->count = std::max(seen->count, site.count);
+    seen->inline_posts = std::max(seen->inline_posts, site.inline_posts);
+    seen->max_segments = std::max(seen->max_segments, site.max_segments);
   }
   return sites;
 }
@@ -234,8 +248,11 @@ Result<FaultPoint> point_from_id(const std::string& id) {
   if (!is_one_of(site.side, {"send", "recv", "any"})) return bad("side " + site.side);
   if (parts[6].size() < 2 || parts[6][0] != 'r') return bad("no rank field");
   if (parts[6] != "r-") {
+    // A rank as the sweep names it: digits, after a '-' for a rank below 0.
     const std::string rank = parts[6].substr(1);
-    if (rank.size() > 9 || rank.find_first_not_of("0123456789") != std::string::npos)
+    const std::string digits = rank.substr(rank.starts_with('-') ? 1 : 0);
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
       return bad("rank " + rank);
     site.rank = std::stoi(rank);
   }

@@ -31,9 +31,13 @@ void OutputReader::feed(std::string_view bytes, int64_t wall_ms) {
   while (!bytes.empty()) {
     const size_t end = bytes.find('\n');
     const std::string_view part = bytes.substr(0, end);
-    const size_t room = limits_.longest_line - std::min(limits_.longest_line, pending_.size());
-    pending_.append(part.substr(0, room));
-    pending_cut_ += part.size() - std::min(room, part.size());
+    const size_t room = limits_.longest_line - std::min(limits_.longest_line, pending_head_.size());
+    pending_head_.append(part.substr(0, room));
+    pending_bytes_ += part.size();
+    pending_.append(part);
+    // Past twice the bound, back to its last bytes: linear however long the line grows.
+    if (pending_.size() > 2 * limits_.longest_watched_line)
+      pending_.erase(0, pending_.size() - limits_.longest_watched_line);
     if (end == std::string_view::npos) return;
     end_line(wall_ms);
     bytes.remove_prefix(end + 1);
@@ -41,19 +45,25 @@ void OutputReader::feed(std::string_view bytes, int64_t wall_ms) {
 }
 
 void OutputReader::finish(int64_t wall_ms) {
-  if (!pending_.empty() || pending_cut_ > 0) end_line(wall_ms);
+  if (pending_bytes_ > 0) end_line(wall_ms);
 }
 
 void OutputReader::end_line(int64_t wall_ms) {
-  OutputLine line{wall_ms, valid_utf8(pending_)};
-  if (pending_cut_ > 0) {
-    line.text += " [... " + std::to_string(pending_cut_) + " bytes cut: the log has the line]";
+  if (watcher_) {
+    const size_t watched = std::min(pending_.size(), limits_.longest_watched_line);
+    watcher_(OutputLine{wall_ms,
+                        valid_utf8(std::string_view(pending_).substr(pending_.size() - watched))});
+  }
+  OutputLine line{wall_ms, valid_utf8(pending_head_)};
+  if (pending_bytes_ > pending_head_.size()) {
+    const uint64_t cut = pending_bytes_ - pending_head_.size();
+    line.text += " [... " + std::to_string(cut) + " bytes cut: the log has the line]";
     ++cut_lines_;
-    cut_bytes_ += pending_cut_;
+    cut_bytes_ += cut;
   }
   pending_.clear();
-  pending_cut_ = 0;
-  if (watcher_) watcher_(line);
+  pending_head_.clear();
+  pending_bytes_ = 0;
   if (head_.size() < limits_.head_lines) {
     head_.push_back(std::move(line));
     return;

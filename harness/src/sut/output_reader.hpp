@@ -1,9 +1,10 @@
 #pragma once
 
 // A program's output as it arrives, in bounded memory: every byte goes to its log file; each
-// line, made valid UTF-8 and cut at `longest_line`, goes to a watcher (the checker sees every
-// line); the first `head_lines` and the last `tail_lines` are kept for the report, and how much
-// was left out is counted.
+// line, made valid UTF-8, goes to a watcher whole up to `longest_watched_line` (the checker sees
+// every line; of a longer one, its last `longest_watched_line` bytes, where a progress line
+// ends with its result); cut at `longest_line`, the first `head_lines` and the last
+// `tail_lines` are kept for the report, and how much was left out is counted.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -19,7 +20,8 @@ struct OutputLine {
 };
 
 struct OutputLimits {
-  size_t longest_line = size_t{16} * 1024;
+  size_t longest_line = size_t{16} * 1024;         ///< as the report keeps it
+  size_t longest_watched_line = size_t{16} << 20;  ///< as the watcher sees it
   size_t head_lines = 500;
   size_t tail_lines = 500;
 };
@@ -54,8 +56,9 @@ class OutputReader {
   int log_fd_;
   Watcher watcher_;
   OutputLimits limits_;
-  std::string pending_;
-  uint64_t pending_cut_ = 0;  ///< bytes of the current line beyond `longest_line`
+  std::string pending_;         ///< the current line, its last bytes once it grew too long
+  std::string pending_head_;    ///< its first `longest_line` bytes
+  uint64_t pending_bytes_ = 0;  ///< its length
   std::vector<OutputLine> head_;
   std::deque<OutputLine> tail_;
   uint64_t dropped_lines_ = 0;

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "faultline/harness/base/process.hpp"
+#include "faultline/transports/ofi/shm_stale_regions.hpp"
 #include "proc_stacks.hpp"
 
 namespace faultline::harness::sut {
@@ -97,18 +98,45 @@ std::vector<pid_t> descendants() {
   return found;
 }
 
-// Kills every descendant, and reaps them (orphans come to this process): none is left.
+// Reaps what has ended of this process's children (orphans come to it), `pid` only when given.
+// Before a pid is reaped, while no other process can have it, libfabric shm regions named by
+// it (/dev/shm/PID:...) are removed: a killed program cannot, and a later process given that
+// pid would fail its first shm endpoint (fi_enable: EBUSY).
+// Returns whether `pid` (when given) was reaped.
+bool reap(pid_t pid = -1, int* status = nullptr, bool wait = false) {
+  for (;;) {
+    siginfo_t ended{};
+    const int options = WEXITED | WNOWAIT | (wait ? 0 : WNOHANG);
+    if (waitid(pid == -1 ? P_ALL : P_PID, static_cast<id_t>(pid == -1 ? 0 : pid), &ended,
+               options) != 0 ||
+        ended.si_pid == 0)
+      return false;
+    (void)transports::ofi::remove_stale_shm_regions(ended.si_pid);
+    waitpid(ended.si_pid, pid == ended.si_pid ? status : nullptr, 0);
+    if (pid != -1) return true;
+  }
+}
+
+// Whether any child is left to reap (ended or not).
+bool has_children() {
+  siginfo_t ended{};
+  return waitid(P_ALL, 0, &ended, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+// Kills every descendant, and reaps them: none is left, nor their shm regions.
 void kill_all() {
   for (int tries = 0; tries < 100; ++tries) {
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
+    reap();
     const auto left = descendants();
     if (left.empty()) break;
     for (pid_t pid : left) kill(pid, SIGKILL);
     usleep(20000);
   }
   // Those that were still exiting when last looked at.
-  for (int tries = 0; tries < 50 && waitpid(-1, nullptr, WNOHANG) >= 0; ++tries) usleep(10000);
+  for (int tries = 0; tries < 50 && has_children(); ++tries) {
+    reap();
+    usleep(10000);
+  }
 }
 
 // A gdb taking one process's stacks, its output read as it comes.
@@ -202,10 +230,10 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
     if (left.count() <= 0 || stop_requested()) {
       // One that ended as the deadline came is judged by how it ended: no hang without a
       // process left to show its stacks.
-      exited = waitpid(pid, &status, WNOHANG) == pid;
+      exited = reap(pid, &status);
       if (exited) break;
       run.stacks = stacks_of_all(kStacksBudget);
-      exited = run.stacks.empty() && waitpid(pid, &status, 0) == pid;
+      exited = run.stacks.empty() && reap(pid, &status, true);
       if (!exited) (stop_requested() ? run.stopped : run.timed_out) = true;
       break;
     }
@@ -218,12 +246,12 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
     if (::poll(ready, 2, static_cast<int>(std::min<int64_t>(left.count(), wait_ms))) > 0 &&
         (ready[0].revents & (POLLIN | POLLHUP)) != 0)
       open = read_output(pipe_fds[0], output);
-    exited = waitpid(pid, &status, WNOHANG) == pid;
+    exited = reap(pid, &status);
   }
   if (ended >= 0) ::close(ended);
   if (!exited) {
     kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
+    reap(pid, &status, true);
   }
   kill_all();  // the rest of what it started (a launcher's ranks): none outlives the run
   // What is left in the pipe; a process outside the group may still hold it open.

@@ -3,12 +3,12 @@
 // undetected, not-reached, or pass/fail (without a fault, or no fault fired and it failed).
 #include <unistd.h>
 
-#include <csignal>
-
 #include <filesystem>
 #include <iostream>
 
+#include "faultline/core/printable_text.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
+#include "faultline/harness/base/process.hpp"
 #include "faultline/harness/devices/device_profiles.hpp"
 #include "faultline/harness/sut/exec_plan.hpp"
 #include "faultline/harness/sut/fault_points.hpp"
@@ -99,15 +99,16 @@ int run_sut_exec(const SutExecOptions& options) {
   // `sut run` ends a peer still waiting after the judged side ended, and a user's Ctrl-C or a
   // closed terminal ends the run: the program is judged (a hang, with stacks) and its report
   // written, not lost, and nothing it started is left.
-  for (int signal : {SIGTERM, SIGINT, SIGHUP})
-    std::signal(signal, [](int) { harness::sut::stop_running_program(); });
+  harness::stop_on_signals();
   auto result = harness::sut::exec_under_faults(exec);
   if (!result.ok()) {
     std::cerr << "faultline sut exec: " << result.error().describe_with_hint() << "\n";
     return harness::kExitHarnessError;
   }
   json report = result->to_json();
-  report["command"] = options.command;
+  report["command"] = json::array();
+  for (const auto& argument : options.command)  // bytes that are not UTF-8 kept as \xNN
+    report["command"].push_back(escape_invalid_utf8(argument));
   report["plan"] = plan.value();
   const std::string path = options.report_dir + "/sut.json";
   if (auto written = reports::write_file_atomically(path, report.dump(2) + "\n"); !written.ok()) {
@@ -157,7 +158,8 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
                    "A sweep's fault point, by the id its report gives (runs that point again)");
   exec->add_option("--deadline", options->deadline_seconds,
                    "Seconds before the run is a hang (stacks are taken)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(seconds_up_to(86400));
   exec->add_option("--ok", options->checker.ok, "Regex the output of a correct run matches");
   exec->add_option("--wrong", options->checker.wrong, "Regex the output of wrong data matches");
   exec->add_option("--error", options->checker.error, "Regex of the line a detected error prints");

@@ -85,8 +85,6 @@ json ExecResult::to_json() const {
           {"output_log", output_log}};
 }
 
-void stop_running_program() { request_stop(); }
-
 Status check_checker(const Checker& checker) {
   auto compiled = OutputChecker::compile(checker);
   return compiled.ok() ? Status{} : Status{std::move(compiled).take_error()};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "faultline/core/printable_text.hpp"
 #include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
 
@@ -76,18 +77,19 @@ json role_summary(const json& sut_json, const std::string& directory) {
                   {"seconds", non_negative(sut_json, "seconds")},
                   {"faults_applied",
                    faults != sut_json.end() && faults->is_number_unsigned() ? *faults : json(0)},
-                  {"first_error_line", text_at(sut_json, "first_error_line")},
+                  // A peer's or a program's words: shown, never obeyed, by a terminal.
+                  {"first_error_line", printable(text_at(sut_json, "first_error_line"))},
                   {"fault_to_error_ms", sut_json.contains("fault_to_error_ms") &&
                                                 sut_json.at("fault_to_error_ms").is_number()
                                             ? json(non_negative(sut_json, "fault_to_error_ms"))
                                             : json(nullptr)},
-                  {"evidence", text_at(sut_json, "evidence")},
-                  {"hint", text_at(sut_json, "hint")},
+                  {"evidence", printable(text_at(sut_json, "evidence"))},
+                  {"hint", printable(text_at(sut_json, "hint"))},
                   {"instrumented", instrumented},
                   {"bypass", bypass},
-                  {"log", directory}};
+                  {"log", printable(directory)}};
   if (const std::string stacks = text_at(sut_json, "stacks"); !stacks.empty())
-    summary["stacks"] = stacks;
+    summary["stacks"] = printable(stacks);
   return summary;
 }
 

@@ -1,12 +1,16 @@
 #include "faultline/harness/sut/sut_role.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
 
+#include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
 #include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/owned_directory.hpp"
@@ -54,26 +58,50 @@ Result<pid_t> start_role(const RoleLaunch& launch) {
   argv.reserve(args.size() + 1);
   for (auto& argument : args) argv.push_back(argument.data());
   argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
   const std::string log = launch.dir + "/sut-exec.log";
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = -1;
-  const int spawned =
-      posix_spawn(&pid, launch.faultline_binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    return errno_error("posix_spawn", spawned,
-                       launch.faultline_binary + " sut " + args[2] + " in " + launch.dir);
+  const int output =
+      ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (output < 0) return errno_error("open", errno, log);
+  // The child's exec errno comes back through a pipe that a successful exec closes.
+  int exec_error[2];
+  if (::pipe2(exec_error, O_CLOEXEC) != 0) {
+    const int saved = errno;
+    ::close(output);
+    return errno_error("pipe2", saved, "for " + launch.faultline_binary);
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec. The role ends with the sweep or agent that
+    // started it (SIGTERM: it stops its program and writes its sut.json), never left running.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);
+    ::dup2(output, STDOUT_FILENO);
+    ::dup2(output, STDERR_FILENO);
+    ::execve(launch.faultline_binary.c_str(), argv.data(), environ);
+    const int failed = errno;
+    (void)!::write(exec_error[1], &failed, sizeof failed);
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(output);
+  ::close(exec_error[1]);
+  int exec_errno = 0;
+  const bool exec_failed =
+      pid > 0 && ::read(exec_error[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  ::close(exec_error[0]);
+  const std::string what = launch.faultline_binary + " sut " + args[2] + " in " + launch.dir;
+  if (pid < 0) return errno_error("fork", fork_errno, what);
+  if (exec_failed) {
+    ::waitpid(pid, nullptr, 0);
+    return errno_error("execve", exec_errno, what);
   }
   return pid;
 }
 
 json read_sut_json(const std::string& dir) {
-  std::ifstream file(dir + "/sut.json");
-  return file ? json::parse(file, nullptr, false) : json();
+  auto document = read_json_file(dir + "/sut.json");
+  return document.ok() ? std::move(document).value() : json();
 }
 
 json read_role_summary(const std::string& dir) { return role_summary(read_sut_json(dir), dir); }

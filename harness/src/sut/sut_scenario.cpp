@@ -18,6 +18,9 @@ namespace faultline::harness::sut {
 
 namespace {
 
+// A SUT scenario with its faults: 10,000 faults of a plan fit many times over.
+constexpr size_t kLargestSutScenario = size_t{16} << 20;
+
 using nlohmann::json;
 
 // An executable of that name in a $PATH folder (looked up here: no shell, no child process).
@@ -186,9 +189,12 @@ Result<std::vector<std::string>> load_sweep(const json& block, const std::string
 }  // namespace
 
 Result<SutScenario> load_sut_scenario(const std::string& path) {
-  std::ifstream input(path);
-  if (!input) return Error{ErrorCode::kInvalidArgument, path + ": cannot be read"};
-  const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+  auto read = read_input_file(path, kLargestSutScenario);
+  if (!read.ok()) return std::move(read).take_error();
+  return parse_sut_scenario(path, read.value());
+}
+
+Result<SutScenario> parse_sut_scenario(const std::string& path, const std::string& text) {
   JsonTextProblem problem;
   const auto parsed = parse_json_strictly(text, problem);
   if (!parsed) return bad(path, problem.pointer.empty() ? "/" : problem.pointer, problem.expected);

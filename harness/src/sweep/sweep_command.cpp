@@ -9,6 +9,7 @@
 #include "faultline/harness/base/duration.hpp"
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/process.hpp"
+#include "faultline/harness/runs/report_reader.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/harness/sweep/sweep.hpp"
 #include "faultline/reports/atomic_file.hpp"
@@ -43,13 +44,14 @@ struct SutSweepOptions {
 
 int usage(const std::string& message) { return usage_error("sut sweep", message); }
 
+// The sweep section of a sweep's report.json, read as every report is (its schema checked, so
+// what is merged or compared holds what a sweep writes).
 Result<json> sweep_of(const std::string& report_file) {
-  std::ifstream file(report_file);
-  if (!file) return Error{ErrorCode::kIoError, report_file + ": cannot be read"};
-  const json report = json::parse(file, nullptr, false);
-  if (report.is_discarded() || !report.is_object() || !report.contains("sweep"))
+  auto report = harness::read_report(report_file);
+  if (!report.ok()) return std::move(report).take_error();
+  if (!report->contains("sweep"))
     return Error{ErrorCode::kInvalidArgument, report_file + ": not the report.json of a sweep"};
-  return report.at("sweep");
+  return report->at("sweep");
 }
 
 // The sweep's options from the command line; a usage error says which is wrong.
@@ -94,14 +96,11 @@ Result<harness::sweep::SweepOptions> sweep_options(const SutSweepOptions& option
   return sweep;
 }
 
-// Writes `section` (a finished sweep, or shards collected) as one report.
+// Writes `section` (shards collected) as one report, its files once: linear in the points.
 int write_all(const json& section, const SutSweepOptions& options, reports::Metrics* metrics) {
   harness::sweep::SweepReport report(options.report_dir, metrics);
-  Status written = report.start(section);
-  for (const auto& point : section.at("points")) {
-    if (!written.ok()) break;
-    written = report.add_point(section, point);
-  }
+  Status written = report.start(section, false);
+  if (written.ok()) written = report.add_points(section, section.at("points"));
   if (written.ok()) written = report.finish(section);
   if (!written.ok()) {
     std::cerr << "faultline sut sweep: " << written.error().describe_with_hint() << "\n";
@@ -110,16 +109,20 @@ int write_all(const json& section, const SutSweepOptions& options, reports::Metr
   return harness::sweep::sweep_exit_code(section);
 }
 
-// With --baseline: which points changed verdict since that report.
-Status add_changes(json& section, const std::string& baseline) {
-  if (baseline.empty()) return Status{};
-  auto before = sweep_of(baseline);
-  if (!before.ok()) return std::move(before).take_error();
-  section["changes"] = harness::sweep::changes_since(before.value(), section);
-  return Status{};
+// --baseline's sweep, read before anything runs: null without one.
+Result<json> baseline_of(const SutSweepOptions& options) {
+  if (options.baseline.empty()) return json();
+  auto before = sweep_of(options.baseline);
+  if (!before.ok())
+    return Error{ErrorCode::kInvalidArgument, "--baseline " + before.error().message};
+  return before;
 }
 
 int collect(const SutSweepOptions& options, reports::Metrics* metrics) {
+  auto baseline = baseline_of(options);
+  if (!baseline.ok()) return usage(baseline.error().describe());
+  auto lock = reports::DirectoryLock::acquire(options.report_dir);
+  if (!lock.ok()) return usage(lock.error().describe_with_hint());
   std::vector<json> sections;
   for (const auto& dir : options.collect) {
     auto section = sweep_of(dir + "/report.json");
@@ -129,8 +132,7 @@ int collect(const SutSweepOptions& options, reports::Metrics* metrics) {
   auto merged = harness::sweep::merge_sections(sections, options.collect);
   if (!merged.ok()) return usage(merged.error().describe());
   json section = std::move(merged).value();
-  if (auto changes = add_changes(section, options.baseline); !changes.ok())
-    return usage(changes.error().describe());
+  if (!baseline->is_null()) section["changes"] = harness::sweep::changes_since(*baseline, section);
   const int code = write_all(section, options, metrics);
   std::cout << "faultline sut sweep: collected " << options.collect.size()
             << " shard(s): " << section.value("score_line", "")
@@ -149,12 +151,17 @@ int run_sut_sweep(const SutSweepOptions& options) {
   if (options.command.empty()) return usage("no command: faultline sut sweep [options] -- COMMAND");
   auto sweep = sweep_options(options);
   if (!sweep.ok()) return usage(sweep.error().describe());
+  auto baseline = baseline_of(options);
+  if (!baseline.ok()) return usage(baseline.error().describe());
   auto lock = reports::DirectoryLock::acquire(options.report_dir);
   if (!lock.ok()) return usage(lock.error().describe_with_hint());
   if (::access(options.report_dir.c_str(), W_OK) != 0)
     return usage("--report-dir " + options.report_dir + ": not writable");
   harness::sweep::SweepReport report(options.report_dir, metrics->get());
   bool started = false;
+  // SIGTERM, SIGINT or SIGHUP (or a program that sends one here): every point running is
+  // stopped as at its deadline, its sut.json written; the report says which points did not run.
+  harness::stop_on_signals();
   auto result = harness::sweep::run_sweep(
       sweep.value(), std::cout,
       [&](const harness::sweep::SweepResult& so_far, const harness::sweep::PointRun* point) {
@@ -183,8 +190,7 @@ int run_sut_sweep(const SutSweepOptions& options) {
                                           users ? harness::kExitUsage : harness::kExitHarnessError);
   }
   json section = harness::sweep::sweep_section(result.value(), sweep.value());
-  if (auto changes = add_changes(section, options.baseline); !changes.ok())
-    std::cerr << "faultline sut sweep: --baseline: " << changes.error().describe() << "\n";
+  if (!baseline->is_null()) section["changes"] = harness::sweep::changes_since(*baseline, section);
   if (auto finished = report.finish(section); !finished.ok()) {
     std::cerr << "faultline sut sweep: " << finished.error().describe_with_hint() << "\n";
     return options.metrics_options.finish("sut sweep", metrics->get(), harness::kExitHarnessError);
@@ -192,6 +198,10 @@ int run_sut_sweep(const SutSweepOptions& options) {
   std::cout << "faultline sut sweep: " << section.value("score_line", "") << " in "
             << static_cast<int>(result->seconds) << " s\n  report: " << options.report_dir
             << "/report.json\n";
+  if (harness::stop_requested()) {
+    std::cerr << "faultline sut sweep: " << result->stopped << "\n";
+    return options.metrics_options.finish("sut sweep", metrics->get(), harness::kExitHarnessError);
+  }
   return options.metrics_options.finish("sut sweep", metrics->get(),
                                         harness::sweep::sweep_exit_code(section));
 }
@@ -206,18 +216,24 @@ void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
       ->add_option("--points", options->points,
                    "Occurrences of each site: first,middle,last or all")
       ->capture_default_str();
-  command->add_option("--seed", options->seed, "Which middle occurrence")->capture_default_str();
+  command->add_option("--seed", options->seed, "Which middle occurrence")
+      ->capture_default_str()
+      ->check(whole_number());
   command->add_option("--profile", options->profiles,
                       "Target NICs (hns_roce-hip09,mlx5): a point per limit the program exceeds");
   command
       ->add_option("--jobs", options->jobs,
                    "Points run side by side ({run} in the command "
                    "gives each its own folder)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(count_between(1, 64));
   command->add_option("--budget", options->budget, "No point starts after this time: 6m, 360s");
-  command->add_option("--max-points", options->max_points, "At most this many points (0: all)");
-  command->add_option("--deadline", options->deadline_seconds,
-                      "Seconds a point may run (default: 3 clean runs and 5 s)");
+  command->add_option("--max-points", options->max_points, "At most this many points (0: all)")
+      ->check(count_between(0, 10000000));
+  command
+      ->add_option("--deadline", options->deadline_seconds,
+                   "Seconds a point may run (default: 3 clean runs and 5 s)")
+      ->check(seconds_up_to(86400));
   command
       ->add_option("--allow", options->allow,
                    "Verdicts that fail no point, known in this stack: hang,undetected,...")
@@ -246,7 +262,8 @@ void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
       "A clean run under `observe` maps every post and poll site; each family that applies is\n"
       "tried at a site's first, a middle and its last occurrence. Exit codes: 0 every point\n"
       "detected, masked or allowed (--allow); 1 one was not; 2 a usage error or a clean run\n"
-      "that did not pass; 3 the harness could not run it.");
+      "that did not pass; 3 the harness could not run it, or SIGTERM, SIGINT or SIGHUP stopped\n"
+      "it (the points running then are stopped, the report written).");
   command->callback([options, &run] {
     options->command = program_command_line();
     run = [options] { return run_sut_sweep(*options); };

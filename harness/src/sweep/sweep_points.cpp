@@ -71,6 +71,12 @@ std::vector<sut::FaultPoint> choose_points(const std::vector<sut::CallSite>& sit
   std::vector<sut::FaultPoint> found;
   for (const auto& site : sites) add_site_points(site, options, found);
   for (const auto& profile : options.profiles) add_limit_points(requests, profile, found);
+  // One point an id (a profile named twice, a site seen twice): junit follows points by it.
+  std::set<std::string> ids;
+  found.erase(
+      std::remove_if(found.begin(), found.end(),
+                     [&](const sut::FaultPoint& point) { return !ids.insert(point.id).second; }),
+      found.end());
   // Families taken in turn, each's points first occurrences first: a sweep cut short (by
   // --max-points or a budget) has tried every family at as many sites as it could.
   const auto occurrence_rank = [](const sut::FaultPoint& point) {

@@ -58,7 +58,7 @@ json point_scenario(const json& point, const json& section, size_t run_id) {
       {"verdict", result},
       {"expected", "the program detects the fault, or masks it (a checker saw right output)"},
       {"observed",
-       verdict == "not-run" ? "not run: the sweep's budget ran out" : "the program: " + verdict},
+       verdict == "not-run" ? "not run: " + text_at(point, "evidence") : "the program: " + verdict},
       {"evidence", evidence},
       {"hint", verdict == "not-reached" ? "the site was not reached this time: a program "
                                           "whose posts differ from run to run"
@@ -124,9 +124,21 @@ int sweep_exit_code(const json& section) {
 
 struct SweepReport::Impl {
   std::unique_ptr<ReportDocument> document;
-  std::vector<std::unique_ptr<reports::ReportSink>> sinks;
+  std::vector<std::unique_ptr<reports::ReportSink>> files;   // report.json, junit.xml, summary.md
+  std::vector<std::unique_ptr<reports::ReportSink>> others;  // the metrics
+  bool files_at_finish = false;
   reports::Metrics* metrics = nullptr;
   std::string report_dir;
+
+  // Each sink that takes events now: the files only when they are written as the run goes.
+  template <typename Call>
+  Status each_sink(Call call) {
+    for (auto* group : {&others, &files}) {
+      if (group == &files && files_at_finish) continue;
+      for (auto& sink : *group) FAULTLINE_RETURN_IF_ERROR(call(*sink));
+    }
+    return Status{};
+  }
 };
 
 SweepReport::SweepReport(std::string report_dir, reports::Metrics* metrics)
@@ -137,37 +149,48 @@ SweepReport::SweepReport(std::string report_dir, reports::Metrics* metrics)
 
 SweepReport::~SweepReport() = default;
 
-Status SweepReport::start(const json& section) {
+Status SweepReport::start(const json& section, bool write) {
   const transports::Target target{"sut", "", ""};
   const size_t total = section.value("points", json::array()).size();
   impl_->document = std::make_unique<ReportDocument>(this_machine_as_agent(target),
                                                      RunMetadata{"sweep", target, 0, false}, total);
   impl_->document->set_section("sweep", section);
-  impl_->sinks = reports::report_directory_sinks(impl_->report_dir);
+  impl_->files = reports::report_directory_sinks(impl_->report_dir);
+  impl_->files_at_finish = !write;
   if (impl_->metrics != nullptr) {
     reports::MetricsPlan plan;
     plan.suite = "sweep";
     plan.sweep = true;
-    impl_->sinks.push_back(std::make_unique<reports::MetricsSink>(*impl_->metrics, plan));
+    impl_->others.push_back(std::make_unique<reports::MetricsSink>(*impl_->metrics, plan));
   }
-  for (auto& sink : impl_->sinks)
-    FAULTLINE_RETURN_IF_ERROR(sink->on_run_started(impl_->document->json()));
-  return Status{};
+  return impl_->each_sink(
+      [&](reports::ReportSink& sink) { return sink.on_run_started(impl_->document->json()); });
 }
 
 Status SweepReport::add_point(const json& section, const json& point) {
   impl_->document->set_section("sweep", section);
-  const size_t run_id = impl_->document->json().value("scenarios", json::array()).size();
-  const json& added = impl_->document->add(point_scenario(point, section, run_id));
-  for (auto& sink : impl_->sinks)
-    FAULTLINE_RETURN_IF_ERROR(sink->on_scenario_finished(added, impl_->document->json()));
+  return add_scenario(section, point);
+}
+
+Status SweepReport::add_points(const json& section, const json& points) {
+  impl_->document->set_section("sweep", section);
+  for (const json& point : points) FAULTLINE_RETURN_IF_ERROR(add_scenario(section, point));
   return Status{};
+}
+
+Status SweepReport::add_scenario(const json& section, const json& point) {
+  const size_t run_id = impl_->document->json().at("scenarios").size();
+  const json& added = impl_->document->add(point_scenario(point, section, run_id));
+  return impl_->each_sink([&](reports::ReportSink& sink) {
+    return sink.on_scenario_finished(added, impl_->document->json());
+  });
 }
 
 Status SweepReport::finish(const json& section) {
   impl_->document->set_section("sweep", section);
-  for (auto& sink : impl_->sinks)
-    FAULTLINE_RETURN_IF_ERROR(sink->on_run_finished(impl_->document->json()));
+  impl_->files_at_finish = false;
+  FAULTLINE_RETURN_IF_ERROR(impl_->each_sink(
+      [&](reports::ReportSink& sink) { return sink.on_run_finished(impl_->document->json()); }));
   return reports::write_file_atomically(impl_->report_dir + "/sut.json",
                                         sweep_outcome(section).dump(2));
 }

@@ -3,11 +3,15 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <iomanip>
 #include <ostream>
 
+#include "faultline/core/printable_text.hpp"
+#include "faultline/harness/base/process.hpp"
 #include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/sut/sut_role.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
@@ -45,13 +49,31 @@ Result<pid_t> start_run(const SweepOptions& options, const std::string& folder, 
                           std::move(faults), deadline_seconds, options.checker});
 }
 
+// Waits for one of the runs (`pid`, or any with -1) to end and returns it. A stop asked of the
+// sweep (a signal) is passed on to every run still going (`running`), once: each stops its
+// program as at its deadline and writes its sut.json.
+pid_t wait_run(pid_t pid, const std::vector<pid_t>& running) {
+  static bool passed_on = false;
+  for (;;) {
+    if (stop_requested() && !passed_on) {
+      passed_on = true;
+      for (pid_t run : running) kill(run, SIGTERM);
+    }
+    const pid_t ended = waitpid(pid, nullptr, 0);
+    if (ended >= 0 || errno != EINTR) return ended;
+  }
+}
+
 // The clean run: `observe` with the call sites mapped, judged as a run without faults.
 Result<json> clean_run(const SweepOptions& options, const std::string& folder) {
   const json observe = json::array({{{"kind", "observe"}, {"sites", true}}});
   auto pid = start_run(options, folder, observe, options.deadline_seconds.value_or(600));
   if (!pid.ok()) return std::move(pid).take_error();
-  int status = 0;
-  waitpid(pid.value(), &status, 0);
+  wait_run(pid.value(), {pid.value()});
+  if (stop_requested()) {
+    return Error{ErrorCode::kIoError,
+                 "interrupted by " + stop_signal_name() + " during the clean run (" + folder + ")"};
+  }
   json document = sut::read_sut_json(folder);
   const json summary = sut::role_summary(document, folder);
   if (summary.value("verdict", "") != "pass") {
@@ -82,6 +104,12 @@ Status run_points(const SweepOptions& options, double deadline_seconds, Clock::t
   };
   Status failed;
   while (next < total || !running.empty()) {
+    if (stop_requested() && next < total) {
+      result.stopped = "interrupted by " + stop_signal_name() + ": " +
+                       std::to_string(total - next) + " point(s) not run";
+      for (; next < total; ++next)
+        result.runs[next].not_run = "interrupted by " + stop_signal_name();
+    }
     while (failed.ok() && running.size() < std::max(1U, options.jobs) && next < total) {
       if (options.budget && Clock::now() - started >= *options.budget) {
         result.stopped = "the budget of " + std::to_string(options.budget->count() / 1000) +
@@ -101,8 +129,9 @@ Status run_points(const SweepOptions& options, double deadline_seconds, Clock::t
       ++next;
     }
     if (running.empty()) break;
-    int status = 0;
-    const pid_t ended = waitpid(-1, &status, 0);
+    std::vector<pid_t> pids;
+    for (const auto& one : running) pids.push_back(one.pid);
+    const pid_t ended = wait_run(-1, pids);
     auto found = std::find_if(running.begin(), running.end(),
                               [&](const Running& one) { return one.pid == ended; });
     if (found == running.end()) continue;
@@ -110,10 +139,17 @@ Status run_points(const SweepOptions& options, double deadline_seconds, Clock::t
     running.erase(found);
     PointRun& run = result.runs[index];
     run.summary = sut::read_role_summary(folder_of(run));
+    if (stop_requested() && run.summary->value("verdict", "") == "hang") {
+      // Stopped because the sweep was: no claim about the program.
+      run.not_run = "interrupted by " + stop_signal_name() + " while it ran (its stacks and " +
+                    "output: " + folder_of(run) + ")";
+      run.summary.reset();
+    }
     progress << "[" << (index + 1) << "/" << total << "] " << std::left << std::setw(17)
-             << run.summary->value("verdict", "error") << std::right << std::fixed
-             << std::setprecision(1) << std::setw(6) << run.summary->value("seconds", 0.0) << " s  "
-             << run.point.name() << "\n"
+             << (run.summary ? run.summary->value("verdict", "error") : "not-run") << std::right
+             << std::fixed << std::setprecision(1) << std::setw(6)
+             << (run.summary ? run.summary->value("seconds", 0.0) : 0.0) << " s  "
+             << printable(run.point.name()) << "\n"
              << std::flush;
     if (failed.ok()) failed = on_progress(result, &run);
   }

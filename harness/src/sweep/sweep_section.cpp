@@ -1,10 +1,11 @@
 // A sweep as report.json holds it (`sweep`): the program, its clean run, its call sites, each
 // point with its verdict; the score; what changed since a baseline; shards merged.
 #include <algorithm>
+#include <cctype>
 #include <map>
-#include <regex>
 #include <sstream>
 
+#include "faultline/core/printable_text.hpp"
 #include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/sweep/sweep.hpp"
 
@@ -22,10 +23,29 @@ const std::vector<std::string>& score_order() {
   return order;
 }
 
+// The function of a gdb frame line ("#3  0x00007f.. in NAME (args) at file", "#0  NAME (...)"),
+// at most 200 characters of it; "" for another line. Read by hand: std::regex recurses once per
+// character, and a 200,000-letter name overflowed the stack.
+std::string frame_function(const std::string& line) {
+  constexpr size_t kLongest = 200;
+  if (line.size() < 2 || line[0] != '#' || std::isdigit(static_cast<unsigned char>(line[1])) == 0)
+    return "";
+  size_t at = line.find_first_not_of("0123456789", 1);
+  const size_t blanks = at == std::string::npos ? 0 : line.find_first_not_of(" \t", at) - at;
+  if (blanks == 0 || at + blanks >= line.size()) return "";
+  at += blanks;
+  if (line.compare(at, 2, "0x") == 0) {
+    const size_t hex_end = line.find_first_not_of("0123456789abcdef", at + 2);
+    if (hex_end != std::string::npos && line.compare(hex_end, 4, " in ") == 0) at = hex_end + 4;
+  }
+  const size_t end = std::min(line.find_first_of(" (", at), line.size());
+  if (end == at) return "";
+  return end - at > kLongest ? line.substr(at, kLongest) + "..." : line.substr(at, end - at);
+}
+
 // A hang's `gdb -batch` stacks folded: one line per distinct thread stack, outermost frame
 // first, its innermost 8 functions, with how many threads have it.
 std::string folded(const std::string& stacks) {
-  static const std::regex frame(R"(^#\d+\s+(?:0x[0-9a-f]+ in )?([^ (]+))");
   std::map<std::string, int> counts;
   std::vector<std::string> order;
   std::vector<std::string> frames;
@@ -39,9 +59,9 @@ std::string folded(const std::string& stacks) {
   };
   std::istringstream lines(stacks);
   for (std::string line; std::getline(lines, line);) {
-    std::smatch match;
     if (line.rfind("Thread ", 0) == 0) finish_thread();
-    if (std::regex_search(line, match, frame)) frames.push_back(match[1]);
+    if (std::string function = frame_function(line); !function.empty())
+      frames.push_back(std::move(function));
   }
   finish_thread();
   std::string text;
@@ -71,7 +91,9 @@ json point_json(const PointRun& run) {
   entry["target"] = point.target;
   entry["row"] = point.row();
   if (!run.summary) {
-    entry.update({{"verdict", "not-run"}, {"seconds", 0}, {"evidence", "the budget ran out"}});
+    entry.update({{"verdict", "not-run"},
+                  {"seconds", 0},
+                  {"evidence", run.not_run.empty() ? "the budget ran out" : run.not_run}});
     return entry;
   }
   const json& summary = *run.summary;
@@ -103,8 +125,11 @@ json sweep_section(const SweepResult& result, const SweepOptions& options) {
   for (const auto& site : result.sites) sites.push_back(site_json(site));
   json points = json::array();
   for (const auto& run : result.runs) points.push_back(point_json(run));
+  json program = json::array();
+  for (const auto& argument : options.command)  // bytes that are not UTF-8 kept as \xNN
+    program.push_back(escape_invalid_utf8(argument));
   json section = {
-      {"program", options.command},
+      {"program", program},
       {"clean", result.clean},
       {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)},
       {"points_total", result.points_total},
@@ -158,6 +183,29 @@ json changes_since(const json& baseline, const json& section) {
   return changes;
 }
 
+namespace {
+
+// The call sites of a sweep's clean run, by id: shards of one sweep mapped the same ones.
+std::vector<std::string> site_ids(const json& section) {
+  std::vector<std::string> ids;
+  for (const auto& site : section.value("sites", json::array()))
+    ids.push_back(text_at(site, "site"));
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Why `section` is not a shard of the same sweep as `first`, or "".
+std::string other_sweep(const json& section, const json& first) {
+  if (section.value("program", json()) != first.value("program", json())) return "another program";
+  if (section.value("points_total", json()) != first.value("points_total", json()))
+    return "another number of points (" + section.value("points_total", json()).dump() +
+           " against " + first.value("points_total", json()).dump() + ")";
+  if (site_ids(section) != site_ids(first)) return "another clean run (other call sites)";
+  return "";
+}
+
+}  // namespace
+
 Result<json> merge_sections(const std::vector<json>& sections,
                             const std::vector<std::string>& origins) {
   if (sections.empty()) return Error{ErrorCode::kInvalidArgument, "no report to collect"};
@@ -168,11 +216,20 @@ Result<json> merge_sections(const std::vector<json>& sections,
     const json& section = sections[i];
     if (!section.is_object() || !section.contains("points"))
       return Error{ErrorCode::kInvalidArgument, origins[i] + ": no sweep in its report.json"};
-    if (section.value("program", json()) != merged.value("program", json()))
+    if (const std::string why = other_sweep(section, merged); !why.empty())
       return Error{ErrorCode::kInvalidArgument,
-                   origins[i] + ": a sweep of another program than " + origins[0] + "'s"};
-    for (const auto& point : section.at("points"))
-      points[point.value("number", uint64_t{0})] = point;
+                   origins[i] + ": a shard of another sweep than " + origins[0] + "'s: " + why};
+    for (const auto& point : section.at("points")) {
+      const uint64_t number = point.value("number", uint64_t{0});
+      const auto [at, added] = points.emplace(number, point);
+      if (!added && text_at(at->second, "id") != text_at(point, "id")) {
+        return Error{ErrorCode::kInvalidArgument,
+                     origins[i] + ": point " + std::to_string(number) + " is " +
+                         text_at(point, "id") + " there and " + text_at(at->second, "id") +
+                         " in another shard: shards of different sweeps"};
+      }
+      if (!added) at->second = point;
+    }
     if (const std::string why = text_at(section, "stopped"); !why.empty())
       stopped += (stopped.empty() ? "" : "; ") + origins[i] + ": " + why;
   }

@@ -23,16 +23,18 @@
 #include "faultline/harness/control/auth.hpp"
 #include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/runs/report_reader.hpp"
-#include "faultline/harness/sut/sut_scenario.hpp"
 #include "support/local_port.hpp"
 #include "support/run_command.hpp"
 
 using namespace std::chrono_literals;
-using faultline::harness::control::Channel;
-using faultline::harness::control::Prover;
 using faultline::testing::auth_for;
+using faultline::testing::await_from_agent;
 using faultline::testing::BackgroundProcess;
+using faultline::testing::FakeCoordinator;
 using faultline::testing::free_port;
+using faultline::testing::handshake_as_coordinator;
+using faultline::testing::joined_raw_client;
+using faultline::testing::RawAgent;
 using faultline::testing::RawClient;
 using faultline::testing::read_text_file;
 using faultline::testing::resident_kib;
@@ -40,117 +42,6 @@ using faultline::testing::run_command;
 using faultline::testing::start_agent;
 using faultline::testing::start_coordinator;
 using faultline::testing::TempDir;
-
-namespace {
-
-// A listening socket on 127.0.0.1 for a test that plays the coordinator.
-class FakeCoordinator {
- public:
-  FakeCoordinator() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    REQUIRE(listen(fd_, 4) == 0);
-    socklen_t length = sizeof address;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-  }
-  ~FakeCoordinator() { close(fd_); }
-  FakeCoordinator(const FakeCoordinator&) = delete;
-  FakeCoordinator& operator=(const FakeCoordinator&) = delete;
-  uint16_t port() const { return port_; }
-  std::unique_ptr<Channel> accept_agent() const {
-    const int agent = accept(fd_, nullptr, nullptr);
-    REQUIRE(agent >= 0);
-    return std::make_unique<Channel>(agent, "agent");
-  }
-
- private:
-  int fd_;
-  uint16_t port_ = 0;
-};
-
-// Plays the coordinator's side of the handshake up to the welcome, whose answer is made with
-// `welcome_token`; returns the agent's auth.
-nlohmann::json handshake_as_coordinator(Channel& agent, const std::string& welcome_token) {
-  const std::string nonce = faultline::harness::control::make_nonce();
-  REQUIRE(agent.send_message("challenge", {{"nonce", nonce}, {"version", 2}}).ok());
-  auto auth = agent.receive(10s);
-  REQUIRE(auth.ok());
-  agent.set_session("s");
-  REQUIRE(agent
-              .send_message("welcome", {{"agent_id", "agent-1"},
-                                        {"heartbeat_ms", 1000},
-                                        {"answer", faultline::harness::control::answer_challenge(
-                                                       welcome_token, auth->at("nonce"),
-                                                       Prover::kCoordinator)}})
-              .ok());
-  return auth.value();
-}
-
-// The next message of `type` from the agent (others it sends first are passed over).
-nlohmann::json await_from_agent(Channel& agent, const std::string& type) {
-  for (int i = 0; i < 20; ++i) {
-    auto message = agent.receive(10s);
-    REQUIRE(message.ok());
-    if (message->at("type") == type) return message.value();
-  }
-  FAIL("no " << type << " from the agent");
-  return {};
-}
-
-// A raw client of the coordinator at `port` that authenticated with `token` and read its
-// welcome; what it sends or reads from here on is the test's.
-std::unique_ptr<RawClient> joined_raw_client(uint16_t port, const std::string& token,
-                                             int receive_buffer = 0) {
-  auto client = std::make_unique<RawClient>(port, receive_buffer);
-  const auto challenge = client->read_message(5s);
-  REQUIRE(challenge);
-  client->send_message(auth_for(*challenge, token));
-  REQUIRE(client->read_message(5s));  // the welcome
-  return client;
-}
-
-// A raw client authenticated as an agent: its session and the sequence number of its next
-// message, so a test can send what a real agent never would.
-struct RawAgent {
-  RawClient client;
-  std::string session;
-  uint64_t seq = 1;
-
-  explicit RawAgent(uint16_t port, nlohmann::json hello = nullptr) : client(port) {
-    const auto challenge = client.read_message(5s);
-    REQUIRE(challenge);
-    nlohmann::json auth = auth_for(*challenge, "token");
-    if (!hello.is_null()) auth["hello"] = std::move(hello);
-    client.send_message(auth);
-  }
-  // The welcome (or the reject) that answered the auth.
-  nlohmann::json answer() {
-    const auto message = client.read_message(5s);
-    REQUIRE(message);
-    session = message->value("session", "");
-    return *message;
-  }
-  // Reads until a message of `type` comes.
-  nlohmann::json await(const std::string& type) {
-    for (int i = 0; i < 50; ++i) {
-      const auto message = client.read_message(10s);
-      REQUIRE(message);
-      if (message->at("type") == type) return *message;
-    }
-    FAIL("no " << type);
-    return {};
-  }
-  void send(nlohmann::json message) {
-    message["seq"] = seq++;
-    message["session"] = session;
-    client.send_message(message);
-  }
-};
-
-}  // namespace
 
 TEST_CASE("a replayed auth is refused: every connection has its own nonce",
           "[integration][ofi][control]") {
@@ -271,138 +162,6 @@ TEST_CASE("a token holder cannot make an agent run a command, only roles of its 
     (void)channel->send_message("shutdown");
     CHECK(agent.wait(10s).has_value());
   }
-}
-
-namespace {
-
-// A SUT scenario of the agent's own whose one role runs a shell with {port} and {address} in
-// its script: what reaches the script is what a token holder could make the agent run.
-faultline::harness::sut::SutScenario echo_scenario(const TempDir& dir) {
-  const nlohmann::json scenario = {
-      {"name", "sut.own.echo"},
-      {"description", "prints the values it was given"},
-      {"needs", "ofi"},
-      {"roles",
-       {{{"name", "client"},
-         {"command", {"sh", "-c", "echo {port} {address} >> " + dir.path() + "/args"}}}}},
-      {"judged", "client"},
-      {"expect", "pass"},
-      {"deadline_s", 10},
-      {"grace_s", 1}};
-  std::ofstream(dir.path() + "/own.json") << scenario.dump(2);
-  auto loaded = faultline::harness::sut::load_sut_scenario(dir.path() + "/own.json");
-  REQUIRE(loaded.ok());
-  return loaded.value();
-}
-
-nlohmann::json run_program_of(const faultline::harness::sut::SutScenario& scenario,
-                              uint64_t run_id, const nlohmann::json& values) {
-  return {{"run_id", run_id},
-          {"job", "own"},
-          {"role", "client"},
-          {"body", {{"scenario", scenario.name}, {"sha256", scenario.sha256}, {"role", "client"}}},
-          {"values", values},
-          {"listens", false}};
-}
-
-}  // namespace
-
-TEST_CASE("a token holder's port and address reach a role only as a port and an address",
-          "[integration][ofi][control]") {
-  TempDir dir;
-  const auto scenario = echo_scenario(dir);
-  const std::string marker = dir.path() + "/PWN";
-  FakeCoordinator fake;
-  BackgroundProcess agent("FAULTLINE_TOKEN=the-token exec " + kFaultline +
-                          " agent --coordinator 127.0.0.1:" + std::to_string(fake.port()) +
-                          " --sut-scenarios " + dir.path() + "/own.json");
-  auto channel = fake.accept_agent();
-  handshake_as_coordinator(*channel, "the-token");
-  // Each once ran as root: a command after ';', an option instead of a port or an address, a
-  // port holding its own placeholder (the agent expanded it forever at 100% CPU).
-  uint64_t run_id = 1;
-  for (const nlohmann::json& hostile :
-       {nlohmann::json{{"port", "1; touch " + marker + " #"}, {"address", "127.0.0.1"}},
-        nlohmann::json{{"port", 7300}, {"address", "127.0.0.1; touch " + marker}},
-        nlohmann::json{{"port", "--help"}, {"address", "127.0.0.1"}},
-        nlohmann::json{{"port", 7300}, {"address", "-rf"}},
-        nlohmann::json{{"port", "{port}"}, {"address", "127.0.0.1"}},
-        nlohmann::json{{"port", 7300}, {"address", "{address}"}},
-        nlohmann::json{{"port", 70000}, {"address", "127.0.0.1"}},
-        nlohmann::json{{"port", 0}, {"address", "127.0.0.1"}},
-        nlohmann::json{{"port", 7300}, {"address", "$(touch " + marker + ")"}}}) {
-    CAPTURE(hostile.dump());
-    const auto sent = std::chrono::steady_clock::now();
-    REQUIRE(channel->send_message("run_program", run_program_of(scenario, run_id++, hostile)).ok());
-    const nlohmann::json result = await_from_agent(*channel, "program_result");
-    CHECK(std::chrono::steady_clock::now() - sent < 2s);
-    CHECK(result.at("summary").at("verdict") == "error");
-    CHECK_THAT(result.at("summary").at("evidence").get<std::string>(),
-               Catch::StartsWith("run_program refused: values/"));
-  }
-  // A port and an address: the role runs with exactly those. The same role of the same run
-  // again is refused at once, not queued behind the first.
-  const nlohmann::json values = {{"port", 7300}, {"address", "169.254.0.2"}};
-  REQUIRE(channel->send_message("run_program", run_program_of(scenario, run_id, values)).ok());
-  CHECK(await_from_agent(*channel, "program_started").at("values") == values);
-  REQUIRE(channel->send_message("run_program", run_program_of(scenario, run_id, values)).ok());
-  const nlohmann::json twice = await_from_agent(*channel, "program_result");
-  CHECK_THAT(twice.at("summary").at("evidence").get<std::string>(),
-             Catch::Contains("already runs here"));
-  CHECK(await_from_agent(*channel, "program_result").at("summary").at("verdict") == "pass");
-  CHECK(read_text_file(dir.path() + "/args") == "7300 169.254.0.2\n");
-  CHECK_FALSE(std::filesystem::exists(marker));
-  (void)channel->send_message("shutdown");
-  CHECK(agent.wait(10s).has_value());
-}
-
-TEST_CASE("a rogue agent's program_started is not relayed: the other agent runs nothing it says",
-          "[integration][ofi][control]") {
-  TempDir dir;
-  std::filesystem::create_directories(dir.path() + "/sut");
-  // Two roles: the first on the rogue (it joins first, named ahead), the second on a real
-  // agent, given the first's port and address.
-  const nlohmann::json scenario = {
-      {"name", "sut.own.pair"},
-      {"description", "a server and a client that prints what it was given"},
-      {"needs", "ofi"},
-      {"roles",
-       {{{"name", "server"}, {"command", {"sleep", "5"}}},
-        {{"name", "client"},
-         {"command", {"sh", "-c", "echo {port} {address} >> " + dir.path() + "/args"}}}}},
-      {"judged", "client"},
-      {"expect", "pass"},
-      {"deadline_s", 10},
-      {"grace_s", 1}};
-  std::ofstream(dir.path() + "/sut/pair.json") << scenario.dump(2);
-  const std::string marker = dir.path() + "/PWN";
-  auto coordinator = start_coordinator(
-      dir, "token", 2,
-      "--suite sut --scenario-dir " + dir.path());
-  RawAgent rogue(coordinator.port, {{"host", "rogue"}, {"pid", 1}, {"name", "a-rogue"},
-                                    {"programs", {"ofi"}}});
-  REQUIRE(rogue.answer().at("type") == "welcome");
-  BackgroundProcess real("FAULTLINE_TOKEN=token exec " + kFaultline +
-                         " agent --name b-real --coordinator 127.0.0.1:" +
-                         std::to_string(coordinator.port) + " --sut-scenarios " + dir.path() +
-                         "/sut");
-  const auto asked = rogue.await("run_program");
-  CHECK(asked.at("role") == "server");
-  rogue.send({{"type", "program_started"},
-              {"run_id", asked.at("run_id")},
-              {"role", "server"},
-              {"values", {{"port", "1; touch " + marker + " #"}, {"address", "127.0.0.1"}}}});
-  CHECK(rogue.await("abort_scenario").at("run_id") == asked.at("run_id"));
-  const auto code = coordinator.process->wait(60s);
-  INFO(coordinator.process->out() << coordinator.process->err() << real.err());
-  REQUIRE(code.has_value());
-  CHECK(*code != 0);
-  CHECK_FALSE(std::filesystem::exists(marker));
-  CHECK_FALSE(std::filesystem::exists(dir.path() + "/args"));  // the client never started
-  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
-  CHECK_THAT(report.dump(),
-             Catch::Contains("answered program_started with what no program may be given: "
-                             "values/port"));
 }
 
 TEST_CASE("a peer that connects and never speaks is closed after the handshake timeout",

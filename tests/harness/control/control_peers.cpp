@@ -161,4 +161,92 @@ nlohmann::json auth_for(const nlohmann::json& challenge, const std::string& toke
       {"hello", {{"host", "test"}, {"pid", 1}}}};
 }
 
+FakeCoordinator::FakeCoordinator() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(listen(fd_, 4) == 0);
+  socklen_t length = sizeof address;
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+  port_ = ntohs(address.sin_port);
+}
+
+FakeCoordinator::~FakeCoordinator() { close(fd_); }
+
+std::unique_ptr<harness::control::Channel> FakeCoordinator::accept_agent() const {
+  const int agent = accept(fd_, nullptr, nullptr);
+  REQUIRE(agent >= 0);
+  return std::make_unique<harness::control::Channel>(agent, "agent");
+}
+
+nlohmann::json handshake_as_coordinator(harness::control::Channel& agent,
+                                        const std::string& welcome_token) {
+  using harness::control::Prover;
+  const std::string nonce = harness::control::make_nonce();
+  REQUIRE(agent.send_message("challenge", {{"nonce", nonce}, {"version", 2}}).ok());
+  auto auth = agent.receive(10s);
+  REQUIRE(auth.ok());
+  agent.set_session("s");
+  REQUIRE(agent
+              .send_message("welcome", {{"agent_id", "agent-1"},
+                                        {"heartbeat_ms", 1000},
+                                        {"answer", harness::control::answer_challenge(
+                                                       welcome_token, auth->at("nonce"),
+                                                       Prover::kCoordinator)}})
+              .ok());
+  return auth.value();
+}
+
+nlohmann::json await_from_agent(harness::control::Channel& agent, const std::string& type) {
+  for (int i = 0; i < 20; ++i) {
+    auto message = agent.receive(10s);
+    REQUIRE(message.ok());
+    if (message->at("type") == type) return message.value();
+  }
+  FAIL("no " << type << " from the agent");
+  return {};
+}
+
+std::unique_ptr<RawClient> joined_raw_client(uint16_t port, const std::string& token,
+                                             int receive_buffer) {
+  auto client = std::make_unique<RawClient>(port, receive_buffer);
+  const auto challenge = client->read_message(5s);
+  REQUIRE(challenge);
+  client->send_message(auth_for(*challenge, token));
+  REQUIRE(client->read_message(5s));  // the welcome
+  return client;
+}
+
+RawAgent::RawAgent(uint16_t port, nlohmann::json hello) : client(port) {
+  const auto challenge = client.read_message(5s);
+  REQUIRE(challenge);
+  nlohmann::json auth = auth_for(*challenge, "token");
+  if (!hello.is_null()) auth["hello"] = std::move(hello);
+  client.send_message(auth);
+}
+
+nlohmann::json RawAgent::answer() {
+  const auto message = client.read_message(5s);
+  REQUIRE(message);
+  session = message->value("session", "");
+  return *message;
+}
+
+nlohmann::json RawAgent::await(const std::string& type) {
+  for (int i = 0; i < 50; ++i) {
+    const auto message = client.read_message(10s);
+    REQUIRE(message);
+    if (message->at("type") == type) return *message;
+  }
+  FAIL("no " << type);
+  return {};
+}
+
+void RawAgent::send(nlohmann::json message) {
+  message["seq"] = seq++;
+  message["session"] = session;
+  client.send_message(message);
+}
+
 }  // namespace faultline::testing

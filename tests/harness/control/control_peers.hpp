@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "faultline/harness/control/channel.hpp"
 #include "faultline/harness/control/frame.hpp"
 #include "support/background_process.hpp"
 
@@ -81,5 +82,48 @@ class RawClient {
 
 /// The auth message an agent with `token` answers `challenge` with (protocol 2).
 nlohmann::json auth_for(const nlohmann::json& challenge, const std::string& token);
+
+/// A listening socket on 127.0.0.1 for a test that plays the coordinator.
+class FakeCoordinator {
+ public:
+  FakeCoordinator();
+  ~FakeCoordinator();
+  FakeCoordinator(const FakeCoordinator&) = delete;
+  FakeCoordinator& operator=(const FakeCoordinator&) = delete;
+  uint16_t port() const { return port_; }
+  std::unique_ptr<harness::control::Channel> accept_agent() const;
+
+ private:
+  int fd_;
+  uint16_t port_ = 0;
+};
+
+/// Plays the coordinator's side of the handshake up to the welcome, whose answer is made with
+/// `welcome_token`; returns the agent's auth.
+nlohmann::json handshake_as_coordinator(harness::control::Channel& agent,
+                                        const std::string& welcome_token);
+
+/// The next message of `type` from the agent (others it sends first are passed over).
+nlohmann::json await_from_agent(harness::control::Channel& agent, const std::string& type);
+
+/// A raw client of the coordinator at `port` that authenticated with `token` and read its
+/// welcome; what it sends or reads from here on is the test's.
+std::unique_ptr<RawClient> joined_raw_client(uint16_t port, const std::string& token,
+                                             int receive_buffer = 0);
+
+/// A raw client authenticated as an agent (token "token"): its session and the sequence number
+/// of its next message, so a test can send what a real agent never would.
+struct RawAgent {
+  RawClient client;
+  std::string session;
+  uint64_t seq = 1;
+
+  explicit RawAgent(uint16_t port, nlohmann::json hello = nullptr);
+  /// The welcome (or the reject) that answered the auth.
+  nlohmann::json answer();
+  /// Reads until a message of `type` comes.
+  nlohmann::json await(const std::string& type);
+  void send(nlohmann::json message);
+};
 
 }  // namespace faultline::testing

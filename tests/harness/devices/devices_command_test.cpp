@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "../harness_test_paths.hpp"
 #include "faultline/harness/devices/device_profiles.hpp"
@@ -107,8 +108,9 @@ TEST_CASE("devices --save-profile writes a library profile: every value measured
   CHECK_THAT(unknown.err, Catch::Contains("hns_roce-hip09"));
 }
 
-TEST_CASE("a libfabric.so.1 that is empty or lacks its functions ends a command with exit 2 naming it",
-          "[integration][ofi]") {
+TEST_CASE(
+    "a libfabric.so.1 that is empty or lacks its functions ends a command with exit 2 naming it",
+    "[integration][ofi]") {
   // Ahead on the library path: a file of no bytes, and a real library (glibc's libutil stub)
   // with none of libfabric's functions. Both crashed every command that opened a fabric.
   faultline::testing::TempDir empty;
@@ -119,7 +121,8 @@ TEST_CASE("a libfabric.so.1 that is empty or lacks its functions ends a command 
   for (const auto& [folder, named] :
        {std::pair{empty.path(), std::string("file too short")},
         std::pair{functionless.path(), std::string("lacks fi_getinfo")}}) {
-    for (const std::string command : {" devices", " run --report-dir " + folder + "/report"}) {
+    for (const std::string& command :
+         std::vector<std::string>{" devices", " run --report-dir " + folder + "/report"}) {
       auto result = run_command("LD_LIBRARY_PATH=" + folder + " " + kFaultline + command);
       CAPTURE(command, result.err);
       CHECK(result.exit_code == 2);

@@ -2,6 +2,8 @@
 // the field and what was expected.
 #include "faultline/harness/diagnose/workload_limits.hpp"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -41,7 +43,7 @@ TEST_CASE("a bad workload file names the file, the field and what was expected",
              Catch::Contains("/inputs/n: expected a count"));
   CHECK_THAT(problem_of(R"({"endpoint": {"send_depth": 1}, "device_limits": {"max_qq": 2}})"),
              Catch::Contains("/device_limits/max_qq"));
-  CHECK_THAT(problem_of("not json"), Catch::Contains("expected a JSON object"));
+  CHECK_THAT(problem_of("not json"), Catch::Contains(path + ": expected a JSON document"));
   CHECK_THAT(problem_of("{}"), Catch::Contains("/endpoint: expected one endpoint object"));
   CHECK_THAT(problem_of(R"({"endpoint": {"send_depth": 1}, "endpoints": {}})"),
              Catch::Contains("(not both)"));
@@ -71,4 +73,28 @@ TEST_CASE("an unknown key in a limits file is named, not ignored", "[unit]") {
   auto loaded = load_workload(file);
   REQUIRE_FALSE(loaded.ok());
   CHECK_THAT(loaded.error().message, Catch::Contains(file + ": /endpont: unknown field"));
+}
+
+TEST_CASE("a limits file that nests, loops or is no file is refused, not a crash or a wait",
+          "[unit]") {
+  TempDir dir;
+  const std::string path = dir.path() + "/w.json";
+  // 100,000 parentheses overflowed the formula reader's stack; as many brackets the JSON's.
+  std::ofstream(path) << R"({"inputs": {"n": 1}, "endpoint": {"send_depth": ")"
+                      << std::string(100000, '(') << "n" << std::string(100000, ')') << "\"}}";
+  auto deep_formula = load_workload(path);
+  REQUIRE_FALSE(deep_formula.ok());
+  CHECK_THAT(deep_formula.error().message, Catch::Contains("at most 64 parentheses"));
+  std::ofstream(path) << std::string(100000, '[');
+  auto deep_json = load_workload(path);
+  REQUIRE_FALSE(deep_json.ok());
+  CHECK_THAT(deep_json.error().message, Catch::Contains("at most 64 levels of nesting"));
+  REQUIRE(mkfifo((dir.path() + "/fifo").c_str(), 0600) == 0);
+  for (const auto& [file, why] : {std::pair{dir.path() + "/fifo", "a FIFO, not a file"},
+                                  std::pair{std::string("/dev/zero"), "a character device"},
+                                  std::pair{dir.path(), "a folder, not a file"}}) {
+    auto loaded = load_workload(file);
+    REQUIRE_FALSE(loaded.ok());
+    CHECK_THAT(loaded.error().message, Catch::StartsWith(file + ": " + why));
+  }
 }

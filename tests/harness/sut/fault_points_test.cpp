@@ -115,3 +115,27 @@ TEST_CASE("fault points: a bad id says what an id looks like", "[unit][sut]") {
   }
   CHECK(point_from_id("limits:hns_roce-hip08.max_qp_wr")->target == "hns_roce-hip08.max_qp_wr");
 }
+
+TEST_CASE("fault points: one site a filter, and every id the sweep names reads back",
+          "[unit][sut]") {
+  // Two processes of one program with no rank to tell them apart report one site: one point
+  // reaches it in both, so it is one site, with the larger count (two were two points of one
+  // id, which junit's history merged).
+  json first = site_event("ibv_poll_cq", "recv", "RECV", 4);
+  json second = site_event("ibv_poll_cq", "recv", "RECV", 9);
+  first.erase("rank");
+  second.erase("rank");
+  const auto sites = call_sites({first, second});
+  REQUIRE(sites.size() == 1);
+  CHECK(sites[0].count == 9);
+  // A rank below 0, as a launcher's variable can give, reads back from the id.
+  json negative = site_event("ibv_poll_cq", "recv", "RECV", 4);
+  negative["rank"] = -1;
+  const auto point = point_at(call_sites({negative}).at(0), "status", 3, "middle");
+  CHECK_THAT(point.id, Catch::Contains(":r-1:n3"));
+  const auto back = point_from_id(point.id);
+  REQUIRE(back.ok());
+  CHECK(back->id == point.id);
+  CHECK(back->fault == point.fault);
+  CHECK_FALSE(point_from_id("status:3fa2c1d09e8b7a65:ibv_poll_cq:recv:RECV:-:r--1:n3").ok());
+}

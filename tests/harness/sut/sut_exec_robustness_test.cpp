@@ -3,6 +3,7 @@
 // a program that signals its own group, many processes to take stacks of, large and malformed
 // plans, two runs in one folder.
 #include <signal.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -138,7 +139,7 @@ TEST_CASE("sut exec: a plan of 10,000 faults reaches the program, and a malforme
   for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
            {R"({"faults": [], "faults": []})", "/faults: expected each key once"},
            {"{\"faults\": [" + std::string(100000, '[') + std::string(100000, ']') + "]}",
-            "nested deeper than 64 levels"},
+            "bad.json: expected at most 64 levels of nesting"},
            {R"({"faults": null})", "expected {\"faults\": [...]}"}}) {
     std::ofstream(dir.path() + "/bad.json") << text;
     const auto refused = run_command(kBinary + " sut exec --plan " + dir.path() +
@@ -155,7 +156,7 @@ TEST_CASE("sut exec: a plan of 10,000 faults reaches the program, and a malforme
   const auto folder = run_command(kBinary + " sut exec --plan " + dir.path() + " --report-dir " +
                                   dir.path() + "/r -- true");
   CHECK(folder.exit_code == 2);
-  CHECK_THAT(folder.err, Catch::Contains(": not a file"));
+  CHECK_THAT(folder.err, Catch::Contains(": a folder, not a file"));
 }
 
 TEST_CASE("sut exec: a second run into a folder in use is refused before its program runs",
@@ -187,4 +188,49 @@ TEST_CASE("sut exec: a hang whose stacks gdb cannot take still says where each t
   CHECK_THAT(stacks, Catch::Contains("(innermost frames from /proc, gdb gave none)") &&
                          Catch::Contains("\"sleep\":\n#0  ") &&
                          Catch::Contains("(in system call "));
+}
+
+TEST_CASE("sut exec: the checker sees a 3 MB progress line whole, its result at the end",
+          "[integration]") {
+  // Cut at 16 KiB for the checker, such a line hid its result: --ok failed, --wrong passed.
+  const std::string progress =
+      "-- python3 -c \"import sys; sys.stdout.write('.' * 3000000 + ' RESULT\\\\n')\"";
+  TempDir ok_dir;
+  const SutRun ok = exec_in(ok_dir, "--ok 'RESULT$' " + progress);
+  CHECK(ok.report.at("verdict") == "pass");
+  TempDir wrong_dir;
+  const SutRun wrong = exec_in(wrong_dir, "--wrong 'RESULT' " + progress);
+  CHECK(wrong.report.at("verdict") == "silent-corruption");
+  // The report keeps its first 16 KiB.
+  CHECK_THAT(wrong.report.at("output").at(0).get<std::string>(),
+             Catch::EndsWith("bytes cut: the log has the line]"));
+}
+
+TEST_CASE("sut exec: a program path or argument that is not UTF-8 keeps its report",
+          "[integration]") {
+  TempDir dir;
+  const std::string program = dir.path() + "/prog\xFF";
+  std::ofstream(program) << "#!/bin/sh\necho ran \"$1\"\n";
+  std::filesystem::permissions(program, std::filesystem::perms::owner_all);
+  const auto run = run_command(kBinary + " sut exec --report-dir " + dir.path() + "/r -- '" +
+                               program + "' 'arg\xFE'");
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+  const json report = json::parse(std::ifstream(dir.path() + "/r/sut.json"));
+  CHECK(report.at("verdict") == "pass");
+  CHECK(report.at("command") == json::array({dir.path() + "/prog\\xff", "arg\\xfe"}));
+}
+
+TEST_CASE("sut exec: shm regions a killed program left under its pid are removed",
+          "[integration]") {
+  // libfabric's shm provider names its regions /dev/shm/PID:..., and a later process given
+  // that pid cannot make its own (fi_enable: EBUSY). A program killed at its deadline cannot
+  // remove them: faultline does, before the pid can be given again.
+  TempDir dir;
+  const std::string mark = "faultline-test-" + std::to_string(getpid());
+  const SutRun run =
+      exec_in(dir, "--deadline 1 -- sh -c 'touch /dev/shm/$$:" + mark + " && sleep 30 & wait'");
+  CHECK(run.report.at("verdict") == "hang");
+  const auto left = run_command("ls /dev/shm | grep -c " + mark);
+  CHECK(left.out == "0\n");
 }

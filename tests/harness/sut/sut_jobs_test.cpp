@@ -82,11 +82,22 @@ TEST_CASE("an agent starts only roles of its own scenarios, as its own copy says
   REQUIRE_FALSE(no_role.ok());
   CHECK_THAT(no_role.error().message, Catch::Contains("has no role \"x\""));
   // A command in the body is not read: the role starts from the agent's copy (here the binary
-  // does not exist, so posix_spawn says so).
+  // does not exist, so its exec says so).
   const auto commanded = start({{"scenario", "pingpong"},
                                 {"sha256", "5ca1ab1e"},
                                 {"role", "client"},
                                 {"command", {"sh", "-c", "id"}}});
   REQUIRE_FALSE(commanded.ok());
   CHECK_THAT(commanded.error().describe(), Catch::Contains("/nonexistent/faultline"));
+}
+
+TEST_CASE("placeholders are expanded once, each into its own argument", "[unit]") {
+  // A port holding "{port}" looped the agent at 100% CPU; a {bin} under a folder named {bin}
+  // grew its memory until bad_alloc.
+  sut::Placeholders values;
+  values.port = "{port}";
+  values.address = "a b;c";
+  values.bin = "/opt/{bin}";
+  const auto expanded = sut::expand({"{bin}/app", "-p", "{port}:{port}", "{address}"}, values);
+  CHECK(expanded == std::vector<std::string>{"/opt/{bin}/app", "-p", "{port}:{port}", "a b;c"});
 }

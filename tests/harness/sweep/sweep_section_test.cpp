@@ -143,7 +143,8 @@ TEST_CASE("sweep section: shards merge into the points of one run, in point orde
       {sweep::sweep_section(first, options_of(1)), sweep::sweep_section(second, other)},
       {"shard1", "shard2"});
   REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(refused.error().describe(), Catch::Contains("shard2: a sweep of another program"));
+  CHECK_THAT(refused.error().describe(),
+             Catch::Contains("shard2: a shard of another sweep than shard1's: another program"));
 }
 
 TEST_CASE("sweep section: a report of a sweep is within the report schema, and draws a matrix",
@@ -163,4 +164,16 @@ TEST_CASE("sweep section: a report of a sweep is within the report schema, and d
   const std::string html = faultline::reports::to_html(report);
   CHECK_THAT(html, Catch::Contains("<table class=\"grid sweep\">") &&
                        Catch::Contains("class=\"cell fail\""));
+}
+
+TEST_CASE("sweep section: a hang whose stacks name a 200,000-letter function folds it cut short",
+          "[unit][sweep]") {
+  // std::regex matched each frame and recursed once per letter: the sweep crashed (SIGSEGV).
+  SweepResult result = a_sweep();
+  const std::string name(200000, 'f');
+  (*result.runs[1].summary)["stacks"] =
+      "Thread 1 (LWP 6):\n#0  0x00007f in " + name + " () from /lib/libx.so\n#1  " + name + "\n";
+  const json section = sweep::sweep_section(result, options_of(1));
+  CHECK(section.at("points")[1].at("hung_stacks") ==
+        "1x " + name.substr(0, 200) + "...;" + name.substr(0, 200) + "...\n");
 }

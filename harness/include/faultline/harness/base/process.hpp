@@ -14,4 +14,10 @@ void request_stop();
 /// Whether request_stop was called.
 bool stop_requested();
 
+/// SIGTERM, SIGINT and SIGHUP call request_stop (and are remembered), without SA_RESTART: a
+/// wait they interrupt returns EINTR, so its caller sees the request at once.
+void stop_on_signals();
+/// The signal that asked to stop ("SIGTERM"), or "" when none did.
+std::string stop_signal_name();
+
 }  // namespace faultline::harness

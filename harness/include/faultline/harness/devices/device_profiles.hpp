@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "faultline/core/status.hpp"
@@ -48,6 +49,8 @@ std::string default_devices_dir();
 /// Loads one profile, checked against the schema; a limit without a source is an error too.
 /// Errors name the file, the pointer and what was expected.
 Result<DeviceProfile> load_device_profile(const std::string& path);
+/// The same for a file's text already read (fuzzing); `path` stands for the file.
+Result<DeviceProfile> parse_device_profile(const std::string& path, std::string_view text);
 
 /// The profiles `names` selects ("hns_roce,mlx5-cx7"): each NAME is a profile of that name, or
 /// every profile whose name begins with NAME and '-' ("mlx5": its ConnectX parts); "all" is

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -50,6 +51,7 @@ class ReportDocument {
  private:
   void refresh();
   size_t total_;
+  std::map<std::string, int> verdict_counts_;  // of the scenarios so far, kept as they come
   nlohmann::json document_;
 };
 

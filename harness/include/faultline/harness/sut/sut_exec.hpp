@@ -84,10 +84,6 @@ struct ExecResult {
 /// (PREFIX/lib/faultline/interpose), else interpose/ beside this binary (a build tree).
 std::string default_interpose_dir();
 
-/// Ends the program exec_under_faults is running as at its deadline (its stacks taken), with
-/// the verdict `hang` and `stopped` set. Async-signal-safe: `sut exec` calls it on SIGTERM.
-void stop_running_program();
-
 /// Whether the checker's patterns compile: an error naming the option and why, before anything
 /// runs.
 Status check_checker(const Checker& checker);

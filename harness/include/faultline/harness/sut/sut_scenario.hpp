@@ -44,6 +44,8 @@ struct SutScenario {
 
 /// Loads and checks one scenario file; errors name the file, the field and what was expected.
 Result<SutScenario> load_sut_scenario(const std::string& path);
+/// The same for a file's text already read (fuzzing); `path` stands for the file.
+Result<SutScenario> parse_sut_scenario(const std::string& path, const std::string& text);
 
 /// Why this machine cannot run `scenario` (no verbs device, no mpirun), or "" when it can.
 std::string missing_for(const SutScenario& scenario);

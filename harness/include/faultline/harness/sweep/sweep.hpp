@@ -56,7 +56,8 @@ std::vector<sut::FaultPoint> choose_points(const std::vector<sut::CallSite>& sit
 struct PointRun {
   sut::FaultPoint point;
   size_t number = 0;
-  std::optional<nlohmann::json> summary;
+  std::optional<nlohmann::json> summary;  ///< none: not run
+  std::string not_run;                    ///< why it has none ("" : the budget ran out)
 };
 
 struct SweepResult {
@@ -106,11 +107,15 @@ class SweepReport {
   SweepReport(const SweepReport&) = delete;
   SweepReport& operator=(const SweepReport&) = delete;
 
-  Status start(const nlohmann::json& section);
+  /// `write`: the files now (a sweep that runs), or only at finish (shards collected).
+  Status start(const nlohmann::json& section, bool write = true);
   Status add_point(const nlohmann::json& section, const nlohmann::json& point);
+  /// Every point of a finished section at once (--collect): the files are written by finish.
+  Status add_points(const nlohmann::json& section, const nlohmann::json& points);
   Status finish(const nlohmann::json& section);
 
  private:
+  Status add_scenario(const nlohmann::json& section, const nlohmann::json& point);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
