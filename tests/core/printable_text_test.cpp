@@ -24,7 +24,7 @@ TEST_CASE("printable text has no escape sequence and no character XML 1.0 forbid
   CHECK(printable("a\tb\nc\rd\x7F") == "a\tb\nc\\rd\\x7f");
   CHECK(printable(std::string("nul\0", 4)) == "nul\\x00");
   CHECK(printable("\xC2\x9B"
-                  "31m") == "\\u009b31m");  // C1 CSI
+                  "31m") == "\\u009b31m");                                 // C1 CSI
   CHECK(printable("x\xEF\xBF\xBEy\xEF\xBF\xBFz") == "x\\ufffey\\uffffz");  // U+FFFE, U+FFFF
   CHECK(printable("ünïcödé") == "ünïcödé");
   CHECK(printable("bad \xFF byte") == "bad \xEF\xBF\xBD byte");

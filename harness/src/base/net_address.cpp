@@ -138,7 +138,8 @@ std::string interface_with_address(const std::string& address) {
 
 bool is_host_address(const std::string& text) {
   unsigned char binary[sizeof(in6_addr)];
-  if (inet_pton(AF_INET, text.c_str(), binary) == 1 || inet_pton(AF_INET6, text.c_str(), binary) == 1)
+  if (inet_pton(AF_INET, text.c_str(), binary) == 1 ||
+      inet_pton(AF_INET6, text.c_str(), binary) == 1)
     return true;
   if (text.empty() || text.size() > 253) return false;
   size_t label = 0;  // length of the label so far

@@ -23,11 +23,11 @@
 #include "faultline/harness/runs/sut_suite.hpp"
 #include "faultline/harness/scenario/scenario_child.hpp"
 #include "faultline/harness/sut/sut_jobs.hpp"
+#include "faultline/reports/atomic_file.hpp"
 #include "faultline/reports/metrics.hpp"
 #include "options/commands.hpp"
 #include "options/coordinator_options.hpp"
 #include "options/metrics_options.hpp"
-#include "faultline/reports/atomic_file.hpp"
 #include "options/option_checks.hpp"
 
 namespace faultline::cli {

@@ -1,8 +1,8 @@
 // The typed values of program jobs: a peer's port and address, checked before they go anywhere
 // near a program's arguments (SECURITY.md: what a token holder can make an agent do).
+#include "faultline/core/printable_text.hpp"
 #include "faultline/harness/base/net_address.hpp"
 #include "faultline/harness/control/program_jobs.hpp"
-#include "faultline/core/printable_text.hpp"
 
 namespace faultline::harness {
 

@@ -183,9 +183,10 @@ void add_devices_command(CLI::App& app, CommandAction& run) {
                       "Only this provider (ofi: tcp, shm, sockets, ...)");
   command->add_option("--device", options->filter.device, "Only this device (lo, shm, rxe0, ...)");
   command->add_flag("--json", options->json, "Print JSON for machines");
-  command->add_option("--save-profile", options->save_profile,
-                      "Write the limits of the one selected device as a profile for `limits` "
-                      "faults (scenarios/devices/)")
+  command
+      ->add_option("--save-profile", options->save_profile,
+                   "Write the limits of the one selected device as a profile for `limits` "
+                   "faults (scenarios/devices/)")
       ->check(user_file());
   command
       ->add_option("--compare-profile", options->compare_profile,

@@ -52,6 +52,14 @@ Result<std::vector<std::string>> strings_at(const json& value, const std::string
   return strings;
 }
 
+// The string at `key`, or `fallback` where it is absent; anything but a string is an error.
+Result<std::string> optional_string(const json& object, const char* key, std::string fallback,
+                                    const std::string& file, const std::string& pointer) {
+  if (!object.contains(key)) return fallback;
+  if (!object.at(key).is_string()) return bad(file, pointer, "a string");
+  return object.at(key).get<std::string>();
+}
+
 // A name that becomes a folder of a report (DIR/<scenario>/<role>): letters, digits, '.', '-'
 // and '_', not starting with '.', so never ".." or a path.
 bool is_folder_name(const json& value) {
@@ -123,7 +131,9 @@ Status load_roles(const json& document, const std::string& file, SutScenario& sc
     if (!role.ok()) return std::move(role).take_error();
     scenario.roles.push_back(std::move(role).value());
   }
-  scenario.judged = document.value("judged", scenario.roles.back().name);
+  auto judged = optional_string(document, "judged", scenario.roles.back().name, file, "/judged");
+  if (!judged.ok()) return std::move(judged).take_error();
+  scenario.judged = std::move(judged).value();
   for (const auto& role : scenario.roles)
     if (role.name == scenario.judged) return Status{};
   return bad(file, "/judged", "the name of one of its roles");
@@ -208,12 +218,17 @@ Result<SutScenario> parse_sut_scenario(const std::string& path, const std::strin
                "a scenario name of letters, digits, '.', '-' and '_' "
                "(\"sut.fi-pingpong.completion-error\")");
   scenario.name = document.at("name").get<std::string>();
-  scenario.description = document.value("description", std::string());
-  scenario.needs = document.value("needs", std::string("ofi"));
-  if (scenario.needs != "ofi" && scenario.needs != "verbs" && scenario.needs != "mpi")
+  auto description = optional_string(document, "description", "", path, "/description");
+  if (!description.ok()) return std::move(description).take_error();
+  scenario.description = std::move(description).value();
+  auto needs = optional_string(document, "needs", "ofi", path, "/needs");
+  if (!needs.ok() || (needs.value() != "ofi" && needs.value() != "verbs" && needs.value() != "mpi"))
     return bad(path, "/needs", "\"ofi\", \"verbs\" or \"mpi\"");
-  const std::string expect =
-      document.value("expect", std::string(document.contains("sweep") ? "pass" : ""));
+  scenario.needs = needs.value();
+  auto expect_field = optional_string(document, "expect", document.contains("sweep") ? "pass" : "",
+                                      path, "/expect");
+  if (!expect_field.ok()) return std::move(expect_field).take_error();
+  const std::string expect = expect_field.value();
   if (document.contains("sweep") && expect != "pass")
     return bad(path, "/expect",
                "pass for a sweep (it passes when every point is detected, masked or allowed)");

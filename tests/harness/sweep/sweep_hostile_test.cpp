@@ -97,7 +97,7 @@ TEST_CASE("sut sweep: bad options and input files are refused before the program
     CHECK_FALSE(fs::exists(marker));
     CHECK(std::chrono::steady_clock::now() - started < 10s);  // a FIFO is not waited on
   };
-  for (const std::string option :
+  for (const std::string& option :
        std::vector<std::string>{"--max-points -1", "--max-points 18446744073709551616", "--seed -1",
                                 "--seed 18446744073709551616", "--budget 0x10", "--budget nan",
                                 "--deadline nan", "--deadline -3", "--jobs 0"})

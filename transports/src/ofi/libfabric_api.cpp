@@ -54,18 +54,18 @@ const Libfabric& libfabric() {
       return api;
     }
     const char* missing = !resolve(library, "fi_getinfo", api.getinfo)     ? "fi_getinfo"
-                          : !resolve(library, "fi_fabric", api.fabric)       ? "fi_fabric"
-                          : !resolve(library, "fi_dupinfo", api.dupinfo)     ? "fi_dupinfo"
-                          : !resolve(library, "fi_freeinfo", api.freeinfo)   ? "fi_freeinfo"
-                          : !resolve(library, "fi_strerror", api.strerror)   ? "fi_strerror"
-                                                                             : nullptr;
+                          : !resolve(library, "fi_fabric", api.fabric)     ? "fi_fabric"
+                          : !resolve(library, "fi_dupinfo", api.dupinfo)   ? "fi_dupinfo"
+                          : !resolve(library, "fi_freeinfo", api.freeinfo) ? "fi_freeinfo"
+                          : !resolve(library, "fi_strerror", api.strerror) ? "fi_strerror"
+                                                                           : nullptr;
     if (missing != nullptr) {
       link_map* map = nullptr;
       const bool named = dlinfo(library, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr;
       api = Libfabric{};
       api.why_not = "libfabric.so.1" +
-                    (named ? " (" + std::string(map->l_name) + ")" : std::string()) +
-                    " lacks " + missing + ", a function faultline calls: is it libfabric 1.x?";
+                    (named ? " (" + std::string(map->l_name) + ")" : std::string()) + " lacks " +
+                    missing + ", a function faultline calls: is it libfabric 1.x?";
     }
     return api;
   }();
