@@ -34,8 +34,12 @@ void stop_on_signals() {
 
 std::string stop_signal_name() {
   if (stop_signal == 0) return "";
-  const char* name = sigabbrev_np(stop_signal);
-  return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(stop_signal);
+  switch (stop_signal) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal " + std::to_string(stop_signal);
+  }
 }
 
 }  // namespace faultline::harness

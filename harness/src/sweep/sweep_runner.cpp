@@ -129,8 +129,9 @@ Status run_points(const SweepOptions& options, double deadline_seconds, Clock::t
       ++next;
     }
     if (running.empty()) break;
-    std::vector<pid_t> pids;
-    for (const auto& one : running) pids.push_back(one.pid);
+    std::vector<pid_t> pids(running.size());
+    std::transform(running.begin(), running.end(), pids.begin(),
+                   [](const Running& one) { return one.pid; });
     const pid_t ended = wait_run(-1, pids);
     auto found = std::find_if(running.begin(), running.end(),
                               [&](const Running& one) { return one.pid == ended; });

@@ -111,12 +111,12 @@ TEST_CASE("a token holder's port and address reach a role only as a port and an 
   CHECK(agent.wait(10s).has_value());
 }
 
-TEST_CASE("a rogue agent's program_started is not relayed: the other agent runs nothing it says",
-          "[integration][ofi][control]") {
-  TempDir dir;
+namespace {
+
+// Two roles in dir/sut/pair.json: the first (the server) on the rogue (it joins first, named
+// ahead), the second on a real agent, given the first's port and address.
+void write_pair_scenario(const TempDir& dir, const std::string& judged) {
   std::filesystem::create_directories(dir.path() + "/sut");
-  // Two roles: the first on the rogue (it joins first, named ahead), the second on a real
-  // agent, given the first's port and address.
   const nlohmann::json scenario = {
       {"name", "sut.own.pair"},
       {"description", "a server and a client that prints what it was given"},
@@ -125,11 +125,19 @@ TEST_CASE("a rogue agent's program_started is not relayed: the other agent runs 
        {{{"name", "server"}, {"command", {"sleep", "5"}}},
         {{"name", "client"},
          {"command", {"sh", "-c", "echo {port} {address} >> " + dir.path() + "/args"}}}}},
-      {"judged", "client"},
+      {"judged", judged},
       {"expect", "pass"},
       {"deadline_s", 10},
       {"grace_s", 1}};
   std::ofstream(dir.path() + "/sut/pair.json") << scenario.dump(2);
+}
+
+}  // namespace
+
+TEST_CASE("a rogue agent's program_started is not relayed: the other agent runs nothing it says",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  write_pair_scenario(dir, "client");
   const std::string marker = dir.path() + "/PWN";
   auto coordinator = start_coordinator(dir, "token", 2, "--suite sut --scenario-dir " + dir.path());
   RawAgent rogue(coordinator.port,
@@ -155,6 +163,51 @@ TEST_CASE("a rogue agent's program_started is not relayed: the other agent runs 
   CHECK_THAT(report.dump(),
              Catch::Contains("answered program_started with what no program may be given: "
                              "values/port"));
+}
+
+TEST_CASE("a rogue agent's program_result reaches the terminal and the reports only as text",
+          "[integration][ofi][control]") {
+  TempDir dir;
+  write_pair_scenario(dir, "server");
+  auto coordinator = start_coordinator(dir, "token", 2, "--suite sut --scenario-dir " + dir.path());
+  RawAgent rogue(coordinator.port,
+                 {{"host", "rogue"}, {"pid", 1}, {"name", "a-rogue"}, {"programs", {"ofi"}}});
+  REQUIRE(rogue.answer().at("type") == "welcome");
+  BackgroundProcess real(
+      "FAULTLINE_TOKEN=token exec " + kFaultline + " agent --name b-real --coordinator 127.0.0.1:" +
+      std::to_string(coordinator.port) + " --sut-scenarios " + dir.path() + "/sut");
+  const auto asked = rogue.await("run_program");
+  const nlohmann::json values = {{"port", 7301}, {"address", "127.0.0.1"}};
+  rogue.send({{"type", "program_started"},
+              {"run_id", asked.at("run_id")},
+              {"role", "server"},
+              {"values", values}});
+  // The terminal's title, a cleared screen and colours, in each text a summary carries.
+  rogue.send({{"type", "program_result"},
+              {"run_id", asked.at("run_id")},
+              {"role", "server"},
+              {"summary",
+               {{"verdict", "fail"},
+                {"seconds", 1},
+                {"faults_applied", 0},
+                {"evidence",
+                 "\x1b]0;owned\x07"
+                 "evidence"},
+                {"first_error_line", "\x1b[2Jcleared"},
+                {"hint", "\x1b[31mred"},
+                {"log", "/tmp/\x1b[1mlog"}}}});
+  const auto code = coordinator.process->wait(60s);
+  INFO(coordinator.process->out() << coordinator.process->err() << real.err());
+  REQUIRE(code.has_value());
+  CHECK(*code == 1);  // the judged role failed
+  CHECK(read_text_file(dir.path() + "/args") == "7301 127.0.0.1\n");
+  for (const std::string& text : {coordinator.process->out(), coordinator.process->err(),
+                                  read_text_file(dir.path() + "/report/summary.md"),
+                                  read_text_file(dir.path() + "/report/junit.xml"),
+                                  read_text_file(dir.path() + "/report/report.json")})
+    CHECK(text.find('\x1b') == std::string::npos);
+  const auto report = nlohmann::json::parse(read_text_file(dir.path() + "/report/report.json"));
+  CHECK_THAT(report.dump(), Catch::Contains("\\\\e]0;owned\\\\x07evidence"));
 }
 
 #ifdef FAULTLINE_SUT_OFI_SUM_CHECKED

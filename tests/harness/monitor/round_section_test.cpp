@@ -83,3 +83,33 @@ TEST_CASE("a probe's host split is taken whole or not at all", "[unit]") {
     CHECK_FALSE(input_with(bad).pairs.at(0).host);
   }
 }
+
+TEST_CASE("a peer's completion statuses and counters reach a suspect's evidence only as text",
+          "[unit]") {
+  std::vector<AgentRecord> agents(2);
+  for (size_t i = 0; i < agents.size(); ++i) {
+    agents[i].id = "agent-" + std::to_string(i + 1);
+    agents[i].name = "n" + std::to_string(i + 1);
+    agents[i].hello = json::object();
+  }
+  ScenarioRun run;
+  run.agents = {agents[0].id, agents[1].id};
+  run.initiator = agents[0].id;
+  run.responder = agents[1].id;
+  run.verdict = Verdict::kFail;
+  // The terminal's title and colours, where a device's status and counter names go.
+  run.sides[agents[0].id] =
+      json{{"details",
+            {{"traffic", {{"completions", {{"\x1b]0;owned\x07WR_FLUSH_ERR", 3u}}}}},
+             {"port_counters", {{"grown", {{"\x1b[31mport_rcv_errors", 2u}}}}}}}};
+  const monitor::RoundInput input = monitor::round_input(agents, {run});
+  const auto& seen = input.agents.at(0);
+  REQUIRE(seen.completion_errors.size() == 1);
+  CHECK(seen.completion_errors.begin()->first == "\\e]0;owned\\x07WR_FLUSH_ERR");
+  REQUIRE(seen.counters_grown.size() == 1);
+  CHECK(seen.counters_grown.begin()->first == "\\e[31mport_rcv_errors");
+  const monitor::LocalizationSettings settings;
+  const auto found = monitor::localize(input.agents, input.pairs, settings);
+  const json section = monitor::round_section(1, "t", 1.0, input, found, settings, 2.0);
+  CHECK(section.dump().find("\\u001b") == std::string::npos);
+}

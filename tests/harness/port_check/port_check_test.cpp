@@ -1,9 +1,15 @@
 // faultline port-check on the Soft-RoCE lane's rxe0: a program sizing its QP from DeepEP's
 // formula held against every profile, one target enforced, an inline request, and faultline
 // itself as the program.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -191,6 +197,51 @@ TEST_CASE("port-check with a --profile that names nothing checks nothing and say
     CHECK_THAT(run.err, Catch::Contains("names no profile: nothing would be checked"));
     CHECK_FALSE(std::filesystem::exists(marker));
   }
+}
+
+TEST_CASE("port-check takes time linear in its profiles and refuses a folder another command holds",
+          "[integration]") {
+  TempDir dir;
+  const json model = json::parse(
+      read_text_file(std::string(FAULTLINE_SOURCE_DIR) + "/scenarios/devices/mlx5-cx7.json"));
+  const auto timed = [&](int profiles) {
+    const std::string folder = dir.path() + "/profiles" + std::to_string(profiles);
+    std::filesystem::create_directories(folder);
+    for (int i = 0; i < profiles; ++i) {
+      json profile = model;
+      profile["name"] = "nic" + std::to_string(i);
+      std::ofstream(folder + "/nic" + std::to_string(i) + ".json") << profile.dump();
+    }
+    const auto started = std::chrono::steady_clock::now();
+    const auto run = run_command(kFaultline + " port-check --profile all --profile-dir " + folder +
+                                 " --report-dir " + folder + "-report -- true");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    INFO(run.out << run.err);
+    CHECK((run.exit_code == 0 || run.exit_code == 1));
+    CHECK(json::parse(read_text_file(folder + "-report/report.json")).at("scenarios").size() ==
+          static_cast<size_t>(profiles));
+    return seconds;
+  };
+  // 3000 profiles took over 120 s (the report rewritten after each target).
+  const double small = timed(300);
+  const double large = timed(3000);
+  INFO("300 profiles: " << small << " s, 3000: " << large << " s");
+  CHECK(large < 25 * std::max(small, 0.2));
+  // A report folder a running sweep holds (its lock, with this test's pid) is not written into.
+  const std::string held = dir.path() + "/held";
+  std::filesystem::create_directories(held);
+  const int lock = open((held + "/.faultline.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(flock(lock, LOCK_EX | LOCK_NB) == 0);
+  const std::string pid = std::to_string(getpid());
+  REQUIRE(write(lock, pid.data(), pid.size()) > 0);
+  const auto refused = run_command(kFaultline + " port-check --profile mlx5-cx7 --report-dir " +
+                                   held + " -- touch " + held + "/ran");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::Contains(pid));
+  CHECK_FALSE(std::filesystem::exists(held + "/ran"));
+  CHECK_FALSE(std::filesystem::exists(held + "/report.json"));
+  close(lock);
 }
 
 #ifdef FAULTLINE_SUT_GLOO_ALLREDUCE

@@ -58,14 +58,24 @@ std::vector<std::pair<std::string, std::string>> hostile_reports(const TempDir& 
           {"not a report", at + "/run.json"}};
 }
 
-// A real sweep's report of `points` points, for --collect and --baseline.
+// A real sweep's report of `points` points, for --collect and --baseline. The program's file
+// name sets the terminal's title and colours: nothing of it reaches the terminal or a report
+// as a control character.
 json small_sweep(const TempDir& dir, const std::string& name, int points) {
-  const CommandResult run =
-      run_command(sweep_command(dir.path() + "/" + name, "--max-points " + std::to_string(points)) +
-                  " -- " + FAULTLINE_SUT_OFI_SUM_CHECKED);
+  const std::string program = dir.path() + "/\x1b]0;owned\x07\x1b[31msum";
+  fs::copy_file(FAULTLINE_SUT_OFI_SUM_CHECKED, program);
+  const std::string reports = dir.path() + "/" + name;
+  const CommandResult run = run_command(
+      sweep_command(reports, "--max-points " + std::to_string(points)) + " -- '" + program + "'");
   INFO(run.out << run.err);
   REQUIRE((run.exit_code == 0 || run.exit_code == 1));
-  return json::parse(std::ifstream(dir.path() + "/" + name + "/report.json"));
+  for (const std::string& text :
+       {run.out, run.err, faultline::testing::read_text_file(reports + "/summary.md"),
+        faultline::testing::read_text_file(reports + "/junit.xml")})
+    CHECK(text.find('\x1b') == std::string::npos);
+  const json report = json::parse(std::ifstream(reports + "/report.json"));
+  CHECK(report.at("sweep").at("program").at(0) == program);  // kept as it was, in JSON
+  return report;
 }
 
 // `report` as the report.json of a shard folder `dir`.
