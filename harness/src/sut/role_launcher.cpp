@@ -19,7 +19,7 @@ SutRoleLauncher::SutRoleLauncher(std::string faultline_binary, std::vector<SutSc
 
 std::vector<std::string> SutRoleLauncher::kinds() const {
   std::vector<std::string> kinds;
-  for (const char* needs : {"ofi", "verbs", "mpi"})
+  for (const char* needs : kSutNeeds)
     if (missing_for_needs(needs).empty()) kinds.emplace_back(needs);
   return kinds;
 }

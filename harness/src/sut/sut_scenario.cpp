@@ -222,8 +222,9 @@ Result<SutScenario> parse_sut_scenario(const std::string& path, const std::strin
   if (!description.ok()) return std::move(description).take_error();
   scenario.description = std::move(description).value();
   auto needs = optional_string(document, "needs", "ofi", path, "/needs");
-  if (!needs.ok() || (needs.value() != "ofi" && needs.value() != "verbs" && needs.value() != "mpi"))
-    return bad(path, "/needs", "\"ofi\", \"verbs\" or \"mpi\"");
+  if (!needs.ok() || std::none_of(std::begin(kSutNeeds), std::end(kSutNeeds),
+                                  [&](const char* kind) { return needs.value() == kind; }))
+    return bad(path, "/needs", "one of ofi, verbs, mpi, stepmesh, stepmesh-verbs");
   scenario.needs = needs.value();
   auto expect_field = optional_string(document, "expect", document.contains("sweep") ? "pass" : "",
                                       path, "/expect");
@@ -259,6 +260,19 @@ Result<SutScenario> parse_sut_scenario(const std::string& path, const std::strin
 std::string missing_for(const SutScenario& scenario) { return missing_for_needs(scenario.needs); }
 
 std::string missing_for_needs(const std::string& needs) {
+  if (needs == "stepmesh-verbs") {
+    const std::string missing = missing_for_needs("verbs");
+    return missing.empty() ? missing_for_needs("stepmesh") : missing;
+  }
+  if (needs == "stepmesh") {
+    std::error_code error;
+    const auto beside = std::filesystem::read_symlink("/proc/self/exe", error).parent_path() /
+                        "tests/sut/stepmesh/sut_stepmesh_default";
+    return std::filesystem::exists(beside, error)
+               ? ""
+               : "needs StepMesh built beside faultline (" + beside.string() +
+                     ": configure with STEPMESH_SRC set, tests/sut/stepmesh/README.md)";
+  }
   if (needs == "verbs") {
     std::error_code error;
     const bool any = std::filesystem::exists("/sys/class/infiniband", error) &&

@@ -29,7 +29,7 @@ struct SutScenario {
   std::string sha256;  ///< of the file's bytes
   std::string name;
   std::string description;
-  std::string needs;  ///< "ofi", "verbs" or "mpi": where it can run
+  std::string needs;  ///< one of kSutNeeds: where it can run
   std::vector<SutRole> roles;
   std::string judged;  ///< the role whose verdict is the scenario's (default: the last)
   std::string expect;  ///< the verdict that makes the scenario pass
@@ -47,9 +47,14 @@ Result<SutScenario> load_sut_scenario(const std::string& path);
 /// The same for a file's text already read (fuzzing); `path` stands for the file.
 Result<SutScenario> parse_sut_scenario(const std::string& path, const std::string& text);
 
+/// What a scenario can need of a machine: "ofi" (libfabric), "verbs" (a device), "mpi"
+/// (mpirun), "stepmesh" (StepMesh's build beside faultline, tests/sut/stepmesh/README.md) and
+/// "stepmesh-verbs" (both of the last).
+inline constexpr const char* kSutNeeds[] = {"ofi", "verbs", "mpi", "stepmesh", "stepmesh-verbs"};
+
 /// Why this machine cannot run `scenario` (no verbs device, no mpirun), or "" when it can.
 std::string missing_for(const SutScenario& scenario);
-/// The same for a kind of program: "ofi", "verbs" or "mpi".
+/// The same for a kind of program, one of kSutNeeds.
 std::string missing_for_needs(const std::string& needs);
 
 /// The values of the command placeholders on this machine.
