@@ -49,8 +49,9 @@ void add_sut_run_command(CLI::App& sut, CommandAction& run) {
   auto options = std::make_shared<SutRunOptions>();
   CLI::App* command = sut.add_subcommand(
       "run", "Run SUT scenario files (scenarios/sut/): programs, faults, the expected verdict");
-  command->add_option("--needs", options->needs,
-                      "Only the scenarios that need one of these: ofi,verbs,mpi");
+  command->add_option(
+      "--needs", options->needs,
+      "Only the scenarios that need one of these: ofi,verbs,mpi,stepmesh,stepmesh-verbs");
   command->add_option("files", options->files, "Scenario files or directories of them")->required();
   command
       ->add_option("--report-dir", options->report_dir,
