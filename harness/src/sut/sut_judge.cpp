@@ -156,6 +156,17 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
     // deliberate stop.
     result.verdict = SutVerdict::kDetected;
     result.evidence = "aborted (SIGABRT) after reporting: " + result.first_error_line;
+  } else if (ending_signal(run) == SIGABRT && fired.all == 0 && !result.first_error_line.empty()) {
+    // The same stop with no fault having fired: the program's own check failed (StepMesh's
+    // PS_CHECK on a device that refuses its inline size, or on a message it built wrong). A
+    // failure of its own, said in its words, not a crash.
+    result.verdict = SutVerdict::kFail;
+    result.evidence =
+        "aborted (SIGABRT) by its own check, no fault having fired: " + result.first_error_line;
+    result.hint = faults_planned ? "the program failed before any planned fault fired: run it "
+                                   "without faults first"
+                                 : "the program's own check stopped it: its line says what it "
+                                   "found wrong";
   } else if (const auto signal = ending_signal(run)) {
     result.verdict = SutVerdict::kCrashed;
     result.evidence = "killed by " + signal_name(*signal) +

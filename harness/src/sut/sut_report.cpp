@@ -110,7 +110,7 @@ void ScenarioOutcome::judge() {
 }
 
 json ScenarioOutcome::to_report_scenario(size_t run_id) const {
-  std::string evidence;
+  std::string evidence = first_attempt.empty() ? "" : "first attempt: " + first_attempt;
   for (const auto& role : role_names) {
     if (!roles.contains(role)) continue;
     const json& summary = roles.at(role);

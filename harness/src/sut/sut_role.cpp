@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
@@ -112,9 +113,12 @@ Placeholders local_placeholders(const std::string& needs, const std::string& fau
   values.port = std::move(port);
   values.address = std::move(address);
   values.bin = std::filesystem::path(faultline_binary).parent_path().string();
-  if (needs == "verbs") {
+  if (needs == "verbs" || needs == "stepmesh-verbs") {
     values.device = verbs_device();
     if (!values.device.empty()) values.gid = ipv4_gid_index(values.device);
+    if (!values.gid.empty())
+      std::tie(values.device_address, values.netdev) =
+          gid_address_and_netdev(values.device, values.gid);
   }
   return values;
 }

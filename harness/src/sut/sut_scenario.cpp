@@ -303,13 +303,32 @@ std::string ipv4_gid_index(const std::string& device) {
   return "";
 }
 
+std::pair<std::string, std::string> gid_address_and_netdev(const std::string& device,
+                                                           const std::string& index) {
+  const std::string port = "/sys/class/infiniband/" + device + "/ports/1/";
+  std::string gid;
+  std::string netdev;
+  std::ifstream(port + "gids/" + index) >> gid;
+  std::ifstream(port + "gid_attrs/ndevs/" + index) >> netdev;
+  // ::ffff:a.b.c.d as the kernel writes it: 0000:0000:0000:0000:0000:ffff:AABB:CCDD.
+  const std::string prefix = "0000:0000:0000:0000:0000:ffff:";
+  if (gid.size() != prefix.size() + 9 || gid.compare(0, prefix.size(), prefix) != 0) return {};
+  const std::string hex = gid.substr(prefix.size(), 4) + gid.substr(prefix.size() + 5, 4);
+  if (hex.find_first_not_of("0123456789abcdef") != std::string::npos) return {};
+  std::string address;
+  for (size_t at = 0; at < hex.size(); at += 2)
+    address +=
+        (address.empty() ? "" : ".") + std::to_string(std::stoi(hex.substr(at, 2), nullptr, 16));
+  return {address, netdev};
+}
+
 std::vector<std::string> expand(const std::vector<std::string>& command,
                                 const Placeholders& values) {
-  const std::pair<const char*, const std::string*> names[] = {{"{port}", &values.port},
-                                                              {"{address}", &values.address},
-                                                              {"{device}", &values.device},
-                                                              {"{gid}", &values.gid},
-                                                              {"{bin}", &values.bin}};
+  const std::pair<const char*, const std::string*> names[] = {
+      {"{port}", &values.port},     {"{address}", &values.address},
+      {"{device}", &values.device}, {"{gid}", &values.gid},
+      {"{bin}", &values.bin},       {"{device_address}", &values.device_address},
+      {"{netdev}", &values.netdev}};
   // One pass over each argument: a value is copied as it is, never searched for placeholders
   // again (a port holding "{port}" is not expanded forever), and no argument is split or
   // re-parsed.

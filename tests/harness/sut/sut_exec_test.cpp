@@ -153,6 +153,61 @@ TEST_CASE("sut exec: a program that aborts after naming the fault is detected, q
                  Catch::Contains("injected by faultline"));
 }
 
+TEST_CASE("sut exec: a program stopped by its own check with no fault fired fails, in its words",
+          "[integration]") {
+  TempDir own_dir;
+  TempDir silent_dir;
+  // StepMesh on a device that grants less inline than it asks: its PS_CHECK prints and aborts
+  // before any fault (was `crashed`, as if faultline or the program had broken). Abort with
+  // nothing said stays a crash.
+  const std::string check = "src/rdma_transport.h:379: Check failed: (ibv_post_send(qp)) == (0)";
+  const SutRun own = sut_exec(own_dir, "-- sh -c 'echo \"" + check + "\" >&2; kill -ABRT $$'");
+  CHECK(own.report.at("verdict") == "fail");
+  CHECK(own.report.at("evidence") ==
+        "aborted (SIGABRT) by its own check, no fault having fired: " + check);
+  const SutRun silent = sut_exec(silent_dir, "-- sh -c 'kill -ABRT $$'");
+  CHECK(silent.report.at("verdict") == "crashed");
+}
+
+TEST_CASE("sut run: a scenario whose program failed before any of its faults fired runs once more",
+          "[integration]") {
+  TempDir dir;
+  // Fails the first time (no fault planned, none fired), passes the second: run twice, judged
+  // on the second, the first kept in the evidence. One that fails as expected runs once.
+  const auto scenario = [&](const std::string& name, const std::string& expect) {
+    const nlohmann::json file = {
+        {"name", name},
+        {"needs", "ofi"},
+        {"roles",
+         {{{"name", "only"},
+           {"command",
+            {"sh", "-c",
+             "if [ -e " + dir.path() + "/" + name + ".once ]; then echo all right; else touch " +
+                 dir.path() + "/" + name + ".once; echo broke >&2; exit 1; fi"}}}}},
+        {"checker", {{"ok", "all right"}}},
+        {"expect", expect},
+        {"deadline_s", 10},
+        {"grace_s", 1}};
+    std::ofstream(dir.path() + "/" + name + ".json") << file.dump();
+    const auto run = faultline::testing::run_command(std::string(FAULTLINE_BINARY) + " sut run " +
+                                                     dir.path() + "/" + name + ".json" +
+                                                     " --report-dir " + dir.path() + "/" + name);
+    INFO(run.out << run.err);
+    return nlohmann::json::parse(
+               faultline::testing::read_text_file(dir.path() + "/" + name + "/report.json"))
+        .at("scenarios")
+        .at(0);
+  };
+  const auto retried = scenario("sut.flaky", "pass");
+  CHECK(retried.at("verdict") == "pass");
+  CHECK_THAT(retried.at("evidence").get<std::string>(),
+             Catch::StartsWith("first attempt: expected pass, got fail"));
+  CHECK(std::filesystem::exists(dir.path() + "/sut.flaky/sut.flaky/retry/only/sut.json"));
+  const auto once = scenario("sut.fails", "fail");
+  CHECK(once.at("verdict") == "pass");  // it failed, as expected: not run again
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/sut.fails/sut.fails/retry"));
+}
+
 TEST_CASE("sut exec: fi_pingpong under libfabric limits runs within them, or fails above one",
           "[integration][ofi]") {
   TempDir dir;

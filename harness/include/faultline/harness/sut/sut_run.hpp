@@ -27,6 +27,9 @@ struct ScenarioOutcome {
   double seconds = 0;
   std::vector<std::string> role_names;              ///< in the scenario's order
   nlohmann::json roles = nlohmann::json::object();  ///< role name -> its report summary
+  /// When the scenario ran twice (run_sut_scenario's retry rule): what the first attempt
+  /// ended with; "" when it ran once.
+  std::string first_attempt;
 
   /// Sets verdict, result and reason from the judged role's summary in `roles`.
   void judge();

@@ -64,6 +64,11 @@ struct Placeholders {
   std::string device;
   std::string gid;
   std::string bin;  ///< the directory of the faultline binary (its build tree's programs)
+  /// The device's IPv4 address (its GID at `gid`) and the network interface carrying it:
+  /// where rdma_cm programs bind and what they are told to use (StepMesh's DMLC_NODE_HOST and
+  /// DMLC_INTERFACE).
+  std::string device_address;
+  std::string netdev;
 };
 
 /// $FAULTLINE_VERBS_DEVICE, or the first verbs device of this machine; "" when it has none.
@@ -72,6 +77,11 @@ std::string verbs_device();
 /// The GID table entry of port 1's IPv4 address (::ffff:a.b.c.d) on a verbs device: perftest's
 /// -x, the pingpongs' -g. "" when the device has none.
 std::string ipv4_gid_index(const std::string& device);
+
+/// The IPv4 address (a.b.c.d) and network interface of `device`'s GID `index` on port 1;
+/// empty strings when it has none.
+std::pair<std::string, std::string> gid_address_and_netdev(const std::string& device,
+                                                           const std::string& index);
 
 /// `command` with every {name} replaced.
 std::vector<std::string> expand(const std::vector<std::string>& command,
