@@ -24,9 +24,7 @@ ProgramJob program_job(const SutScenario& scenario) {
 }
 
 ScenarioOutcome scenario_outcome(const SutScenario& scenario, const ProgramJobOutcome& job) {
-  ScenarioOutcome outcome{scenario.name, scenario.file, scenario.sha256, scenario.expect,
-                          scenario.judged};
-  for (const auto& role : scenario.roles) outcome.role_names.push_back(role.name);
+  ScenarioOutcome outcome = ScenarioOutcome::of(scenario);
   if (!job.unplaced_result.empty()) {
     outcome.result = job.unplaced_result;
     outcome.reason = job.unplaced_reason;

@@ -93,6 +93,13 @@ json role_summary(const json& sut_json, const std::string& directory) {
   return summary;
 }
 
+ScenarioOutcome ScenarioOutcome::of(const SutScenario& scenario) {
+  ScenarioOutcome outcome{scenario.name, scenario.file, scenario.sha256, scenario.expect,
+                          scenario.judged};
+  for (const auto& role : scenario.roles) outcome.role_names.push_back(role.name);
+  return outcome;
+}
+
 void ScenarioOutcome::judge() {
   const json judged_summary = roles.value(judged, json::object());
   verdict = judged_summary.value("verdict", std::string("error"));

@@ -44,16 +44,10 @@ void end_the_others(std::vector<RunningRole>& roles, double grace_seconds) {
   for (auto& running : roles) reap(running, true);
 }
 
-}  // namespace
-
-namespace {
-
 // One attempt: the roles' folders under `dir` (DIR/<role>).
 Result<ScenarioOutcome> attempt(const SutScenario& scenario, const SutRunSettings& settings,
                                 const std::string& dir) {
-  ScenarioOutcome outcome{scenario.name, scenario.file, scenario.sha256, scenario.expect,
-                          scenario.judged};
-  for (const auto& role : scenario.roles) outcome.role_names.push_back(role.name);
+  ScenarioOutcome outcome = ScenarioOutcome::of(scenario);
   const Placeholders values =
       local_placeholders(scenario.needs, settings.faultline_binary, free_local_port(), "127.0.0.1");
   const auto started = Clock::now();
@@ -102,9 +96,7 @@ bool failed_before_its_faults(const ScenarioOutcome& outcome) {
 Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
                                          const SutRunSettings& settings) {
   if (auto missing = missing_for(scenario); !missing.empty()) {
-    ScenarioOutcome outcome{scenario.name, scenario.file, scenario.sha256, scenario.expect,
-                            scenario.judged};
-    for (const auto& role : scenario.roles) outcome.role_names.push_back(role.name);
+    ScenarioOutcome outcome = ScenarioOutcome::of(scenario);
     outcome.result = "skip";
     outcome.reason = missing;
     return outcome;

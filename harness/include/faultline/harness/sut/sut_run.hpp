@@ -31,6 +31,8 @@ struct ScenarioOutcome {
   /// ended with; "" when it ran once.
   std::string first_attempt;
 
+  /// Not yet run: the scenario's names, file, expectation and roles, no result.
+  static ScenarioOutcome of(const SutScenario& scenario);
   /// Sets verdict, result and reason from the judged role's summary in `roles`.
   void judge();
   /// The scenario as report.json holds it (reports/schema/report.schema.json, `sut`).
