@@ -132,6 +132,25 @@ void write_pair_scenario(const TempDir& dir, const std::string& judged) {
   std::ofstream(dir.path() + "/sut/pair.json") << scenario.dump(2);
 }
 
+// A coordinator of dir/sut, a rogue agent (it joins first: the server's role is its) and a
+// real agent with its own copy of the scenarios.
+struct RogueAndReal {
+  explicit RogueAndReal(const TempDir& dir)
+      : coordinator(start_coordinator(dir, "token", 2, "--suite sut --scenario-dir " + dir.path())),
+        rogue(coordinator.port,
+              {{"host", "rogue"}, {"pid", 1}, {"name", "a-rogue"}, {"programs", {"ofi"}}}),
+        welcomed(rogue.answer().at("type") == "welcome"),
+        real("FAULTLINE_TOKEN=token exec " + kFaultline +
+             " agent --name b-real --coordinator 127.0.0.1:" + std::to_string(coordinator.port) +
+             " --sut-scenarios " + dir.path() + "/sut") {
+    REQUIRE(welcomed);
+  }
+  faultline::testing::CoordinatorProcess coordinator;
+  RawAgent rogue;
+  bool welcomed;
+  BackgroundProcess real;
+};
+
 }  // namespace
 
 TEST_CASE("a rogue agent's program_started is not relayed: the other agent runs nothing it says",
@@ -139,13 +158,10 @@ TEST_CASE("a rogue agent's program_started is not relayed: the other agent runs 
   TempDir dir;
   write_pair_scenario(dir, "client");
   const std::string marker = dir.path() + "/PWN";
-  auto coordinator = start_coordinator(dir, "token", 2, "--suite sut --scenario-dir " + dir.path());
-  RawAgent rogue(coordinator.port,
-                 {{"host", "rogue"}, {"pid", 1}, {"name", "a-rogue"}, {"programs", {"ofi"}}});
-  REQUIRE(rogue.answer().at("type") == "welcome");
-  BackgroundProcess real(
-      "FAULTLINE_TOKEN=token exec " + kFaultline + " agent --name b-real --coordinator 127.0.0.1:" +
-      std::to_string(coordinator.port) + " --sut-scenarios " + dir.path() + "/sut");
+  RogueAndReal pair(dir);
+  auto& coordinator = pair.coordinator;
+  auto& rogue = pair.rogue;
+  auto& real = pair.real;
   const auto asked = rogue.await("run_program");
   CHECK(asked.at("role") == "server");
   rogue.send({{"type", "program_started"},
@@ -169,13 +185,10 @@ TEST_CASE("a rogue agent's program_result reaches the terminal and the reports o
           "[integration][ofi][control]") {
   TempDir dir;
   write_pair_scenario(dir, "server");
-  auto coordinator = start_coordinator(dir, "token", 2, "--suite sut --scenario-dir " + dir.path());
-  RawAgent rogue(coordinator.port,
-                 {{"host", "rogue"}, {"pid", 1}, {"name", "a-rogue"}, {"programs", {"ofi"}}});
-  REQUIRE(rogue.answer().at("type") == "welcome");
-  BackgroundProcess real(
-      "FAULTLINE_TOKEN=token exec " + kFaultline + " agent --name b-real --coordinator 127.0.0.1:" +
-      std::to_string(coordinator.port) + " --sut-scenarios " + dir.path() + "/sut");
+  RogueAndReal pair(dir);
+  auto& coordinator = pair.coordinator;
+  auto& rogue = pair.rogue;
+  auto& real = pair.real;
   const auto asked = rogue.await("run_program");
   const nlohmann::json values = {{"port", 7301}, {"address", "127.0.0.1"}};
   rogue.send({{"type", "program_started"},
