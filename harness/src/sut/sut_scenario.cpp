@@ -1,11 +1,14 @@
 #include "faultline/harness/sut/sut_scenario.hpp"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include "faultline/harness/base/duration.hpp"
 #include "faultline/harness/base/scenario_spec.hpp"
@@ -224,7 +227,12 @@ Result<SutScenario> parse_sut_scenario(const std::string& path, const std::strin
   auto needs = optional_string(document, "needs", "ofi", path, "/needs");
   if (!needs.ok() || std::none_of(std::begin(kSutNeeds), std::end(kSutNeeds),
                                   [&](const char* kind) { return needs.value() == kind; }))
-    return bad(path, "/needs", "one of ofi, verbs, mpi, stepmesh, stepmesh-verbs");
+    return bad(path, "/needs",
+               "one of " + std::accumulate(std::next(std::begin(kSutNeeds)), std::end(kSutNeeds),
+                                           std::string(kSutNeeds[0]),
+                                           [](const std::string& all, const char* kind) {
+                                             return all + ", " + kind;
+                                           }));
   scenario.needs = needs.value();
   auto expect_field = optional_string(document, "expect", document.contains("sweep") ? "pass" : "",
                                       path, "/expect");
@@ -310,15 +318,13 @@ std::pair<std::string, std::string> gid_address_and_netdev(const std::string& de
   std::string netdev;
   std::ifstream(port + "gids/" + index) >> gid;
   std::ifstream(port + "gid_attrs/ndevs/" + index) >> netdev;
-  // ::ffff:a.b.c.d as the kernel writes it: 0000:0000:0000:0000:0000:ffff:AABB:CCDD.
-  const std::string prefix = "0000:0000:0000:0000:0000:ffff:";
-  if (gid.size() != prefix.size() + 9 || gid.compare(0, prefix.size(), prefix) != 0) return {};
-  const std::string hex = gid.substr(prefix.size(), 4) + gid.substr(prefix.size() + 5, 4);
-  if (hex.find_first_not_of("0123456789abcdef") != std::string::npos) return {};
-  std::string address;
-  for (size_t at = 0; at < hex.size(); at += 2)
-    address +=
-        (address.empty() ? "" : ".") + std::to_string(std::stoi(hex.substr(at, 2), nullptr, 16));
+  // ::ffff:a.b.c.d as the kernel writes it (0000:...:ffff:AABB:CCDD): an IPv6 text.
+  unsigned char binary[16];
+  const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  char address[INET_ADDRSTRLEN];
+  if (inet_pton(AF_INET6, gid.c_str(), binary) != 1 || std::memcmp(binary, mapped, 12) != 0 ||
+      inet_ntop(AF_INET, binary + 12, address, sizeof address) == nullptr)
+    return {};
   return {address, netdev};
 }
 

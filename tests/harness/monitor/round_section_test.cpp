@@ -7,14 +7,24 @@
 using namespace faultline::harness;
 using nlohmann::json;
 
-TEST_CASE("a round trip of 1e308 seconds is no measurement: the round keeps a finite median",
-          "[unit]") {
-  std::vector<AgentRecord> agents(3);
-  for (size_t i = 0; i < agents.size(); ++i) {
+namespace {
+
+// `count` agents that joined: agent-1 named n1, and on.
+std::vector<AgentRecord> named_agents(size_t count) {
+  std::vector<AgentRecord> agents(count);
+  for (size_t i = 0; i < count; ++i) {
     agents[i].id = "agent-" + std::to_string(i + 1);
     agents[i].name = "n" + std::to_string(i + 1);
     agents[i].hello = json::object();
   }
+  return agents;
+}
+
+}  // namespace
+
+TEST_CASE("a round trip of 1e308 seconds is no measurement: the round keeps a finite median",
+          "[unit]") {
+  const std::vector<AgentRecord> agents = named_agents(3);
   const auto probe = [](double seconds) {
     return json{
         {"details",
@@ -42,12 +52,7 @@ TEST_CASE("a round trip of 1e308 seconds is no measurement: the round keeps a fi
 }
 
 TEST_CASE("a probe's host split is taken whole or not at all", "[unit]") {
-  std::vector<AgentRecord> agents(2);
-  for (size_t i = 0; i < agents.size(); ++i) {
-    agents[i].id = "agent-" + std::to_string(i + 1);
-    agents[i].name = "n" + std::to_string(i + 1);
-    agents[i].hello = json::object();
-  }
+  const std::vector<AgentRecord> agents = named_agents(2);
   const json side = {{"p50", 930e-6}, {"max", 2e-3}, {"disturbed_round_trips", 48}};
   json probe = {{"round_trips", 50},
                 {"rtt_seconds", {{"p10", 2e-3}, {"p50", 2e-3}, {"p99", 3e-3}}},
@@ -86,12 +91,7 @@ TEST_CASE("a probe's host split is taken whole or not at all", "[unit]") {
 
 TEST_CASE("a peer's completion statuses and counters reach a suspect's evidence only as text",
           "[unit]") {
-  std::vector<AgentRecord> agents(2);
-  for (size_t i = 0; i < agents.size(); ++i) {
-    agents[i].id = "agent-" + std::to_string(i + 1);
-    agents[i].name = "n" + std::to_string(i + 1);
-    agents[i].hello = json::object();
-  }
+  const std::vector<AgentRecord> agents = named_agents(2);
   ScenarioRun run;
   run.agents = {agents[0].id, agents[1].id};
   run.initiator = agents[0].id;
