@@ -64,6 +64,7 @@ class IovChange {
   IovChange(const WrappedEp& ep, Side side, const char* call, const iovec* iov, void** desc,
             size_t count)
       : iov_(iov), desc_(desc), count_(count) {
+    if (side == Side::kSend) rewrite_field(ep, call, post_event(ep, side));
     auto fired = Plan::get().post_fault(post_event(ep, side), FaultKind::kSegmentCount);
     if (!fired) return;
     changed_ = true;
@@ -98,6 +99,25 @@ class IovChange {
   size_t length() const { return count_ == 0 ? 0 : iov_[0].iov_len; }
 
  private:
+  // rewrite_field on a send: in the program's buffer, before it is posted (libfabric gives no
+  // place for a changed copy that every provider takes: one with FI_MR_LOCAL needs it
+  // registered), as the program would have written the field itself.
+  void rewrite_field(const WrappedEp& ep, const char* call, const Event& event) const {
+    const std::span<const iovec> pieces(iov_, count_);
+    uint64_t length = 0;
+    for (const iovec& piece : pieces) length += piece.iov_len;
+    const auto address = [](const iovec& piece) { return static_cast<std::byte*>(piece.iov_base); };
+    const auto bytes = [](const iovec& piece) { return piece.iov_len; };
+    auto fired = Plan::get().field_fault(event, length, [&](const fault::FieldRewrite& field) {
+      return fault::read_field(field, pieces, address, bytes);
+    });
+    if (!fired) return;
+    nlohmann::json details = {{"call", call}, {"layer", ep.layer}, {"bytes", length}};
+    details.update(
+        field_details(fired->field, fault::rewrite_field(fired->field, pieces, address, bytes)));
+    log_fault(*fired, std::move(details));
+  }
+
   void split(const iovec* iov, void** desc, size_t count, size_t into) {
     struct Piece {
       iovec iov;
@@ -547,7 +567,7 @@ void wrap_endpoint(fid_ep* ep, const fi_info* info, const char* layer, bool prog
     state->inline_endpoint.local_registrations = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
   const bool inline_faults = plan.has(FaultKind::kInline);
   state->wraps_posts = plan.has(FaultKind::kFailPost) || plan.has(FaultKind::kSegmentCount) ||
-                       plan.has_data_rules() || plan.filters_completions_by_post() ||
+                       plan.has(FaultKind::kRewriteField) || plan.has_data_rules() || plan.filters_completions_by_post() ||
                        inline_faults || plan.maps_sites();
   if (state->wraps_posts) take_tables(ep, *state);
   state->fid_ops = *ep->fid.ops;

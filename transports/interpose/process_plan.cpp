@@ -77,6 +77,8 @@ Plan::Plan() : rank_(launcher_rank()) {
     data_rules_ = data_rules_ || fault.data != DataAction::kKeep;
     suppress_rules_ = suppress_rules_ || fault.data == DataAction::kSuppress;
     maps_sites_ = maps_sites_ || fault.map_sites;
+    observes_fields_ =
+        observes_fields_ || (fault.kind == FaultKind::kObserve && fault.field.width > 0);
     faults_.push_back({std::move(fault)});
   }
 }
@@ -109,6 +111,43 @@ std::optional<FiredFault> Plan::post_fault(const Event& event, FaultKind kind) {
   return std::nullopt;
 }
 
+std::optional<FiredFault> Plan::field_fault(
+    const Event& event, uint64_t length,
+    const std::function<std::optional<uint64_t>(const fault::FieldRewrite&)>& read) {
+  if (!has(FaultKind::kRewriteField)) return std::nullopt;
+  LazySite site;
+  std::lock_guard lock(mutex_);
+  for (Counted& fault : faults_) {
+    if (fault.spec.kind != FaultKind::kRewriteField || !matches(fault.spec, event, site)) continue;
+    if (!fault.spec.field.matches(length, read(fault.spec.field))) continue;
+    if (fault.spec.when.fires(++fault.matched, random_))
+      return FiredFault{fault.spec, fault.matched};
+  }
+  return std::nullopt;
+}
+
+void Plan::log_observed_fields(
+    const Event& event, uint64_t length,
+    const std::function<std::optional<uint64_t>(const fault::FieldRewrite&)>& read,
+    const nlohmann::json& details) {
+  if (!observes_fields_) return;
+  LazySite site;
+  for (const Counted& fault : faults_) {  // read only: nothing counted
+    if (fault.spec.kind != FaultKind::kObserve || fault.spec.field.width == 0) continue;
+    if (!matches(fault.spec, event, site)) continue;
+    const auto value = read(fault.spec.field);
+    if (!fault.spec.field.matches(length, value)) continue;
+    nlohmann::json line = details;
+    line["event"] = "field";
+    line["bytes"] = length;
+    line["offset"] = fault.spec.field.offset;
+    line["width"] = fault.spec.field.width;
+    line["value"] = *value;
+    if (event.opcode) line["opcode"] = transports::to_string(*event.opcode);
+    log_event(std::move(line));
+  }
+}
+
 std::optional<FiredFault> Plan::inline_fault(
     const Event& event, const std::function<bool(fault::InlineMode)>& changes) {
   if (!has(FaultKind::kInline)) return std::nullopt;
@@ -129,6 +168,13 @@ void log_fault(const FiredFault& fired, nlohmann::json details) {
   if (fired.data != DataAction::kKeep)
     details["data"] = fired.data == DataAction::kScribble ? "scribble" : "suppress";
   log_event(std::move(details));
+}
+
+nlohmann::json field_details(const fault::FieldRewrite& field,
+                             std::optional<std::pair<uint64_t, uint64_t>> values) {
+  nlohmann::json details = {{"field", {{"offset", field.offset}, {"width", field.width}}}};
+  if (values) details["value"] = {values->first, values->second};
+  return details;
 }
 
 std::optional<int> launcher_rank() {

@@ -68,6 +68,20 @@ class Plan {
   /// The fault of `kind` (fail_post, segment_count) that fires for one posted work request, if
   /// any.
   std::optional<FiredFault> post_fault(const Event& event, FaultKind kind = FaultKind::kFailPost);
+  /// The rewrite_field fault that fires for one posted send or write of `length` bytes (counted
+  /// where its length and equals filters hold: `read` gives the field's value, nullopt past the
+  /// message's end), if any.
+  std::optional<FiredFault> field_fault(
+      const Event& event, uint64_t length,
+      const std::function<std::optional<uint64_t>(const fault::FieldRewrite&)>& read);
+  /// True when an `observe` fault logs a field of the posts it matches.
+  bool observes_fields() const { return observes_fields_; }
+  /// Each `observe` field one posted send or write of `length` bytes matches (its filters and
+  /// length), read by `read` and logged as a `field` event with `details` (the post's call, QP).
+  void log_observed_fields(
+      const Event& event, uint64_t length,
+      const std::function<std::optional<uint64_t>(const fault::FieldRewrite&)>& read,
+      const nlohmann::json& details);
   /// The inline fault for one posted send whose mode `changes` it (every such send, counted),
   /// if any.
   std::optional<FiredFault> inline_fault(const Event& event,
@@ -96,6 +110,7 @@ class Plan {
   bool data_rules_ = false;
   bool suppress_rules_ = false;
   bool maps_sites_ = false;
+  bool observes_fields_ = false;
 };
 
 /// Logs a `fault` event for `fired` with what it hit.
@@ -103,6 +118,10 @@ void log_fault(const FiredFault& fired, nlohmann::json details);
 
 /// This process's rank as its launcher gave it (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
 /// SLURM_PROCID), or nullopt.
+/// A fired rewrite_field's log details: the field, and the values it held and holds.
+nlohmann::json field_details(const fault::FieldRewrite& field,
+                             std::optional<std::pair<uint64_t, uint64_t>> values);
+
 std::optional<int> launcher_rank();
 
 }  // namespace faultline::transports::interpose

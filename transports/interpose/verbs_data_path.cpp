@@ -1,10 +1,12 @@
 #include "verbs_data_path.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <span>
 
 #include "call_sites.hpp"
 #include "event_log.hpp"
@@ -12,6 +14,7 @@
 #include "verbs_faults.hpp"
 #include "verbs_inline.hpp"
 #include "verbs_limits.hpp"
+#include "verbs_real.hpp"
 #include "verbs_segments.hpp"
 #include "verbs_sent_data.hpp"
 
@@ -134,6 +137,44 @@ int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint64_t queue, const i
   });
 }
 
+// A post the device refused, logged (`post_refused`) with what the device had granted the QP
+// where that explains it: an inline send above its inline room is "inline refused by the
+// device" (the seed report's first symptom), not a fault of faultline's.
+void log_refused_send(ibv_qp* qp, const ibv_send_wr* refused, int error) {
+  if (refused == nullptr) return;
+  const uint64_t bytes = sge_bytes(refused->sg_list, refused->num_sge);
+  const Event event = send_event(*refused, qp->qp_num);
+  nlohmann::json details = {{"event", "post_refused"},
+                            {"call", "ibv_post_send"},
+                            {"device", original_ops(qp->context).device},
+                            {"qp_num", qp->qp_num},
+                            {"errno", error},
+                            {"error", std::strerror(error)},
+                            {"bytes", bytes},
+                            {"inline", (refused->send_flags & IBV_SEND_INLINE) != 0}};
+  if (event.opcode) details["opcode"] = transports::to_string(*event.opcode);
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  static auto* query = real_verbs<decltype(ibv_query_qp)>("ibv_query_qp");
+  if (details["inline"] == true && query != nullptr && query(qp, &attr, IBV_QP_CAP, &init) == 0)
+    details["inline_room"] = init.cap.max_inline_data;
+  log_event(std::move(details));
+}
+
+// An `observe` field of each send and write about to be posted, as it goes out (after the
+// plan's changes), logged as a `field` event.
+void log_posted_fields(ibv_qp* qp, const ibv_send_wr* chain) {
+  for (const ibv_send_wr* wr = chain; wr != nullptr; wr = wr->next) {
+    const std::span<const ibv_sge> sges(wr->sg_list, static_cast<size_t>(std::max(wr->num_sge, 0)));
+    Plan::get().log_observed_fields(
+        send_event(*wr, qp->qp_num), sge_bytes(wr->sg_list, wr->num_sge),
+        [&](const fault::FieldRewrite& field) {
+          return fault::read_field(field, sges, sge_address, sge_length);
+        },
+        {{"call", "ibv_post_send"}, {"qp_num", qp->qp_num}, {"wr_id", wr->wr_id}});
+  }
+}
+
 }  // namespace
 
 int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
@@ -164,8 +205,12 @@ int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   if (int refused = check_send_post(qp, wr, bad_wr); refused != 0) return refused;
   const SentDataChange sent_data(qp, wr);
   if (Plan::get().has_data_rules()) record_reads(qp, wr);
-  if (!Plan::get().has(FaultKind::kFailPost) && inline_change.unregistered() == nullptr)
-    return ops.post_send(qp, wr, bad_wr);
+  if (Plan::get().observes_fields()) log_posted_fields(qp, wr);
+  if (!Plan::get().has(FaultKind::kFailPost) && inline_change.unregistered() == nullptr) {
+    const int posted = ops.post_send(qp, wr, bad_wr);
+    if (posted != 0) log_refused_send(qp, *bad_wr, posted);
+    return posted;
+  }
   return post_until_refused(
       wr, bad_wr,
       [&](ibv_send_wr* first, ibv_send_wr** bad) { return ops.post_send(qp, first, bad); },

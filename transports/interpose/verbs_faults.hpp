@@ -2,6 +2,8 @@
 
 #include <infiniband/verbs.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "process_plan.hpp"
@@ -22,6 +24,11 @@ FaultFilter completion_filter(ibv_wc_opcode opcode, bool extended);
 
 /// The bytes of a list of SGEs.
 uint64_t sge_bytes(const ibv_sge* list, int count);
+/// An SGE's bytes, as the fault language's field readers take a piece of a message.
+inline std::byte* sge_address(const ibv_sge& sge) {
+  return reinterpret_cast<std::byte*>(sge.addr);  // NOLINT(performance-no-int-to-ptr)
+}
+inline uint64_t sge_length(const ibv_sge& sge) { return sge.length; }
 
 /// The key receives are recorded under: the QP's number, or its SRQ when it has one.
 uint64_t receive_queue_of_qp(ibv_qp* qp);

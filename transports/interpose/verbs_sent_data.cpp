@@ -80,9 +80,15 @@ std::optional<std::vector<ibv_sge>> changed_sent_data(ibv_qp* qp, const Event& e
                                                       uint64_t wr_id, std::span<const ibv_sge> sges,
                                                       const char* call) {
   if (!carries_bytes(event.opcode)) return std::nullopt;
-  auto fired = Plan::get().completion_fault(event, &changes_data);
-  if (!fired) return std::nullopt;
+  Plan& plan = Plan::get();
   const uint64_t length = sge_bytes(sges.data(), static_cast<int>(sges.size()));
+  std::optional<FiredFault> fired;
+  if (plan.has_data_rules()) fired = plan.completion_fault(event, &changes_data);
+  if (!fired)
+    fired = plan.field_fault(event, length, [&](const fault::FieldRewrite& field) {
+      return fault::read_field(field, sges, sge_address, sge_length);
+    });
+  if (!fired) return std::nullopt;
   nlohmann::json details = {{"call", call},
                             {"layer", "verbs"},
                             {"device", original_ops(qp->context).device},
@@ -103,8 +109,16 @@ std::optional<std::vector<ibv_sge>> changed_sent_data(ibv_qp* qp, const Event& e
     log_fault(*fired, std::move(details));
     return std::nullopt;
   }
-  scribble(copy.bytes.get(), length);
-  details["bytes_changed"] = length;
+  if (fired->kind == FaultKind::kRewriteField) {
+    const ibv_sge whole{reinterpret_cast<uintptr_t>(copy.bytes.get()),
+                        static_cast<uint32_t>(length), 0};
+    details.update(field_details(
+        fired->field,
+        fault::rewrite_field(fired->field, std::span(&whole, 1), sge_address, sge_length)));
+  } else {
+    scribble(copy.bytes.get(), length);
+    details["bytes_changed"] = length;
+  }
   log_fault(*fired, std::move(details));
   std::vector<ibv_sge> into = sges_into(sges, copy);
   std::lock_guard lock(copies_mutex);
@@ -114,7 +128,7 @@ std::optional<std::vector<ibv_sge>> changed_sent_data(ibv_qp* qp, const Event& e
 }
 
 SentDataChange::SentDataChange(ibv_qp* qp, ibv_send_wr* chain) {
-  if (!Plan::get().has_data_rules()) return;
+  if (!Plan::get().has_data_rules() && !Plan::get().has(FaultKind::kRewriteField)) return;
   for (ibv_send_wr* wr = chain; wr != nullptr; wr = wr->next) {
     auto changed = changed_sent_data(
         qp, send_event(*wr, qp->qp_num), wr->wr_id,

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "faultline/core/json_depth.hpp"
 #include "faultline/core/printable_text.hpp"
@@ -59,13 +60,15 @@ Result<json> read_plan_file(const std::string& path) {
 }  // namespace
 
 Result<json> plan_from_options(const std::vector<std::string>& plan_files,
-                               const std::vector<std::string>& faults_given) {
+                               const std::vector<std::string>& faults_given,
+                               const std::vector<std::string>& standing_given) {
   using namespace transports::fault;
-  json merged = {{"faults", json::array()}};
+  json merged = {{"faults", json::array()}, {"standing", json::array()}};
   for (const auto& path : plan_files) {
     auto plan = read_plan_file(path);
     if (!plan.ok()) return plan;
-    for (const auto& fault : plan->at("faults")) merged["faults"].push_back(fault);
+    for (const char* list : {"faults", "standing"})
+      for (const auto& fault : plan->value(list, json::array())) merged[list].push_back(fault);
     // Its seed goes with it; two plans with two seeds cannot both hold.
     if (plan->contains("seed")) {
       if (merged.contains("seed") && merged["seed"] != plan->at("seed"))
@@ -75,12 +78,16 @@ Result<json> plan_from_options(const std::vector<std::string>& plan_files,
       merged["seed"] = plan->at("seed");
     }
   }
-  for (const auto& spec : faults_given) {
-    auto fault = parse_fault_spec(spec);
-    if (!fault.ok()) return std::move(fault).take_error();
-    if (auto parsed = parse_fault(*fault, kInterposer, "--fault " + spec); !parsed.ok())
-      return std::move(parsed).take_error();
-    merged["faults"].push_back(std::move(fault).value());
+  for (const auto& [given, option, list] :
+       {std::tuple{&faults_given, "--fault ", "faults"},
+        std::tuple{&standing_given, "--with ", "standing"}}) {
+    for (const auto& spec : *given) {
+      auto fault = parse_fault_spec(spec);
+      if (!fault.ok()) return std::move(fault).take_error();
+      if (auto parsed = parse_fault(*fault, kInterposer, option + spec); !parsed.ok())
+        return std::move(parsed).take_error();
+      merged[list].push_back(std::move(fault).value());
+    }
   }
   return merged;
 }

@@ -6,6 +6,11 @@ namespace faultline::harness::sut {
 
 namespace {
 
+// The lines a program says an error with, when the checker gives none: words of an error, and
+// a request that timed out (StepMesh's `request timeout 10000ms` on a lost completion).
+constexpr const char* kDefaultErrorPattern =
+    "error|fail|abort|fatal|invalid|request timeout|timed out";
+
 // Error lines remembered for `first_error_since`: the fault's time is known only once the run
 // ended, so the earliest ones are kept, each cut short.
 constexpr size_t kErrorLinesKept = 1000;
@@ -39,7 +44,7 @@ Result<OutputChecker> OutputChecker::compile(const Checker& checker) {
   OutputChecker compiled_checker;
   auto ok = compiled(checker.ok, "--ok");
   auto wrong = compiled(checker.wrong, "--wrong");
-  auto error = checker.error.empty() ? compiled("error|fail|abort|fatal|invalid", "--error", true)
+  auto error = checker.error.empty() ? compiled(kDefaultErrorPattern, "--error", true)
                                      : compiled(checker.error, "--error");
   for (auto* each : {&ok, &wrong, &error})
     if (!each->ok()) return std::move(*each).take_error();

@@ -27,7 +27,9 @@ using nlohmann::json;
 struct SutExecOptions {
   std::vector<std::string> plans;
   std::vector<std::string> faults;
+  std::vector<std::string> with;  ///< standing faults: the conditions of the run
   std::string point;
+  bool peer = false;
   double deadline_seconds = 60;
   harness::sut::Checker checker;
   std::string report_dir = "faultline-report";
@@ -73,9 +75,15 @@ int run_sut_exec(const SutExecOptions& options) {
     return usage_error("sut exec", "no command: faultline sut exec [options] -- COMMAND");
   if (!(options.deadline_seconds > 0 && options.deadline_seconds <= 86400))
     return usage_error("sut exec", "--deadline must be between 0 and 86400 seconds");
-  auto plan = options.point.empty() ? harness::sut::plan_from_options(options.plans, options.faults)
-                                    : plan_of_point(options);
+  auto plan = options.point.empty()
+                  ? harness::sut::plan_from_options(options.plans, options.faults, options.with)
+                  : plan_of_point(options);
   if (!plan.ok()) return usage_error("sut exec", plan.error().describe());
+  if (!options.point.empty()) {
+    auto standing = harness::sut::plan_from_options({}, {}, options.with);
+    if (!standing.ok()) return usage_error("sut exec", standing.error().describe());
+    (*plan)["standing"] = standing->at("standing");
+  }
   if (auto checker = harness::sut::check_checker(options.checker); !checker.ok())
     return usage_error("sut exec", checker.error().describe());
   harness::sut::ExecOptions exec;
@@ -85,6 +93,7 @@ int run_sut_exec(const SutExecOptions& options) {
   exec.checker = options.checker;
   exec.interpose_dir = harness::sut::default_interpose_dir();
   exec.work_dir = options.report_dir;
+  exec.peer = options.peer;
   if (!std::filesystem::exists(exec.interpose_dir + "/libfaultline-fi.so")) {
     std::cerr << "faultline sut exec: no libfaultline-fi.so in " << exec.interpose_dir
               << "\n  hint: build the default preset, or set FAULTLINE_INTERPOSE_DIR\n";
@@ -154,12 +163,18 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
   exec->add_option("--plan", options->plans, "A fault plan file: {\"faults\": [...]}");
   exec->add_option("--fault", options->faults,
                    "One fault, keys of the plan: status=REM_ACCESS_ERR,nth=5,side=recv,rank=1");
+  exec->add_option("--with", options->with,
+                   "A standing fault, the run's condition (inline off beneath the fault judged): "
+                   "kind=inline,mode=off; its firing is not what the verdict judges");
   exec->add_option("--point", options->point,
                    "A sweep's fault point, by the id its report gives (runs that point again)");
   exec->add_option("--deadline", options->deadline_seconds,
                    "Seconds before the run is a hang (stacks are taken)")
       ->capture_default_str()
       ->check(seconds_up_to(86400));
+  exec->add_flag("--peer", options->peer,
+                 "A peer of the judged program (`sut run` passes it): 3 s for its stacks when "
+                 "stopped, not 20");
   exec->add_option("--ok", options->checker.ok, "Regex the output of a correct run matches");
   exec->add_option("--wrong", options->checker.wrong, "Regex the output of wrong data matches");
   exec->add_option("--error", options->checker.error, "Regex of the line a detected error prints");

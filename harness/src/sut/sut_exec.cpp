@@ -121,7 +121,8 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
                                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (output_log < 0) return errno_error("open", errno, result.output_log);
   OutputReader output(output_log, [&](const OutputLine& line) { checker->watch(line); });
-  auto run = run_process_group(options.command, environment, options.deadline, output);
+  auto run =
+      run_process_group(options.command, environment, options.deadline, output, options.peer);
   ::close(output_log);
   if (!run.ok()) return std::move(run).take_error();
   if (!output.log_error().empty())
@@ -136,8 +137,8 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   result.output_dropped = output.dropped_lines();
   result.output_cut = output.cut_lines();
   result.events = read_events(log);
-  for (const auto& event : result.events)
-    result.faults_applied += event.value("event", "") == "fault";
+  const JudgedFaults judged(options.plan);
+  for (const auto& event : result.events) result.faults_applied += judged.judged(event);
   judge(result, run.value(), options, checker.value());
   return result;
 }

@@ -19,11 +19,13 @@ std::string signal_name(int signal) {
   return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(signal);
 }
 
-// The first line after the first fault that says an error was seen.
-void find_first_error(ExecResult& result, const OutputChecker& checker) {
+// The first line after the first fault judged (a standing one is the run's condition, there
+// from the start) that says an error was seen.
+void find_first_error(ExecResult& result, const OutputChecker& checker,
+                      const JudgedFaults& judged) {
   int64_t fault_ms = 0;
   for (const auto& event : result.events)
-    if (event.value("event", "") == "fault") {
+    if (judged.judged(event)) {
       fault_ms = event.value("time_ms", int64_t{0});
       break;
     }
@@ -41,10 +43,10 @@ struct FiredFaults {
   bool only_shown() const { return all > 0 && shown_only == all; }
 };
 
-FiredFaults fired_faults(const std::vector<json>& events) {
+FiredFaults fired_faults(const std::vector<json>& events, const JudgedFaults& judged) {
   FiredFaults fired;
   for (const auto& event : events) {
-    if (event.value("event", "") != "fault") continue;
+    if (!judged.judged(event)) continue;
     ++fired.all;
     // A data fault that changed no byte (a write with immediate's receive) changed nothing read.
     const bool data_kind = event.contains("data") || event.value("kind", "") == "corrupt_data";
@@ -138,7 +140,55 @@ void judge_quiet_exit(ExecResult& result, const FiredFaults& fired, const Output
   }
 }
 
+// What the device refused that explains a failure, from the interposers' `post_refused`
+// events: an inline send above the room the QP was granted is the device refusing inline; and
+// the same refusal by a `limits` cap (a smaller device's inline room).
+std::string device_refusal(const std::vector<json>& events) {
+  for (const auto& event : events) {
+    if (event.value("event", "") == "fault" && event.value("kind", "") == "limits" &&
+        event.value("field", "") == "max_inline_data" &&
+        event.value("call", "") == "ibv_post_send")
+      return "inline refused by the device: ibv_post_send of a " +
+             std::to_string(event.value("asked", uint64_t{0})) +
+             "-byte inline send above the " + std::to_string(event.value("cap", uint64_t{0})) +
+             " bytes of inline room of the smaller device (limits max_inline_data)";
+    if (event.value("event", "") != "post_refused" || !event.value("inline", false)) continue;
+    const uint64_t bytes = event.value("bytes", uint64_t{0});
+    const json room = event.value("inline_room", json());
+    if (!room.is_number_unsigned() || bytes <= room.get<uint64_t>()) continue;
+    return "inline refused by the device: " + event.value("call", std::string("the post")) +
+           " of a " + std::to_string(bytes) + "-byte inline " +
+           event.value("opcode", std::string("send")) + " on QP " +
+           std::to_string(event.value("qp_num", uint64_t{0})) + " of " +
+           event.value("device", std::string("the device")) + ", above the " +
+           std::to_string(room.get<uint64_t>()) + " bytes of inline room it granted (errno " +
+           std::to_string(event.value("errno", 0)) + ", " + event.value("error", std::string()) +
+           ")";
+  }
+  return "";
+}
+
 }  // namespace
+
+JudgedFaults::JudgedFaults(const json& plan) {
+  auto kinds_of = [&plan](const char* list) {
+    std::vector<std::string> kinds;
+    const json faults = plan.value(list, json::array());
+    for (const json& fault : faults)
+      if (fault.is_object()) kinds.push_back(fault.value("kind", std::string("rewrite_status")));
+    return kinds;
+  };
+  const auto judged_kinds = kinds_of("faults");
+  for (auto& kind : kinds_of("standing"))
+    if (std::find(judged_kinds.begin(), judged_kinds.end(), kind) == judged_kinds.end())
+      standing_only_.push_back(std::move(kind));
+}
+
+bool JudgedFaults::judged(const json& event) const {
+  if (event.value("event", "") != "fault") return false;
+  const std::string kind = event.value("kind", "");
+  return std::find(standing_only_.begin(), standing_only_.end(), kind) == standing_only_.end();
+}
 
 void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
            const OutputChecker& checker) {
@@ -147,8 +197,9 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
   const bool faults_planned = std::any_of(faults.begin(), faults.end(), [](const json& fault) {
     return !fault.is_object() || fault.value("kind", std::string()) != "observe";
   });
-  const FiredFaults fired = fired_faults(result.events);
-  find_first_error(result, checker);
+  const JudgedFaults judged(options.plan);
+  const FiredFaults fired = fired_faults(result.events, judged);
+  find_first_error(result, checker, judged);
   if (run.stopped || run.timed_out) {
     judge_hang(result, run, options);
   } else if (ending_signal(run) == SIGABRT && fired.all > 0 && !result.first_error_line.empty()) {
@@ -191,6 +242,10 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
   } else {
     judge_quiet_exit(result, fired, checker);
   }
+  if (const std::string refusal = device_refusal(result.events);
+      !refusal.empty() && result.verdict != SutVerdict::kPass &&
+      result.verdict != SutVerdict::kMasked)
+    result.evidence += "; " + refusal;
 }
 
 }  // namespace faultline::harness::sut

@@ -100,14 +100,40 @@ ScenarioOutcome ScenarioOutcome::of(const SutScenario& scenario) {
   return outcome;
 }
 
+namespace {
+
+size_t faults_applied(const json& summary) {
+  const json applied = summary.value("faults_applied", json(0));
+  return applied.is_number_unsigned() ? applied.get<size_t>() : 0;
+}
+
+}  // namespace
+
 void ScenarioOutcome::judge() {
-  const json judged_summary = roles.value(judged, json::object());
+  if (!roles.contains(judged) || !roles.at(judged).is_object()) roles[judged] = json::object();
+  json& judged_summary = roles.at(judged);
   verdict = judged_summary.value("verdict", std::string("error"));
   reason.clear();
   if (verdict == "error") {
     result = "error";
     reason = judged_summary.value("evidence", std::string("no result from " + judged));
     return;
+  }
+  // The judged role stopped on its own error, none of its own faults having fired, after a
+  // fault fired in a peer (StepMesh's server checking a rendezvous the worker's fault changed):
+  // it detected the peer's fault.
+  const std::string error_line = judged_summary.value("first_error_line", std::string());
+  if (verdict == "fail" && faults_applied(judged_summary) == 0 && !error_line.empty()) {
+    for (const auto& role : role_names) {
+      if (role == judged || faults_applied(roles.value(role, json::object())) == 0) continue;
+      verdict = "detected";
+      judged_summary["verdict"] = verdict;
+      judged_summary["evidence"] =
+          "stopped on its own check after " + std::to_string(faults_applied(roles.at(role))) +
+          " fault(s) fired in " + role + ": " + error_line;
+      judged_summary["hint"] = "";
+      break;
+    }
   }
   result = verdict == expect ? "pass" : "fail";
   if (result == "fail") {

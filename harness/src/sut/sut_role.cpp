@@ -28,8 +28,10 @@ RoleLaunch role_launch(const SutScenario& scenario, const SutRole& role, const P
           std::move(dir),
           expand(role.command, values),
           role.faults,
+          role.with,
           scenario.deadline_seconds,
           role.name == scenario.judged ? scenario.checker : Checker{},
+          role.name == scenario.judged,
           scenario.sweep};
 }
 
@@ -42,11 +44,13 @@ Result<pid_t> start_role(const RoleLaunch& launch) {
   } else {
     const std::string plan = launch.dir + "/plan.json";
     if (auto written =
-            reports::write_file_atomically(plan, json({{"faults", launch.faults}}).dump());
+            reports::write_file_atomically(
+                plan, json({{"faults", launch.faults}, {"standing", launch.with}}).dump());
         !written.ok())
       return std::move(written).take_error();
     args.insert(args.end(),
                 {"--plan", plan, "--deadline", std::to_string(launch.deadline_seconds)});
+    if (!launch.judged) args.emplace_back("--peer");
   }
   for (auto [flag, pattern] :
        {std::pair{"--ok", &launch.checker.ok}, std::pair{"--wrong", &launch.checker.wrong},

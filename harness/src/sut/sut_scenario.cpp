@@ -85,10 +85,18 @@ Result<SutRole> load_role(const json& role, const std::string& file, size_t inde
   if (!command.ok()) return std::move(command).take_error();
   loaded.command = std::move(command).value();
   loaded.faults = role.value("faults", json::array());
+  loaded.with = role.value("with", json::array());
   // The faults are the interposers' plan language: checked here as they will read them.
   auto faults = transports::fault::parse_fault_set(
       {{"faults", loaded.faults}}, transports::fault::kInterposer, file + ": " + at);
   if (!faults.ok()) return std::move(faults).take_error();
+  if (!loaded.with.is_array())
+    return bad(file, at + "/with", "an array of standing faults (the role's conditions)");
+  for (size_t i = 0; i < loaded.with.size(); ++i) {
+    auto standing = transports::fault::parse_fault(loaded.with[i], transports::fault::kInterposer,
+                                                   file + ": " + at + "/with/" + std::to_string(i));
+    if (!standing.ok()) return std::move(standing).take_error();
+  }
   const json after = role.value("after_ms", json(0));
   if (!after.is_number_integer() || after.get<int64_t>() < 0 || after.get<int64_t>() > 600000)
     return bad(file, at + "/after_ms", "milliseconds from 0 to 600000");

@@ -10,6 +10,7 @@
 #include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/process.hpp"
 #include "faultline/harness/runs/report_reader.hpp"
+#include "faultline/harness/sut/exec_plan.hpp"
 #include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/harness/sweep/sweep.hpp"
 #include "faultline/reports/atomic_file.hpp"
@@ -37,6 +38,7 @@ struct SutSweepOptions {
   std::string baseline;
   std::string shard = "1/1";
   std::vector<std::string> allow;
+  std::vector<std::string> with;
   std::vector<std::string> collect;
   MetricsOptions metrics_options;
   std::vector<std::string> command;
@@ -87,6 +89,9 @@ Result<harness::sweep::SweepOptions> sweep_options(const SutSweepOptions& option
   if (const std::string wrong = harness::sut::check_allowed_verdicts(options.allow); !wrong.empty())
     return bad("--allow: " + wrong);
   sweep.allow = options.allow;
+  auto standing = harness::sut::plan_from_options({}, {}, options.with);
+  if (!standing.ok()) return std::move(standing).take_error();
+  sweep.standing = standing->at("standing");
   if (auto checker = harness::sut::check_checker(options.checker); !checker.ok())
     return std::move(checker).take_error();
   sweep.checker = options.checker;
@@ -238,6 +243,9 @@ void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
       ->add_option("--allow", options->allow,
                    "Verdicts that fail no point, known in this stack: hang,undetected,...")
       ->delimiter(',');
+  command->add_option("--with", options->with,
+                      "A standing fault under the clean run and every point, not judged: "
+                      "kind=inline,mode=off (a program that cannot pass without it)");
   command->add_option("--ok", options->checker.ok, "Regex the output of a correct run matches");
   command->add_option("--wrong", options->checker.wrong, "Regex the output of wrong data matches");
   command->add_option("--error", options->checker.error, "Regex of the line an error prints");

@@ -44,9 +44,16 @@ Result<pid_t> start_run(const SweepOptions& options, const std::string& folder, 
   // Made here, before the run starts: points running side by side share the parent.
   if (std::error_code error; !std::filesystem::create_directories(folder, error) && error)
     return errno_error("mkdir", error.value(), folder + ", a sweep run's folder");
-  return sut::start_role({options.faultline_binary, folder,
-                          command_for(options.command, std::filesystem::absolute(folder)),
-                          std::move(faults), deadline_seconds, options.checker});
+  sut::RoleLaunch launch;
+  launch.faultline_binary = options.faultline_binary;
+  launch.dir = folder;
+  launch.command = command_for(options.command, std::filesystem::absolute(folder));
+  launch.faults = std::move(faults);
+  launch.with = options.standing;
+  launch.deadline_seconds = deadline_seconds;
+  launch.checker = options.checker;
+  launch.judged = true;
+  return sut::start_role(launch);
 }
 
 // Waits for one of the runs (`pid`, or any with -1) to end and returns it. A stop asked of the

@@ -65,6 +65,38 @@ TEST_CASE("a job's outcome becomes the scenario's: summaries checked, missing on
              Catch::StartsWith(unplaced.unplaced_reason) && Catch::Contains("--sut-scenarios"));
 }
 
+TEST_CASE("a role that stops on its own check after a peer's fault detected it, without one "
+          "it failed",
+          "[unit]") {
+  // StepMesh: the worker's rewrite_field fired, the server's own check aborted it.
+  sut::SutScenario scenario = client_server();
+  scenario.judged = "server";
+  const auto outcome_of = [&](uint64_t client_faults) {
+    ProgramJobOutcome job;
+    job.summaries["server"] = {
+        {"verdict", "fail"},
+        {"seconds", 2},
+        {"faults_applied", 0},
+        {"first_error_line", "rdma_transport.h:807: Check failed: (data_num) == (3)"},
+        {"evidence", "aborted (SIGABRT) by its own check, no fault having fired"}};
+    job.summaries["client"] = {{"verdict", "crashed"},
+                               {"seconds", 2},
+                               {"faults_applied", client_faults}};
+    return sut::scenario_outcome(scenario, job);
+  };
+  const sut::ScenarioOutcome detected = outcome_of(1);
+  CHECK(detected.verdict == "detected");
+  CHECK(detected.result == "pass");
+  CHECK(detected.roles.at("server").at("verdict") == "detected");
+  CHECK_THAT(detected.roles.at("server").at("evidence").get<std::string>(),
+             Catch::Contains("after 1 fault(s) fired in client") &&
+                 Catch::Contains("rdma_transport.h:807"));
+  // No fault fired anywhere: the program failed by itself.
+  const sut::ScenarioOutcome failed = outcome_of(0);
+  CHECK(failed.verdict == "fail");
+  CHECK(failed.result == "fail");
+}
+
 TEST_CASE("an agent starts only roles of its own scenarios, as its own copy says", "[unit]") {
   sut::SutRoleLauncher launcher("/nonexistent/faultline", {client_server()}, "/etc/sut");
   const faultline::testing::TempDir dir;

@@ -97,6 +97,31 @@ TEST_CASE("sut programs: a failed post and a dropped completion reach an unmodif
   CHECK_THAT(dropped.output(), Catch::Contains("no completion"));
 }
 
+TEST_CASE("sut programs: rewrite_field changes one field of the matching send, --with is no "
+          "fault judged",
+          "[integration][ofi]") {
+  TempDir dir;
+  // Message m's first byte is m * 7 + 1: only the 3rd message's holds 15, and becomes 14.
+  const std::string field = "kind=rewrite_field,offset=0,width=1,minus_one=true,equals=15,nth=1";
+  const SutRun rewritten = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, field);
+  INFO(rewritten.command.out);
+  CHECK(rewritten.report.at("verdict") == "silent-corruption");
+  REQUIRE(rewritten.events("fault").size() == 1);
+  const auto fault = rewritten.events("fault")[0];
+  CHECK(fault.at("kind") == "rewrite_field");
+  CHECK(fault.at("value") == nlohmann::json::array({15, 14}));
+  CHECK(fault.at("call") == "fi_send");
+  // The same fault standing (the run's condition): it fires alike, and the run is judged as
+  // one without a fault: the sum is wrong, so it fails, with no fault counted.
+  const SutRun standing = faultline::testing::sut_exec(
+      dir.path(), "--ok " + faultline::testing::ofi_sum_line(1024) + " --with " + field + " -- " +
+                      FAULTLINE_SUT_OFI_SUM_CHECKED);
+  INFO(standing.command.out);
+  CHECK(standing.events("fault").size() == 1);
+  CHECK(standing.report.at("verdict") == "fail");
+  CHECK(standing.report.at("faults_applied") == 0);
+}
+
 TEST_CASE("sut programs: inline on libfabric: injects sent, sends injected, injects above refused",
           "[integration][ofi]") {
   TempDir dir;

@@ -219,6 +219,37 @@ TEST_CASE("segment_count posts one segment fewer, or the same bytes in more",
   CHECK_THAT(pair.log->at(1).detail, Catch::Contains("4 segments instead of 2"));
 }
 
+TEST_CASE("rewrite_field changes one field of the matching sends only, counted among them",
+          "[integration][ofi]") {
+  // StepMesh's rendezvous: an 8-byte data_num at offset 8 of a 64-byte message. Minus one on
+  // the 2nd message whose field holds 3 (messages whose field holds 2 are not counted).
+  FaultedPair pair(plan_of({{{"kind", "rewrite_field"},
+                             {"offset", 8},
+                             {"width", 8},
+                             {"minus_one", true},
+                             {"equals", 3},
+                             {"length", 64},
+                             {"nth", 2}}}));
+  const std::vector<uint64_t> sent = {3, 2, 3, 3};
+  for (uint64_t i = 0; i < sent.size(); ++i) {
+    std::memcpy(pair.tx.data() + i * 64 + 8, &sent[i], 8);
+    pair.send(i);
+  }
+  CHECK(pair.sender_completions().size() == sent.size());
+  std::vector<uint64_t> received;
+  for (uint64_t i = 0; i < sent.size(); ++i) {
+    uint64_t field = 0;
+    std::memcpy(&field, pair.rx.data() + i * 64 + 8, 8);
+    received.push_back(field);
+  }
+  CHECK(received == std::vector<uint64_t>{3, 2, 2, 3});
+  REQUIRE(pair.log->size() == 1);
+  CHECK(pair.log->at(0).kind == "rewrite_field");
+  CHECK_THAT(pair.log->at(0).detail,
+             Catch::Contains("field at offset 8 posted as 2 (was 3)") &&
+                 Catch::Contains("wr_id 0x2"));
+}
+
 TEST_CASE("replay returns a stale completion after the next connect", "[integration][ofi]") {
   FaultedPair pair(plan_of({{{"kind", "replay_completion"}, {"opcode", "SEND"}, {"nth", 1}}}));
   pair.send(0);

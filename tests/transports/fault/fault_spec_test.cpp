@@ -2,7 +2,9 @@
 // hand cannot apply with the reason, and the limits of limit_table.hpp in every cap.
 #include "faultline/transports/fault/fault_spec.hpp"
 
+#include <array>
 #include <catch2/catch.hpp>
+#include <cstring>
 
 using namespace faultline::transports::fault;
 using nlohmann::json;
@@ -147,14 +149,103 @@ TEST_CASE("segment_count takes fewer, or split into 2 to 64, and inline takes fo
   CHECK(forced->inline_mode == InlineMode::kForce);
 }
 
+TEST_CASE("rewrite_field takes a field, what it becomes and which messages", "[unit]") {
+  auto minus_one = parse_fault({{"kind", "rewrite_field"},
+                                {"offset", 8},
+                                {"width", 8},
+                                {"minus_one", true},
+                                {"equals", 3},
+                                {"length", 64},
+                                {"opcode", "SEND_WITH_IMM"},
+                                {"every", 1}},
+                               kInterposer, "f");
+  REQUIRE(minus_one.ok());
+  CHECK(minus_one->field.offset == 8);
+  CHECK(minus_one->field.rewritten(3) == 2);
+  CHECK(minus_one->field.matches(64, 3));
+  CHECK_FALSE(minus_one->field.matches(64, 2));
+  CHECK_FALSE(minus_one->field.matches(72, 3));
+  CHECK_FALSE(minus_one->field.matches(64, std::nullopt));
+  auto value = parse_fault(
+      {{"kind", "rewrite_field"}, {"offset", 0}, {"width", 2}, {"value", 7}, {"nth", 1}},
+      kDecorator, "f");
+  REQUIRE(value.ok());
+  CHECK(value->field.rewritten(0xffff) == 7);
+  CHECK(value->field.matches(1000, 0));
+  for (const auto& [bad, key] : std::vector<std::pair<json, std::string>>{
+           {{{"kind", "rewrite_field"}, {"offset", 0}, {"width", 3}, {"value", 1}, {"nth", 1}},
+            "f/width"},
+           {{{"kind", "rewrite_field"}, {"width", 4}, {"value", 1}, {"nth", 1}}, "f/offset"},
+           {{{"kind", "rewrite_field"}, {"offset", 0}, {"width", 4}, {"nth", 1}}, "f/value"},
+           {{{"kind", "rewrite_field"},
+             {"offset", 0},
+             {"width", 4},
+             {"value", 1},
+             {"minus_one", true},
+             {"nth", 1}},
+            "f/value"},
+           {{{"kind", "rewrite_field"}, {"offset", 0}, {"width", 1}, {"value", 256}, {"nth", 1}},
+            "f/value"},
+           {{{"kind", "rewrite_field"},
+             {"offset", 60},
+             {"width", 8},
+             {"value", 1},
+             {"length", 64},
+             {"nth", 1}},
+            "f/length"},
+           {{{"kind", "rewrite_field"},
+             {"offset", 0},
+             {"width", 8},
+             {"value", 1},
+             {"side", "recv"},
+             {"nth", 1}},
+            "f/side"},
+           {{{"kind", "rewrite_field"}, {"offset", 0}, {"width", 8}, {"value", 1}}, "f:"}}) {
+    CAPTURE(bad.dump());
+    auto parsed = parse_fault(bad, kInterposer, "f");
+    REQUIRE_FALSE(parsed.ok());
+    CHECK_THAT(parsed.error().message, Catch::Contains(key));
+  }
+}
+
+TEST_CASE("a field is read and written across the segments it straddles", "[unit]") {
+  // 8 bytes at offset 6 of a message in pieces of 4, 4 and 8 bytes: across all three.
+  std::array<std::byte, 16> bytes{};
+  const uint64_t three = 3;
+  std::memcpy(bytes.data() + 6, &three, 8);
+  struct Piece {
+    std::byte* at;
+    size_t length;
+  };
+  const std::array<Piece, 3> pieces{
+      {{bytes.data(), 4}, {bytes.data() + 4, 4}, {bytes.data() + 8, 8}}};
+  const auto address = [](const Piece& p) { return p.at; };
+  const auto length = [](const Piece& p) { return p.length; };
+  const FieldRewrite field{.offset = 6, .width = 8, .minus_one = true};
+  CHECK(read_field(field, std::span<const Piece>(pieces), address, length) == uint64_t{3});
+  const auto values = rewrite_field(field, std::span<const Piece>(pieces), address, length);
+  REQUIRE(values);
+  CHECK(*values == std::pair<uint64_t, uint64_t>{3, 2});
+  uint64_t now = 0;
+  std::memcpy(&now, bytes.data() + 6, 8);
+  CHECK(now == 2);
+  // Past the end: nothing read, nothing written.
+  const FieldRewrite past{.offset = 12, .width = 8, .value = 1};
+  CHECK_FALSE(read_field(past, std::span<const Piece>(pieces), address, length));
+  CHECK_FALSE(rewrite_field(past, std::span<const Piece>(pieces), address, length));
+  // Minus one wraps at the width.
+  CHECK(FieldRewrite{.width = 2, .minus_one = true}.rewritten(0) == 0xffff);
+}
+
 TEST_CASE("each completion kind has one effect and every limit one row", "[unit]") {
   for (const auto& kind : fault_kinds()) {
     CAPTURE(kind.name);
     const auto& e = kind.effect;
     const int effects =
         e.rewrite_status + e.change_data + e.drop + e.delay + e.duplicate + e.replay;
-    const bool post_kind =
-        kind.kind == FaultKind::kFailPost || kind.kind == FaultKind::kSegmentCount;
+    const bool post_kind = kind.kind == FaultKind::kFailPost ||
+                           kind.kind == FaultKind::kSegmentCount ||
+                           kind.kind == FaultKind::kRewriteField;
     CHECK(effects == (kind.firing && !post_kind ? 1 : 0));
     CHECK(kind.appliers != 0);
   }

@@ -31,6 +31,9 @@ uint64_t total_length(std::span<const Segment> segments) {
   return length;
 }
 
+std::byte* segment_address(const Segment& segment) { return static_cast<std::byte*>(segment.addr); }
+uint64_t segment_length(const Segment& segment) { return segment.length; }
+
 bool is_inline_capable(Opcode op) {
   return op == Opcode::kSend || op == Opcode::kSendWithImm || op == Opcode::kRdmaWrite ||
          op == Opcode::kRdmaWriteWithImm;
@@ -56,7 +59,8 @@ FaultEndpoint::FaultEndpoint(std::unique_ptr<Endpoint> inner, const FaultPlan& p
   for (size_t i = 0; i < plan.faults.size(); ++i) {
     const FaultSpec& fault = plan.faults[i];
     if (fault.info().effect.any()) completions_.emplace_back(i, fault);
-    if (fault.kind == FaultKind::kFailPost || fault.kind == FaultKind::kSegmentCount)
+    if (fault.kind == FaultKind::kFailPost || fault.kind == FaultKind::kSegmentCount ||
+        fault.kind == FaultKind::kRewriteField)
       post_faults_.emplace_back(i, fault);
     if (fault.kind == FaultKind::kInline) inline_mode_ = fault.inline_mode;
     reuse_qp_number_ = reuse_qp_number_ || fault.reuse_qp_number;
@@ -88,8 +92,23 @@ Status FaultEndpoint::apply_post_faults(Side post, Opcode op, uint64_t wr_id,
     // A fail_post without `post` fails a send, as scenario files have always read it.
     const Side faulted = fault.side == Side::kRecv ? Side::kRecv : Side::kSend;
     if (faulted != post || (fault.opcode && *fault.opcode != op)) continue;
+    if (fault.kind == FaultKind::kRewriteField &&
+        !fault.field.matches(total_length(segments),
+                             read_field(fault.field, segments, segment_address, segment_length)))
+      continue;
     const auto [match, fires] = counts_->next_match(index, fault);
     if (!fires) continue;
+    if (fault.kind == FaultKind::kRewriteField) {
+      // In the engine's own message buffer, before the post: as if it had built the field so.
+      const auto [before, after] =
+          *rewrite_field(fault.field, segments, segment_address, segment_length);
+      record("rewrite_field", std::string(call) + " #" + std::to_string(match) + " wr_id " +
+                                  hex(wr_id) + ": the " + std::to_string(fault.field.width) +
+                                  "-byte field at offset " + std::to_string(fault.field.offset) +
+                                  " posted as " + std::to_string(after) + " (was " +
+                                  std::to_string(before) + ")");
+      continue;
+    }
     if (fault.kind == FaultKind::kSegmentCount) {
       changed =
           fault.segment_mode == SegmentMode::kFewer

@@ -45,7 +45,7 @@ constexpr std::array kKinds{
                   kInterposer,
                   {},
                   false,
-                  "sites",
+                  "sites,offset,width,length",
                   "faultline's own endpoints record their requests in the report already"},
     FaultKindInfo{FaultKind::kSegmentCount, "segment_count", kBoth, {}, true, "mode,into,post", ""},
     FaultKindInfo{FaultKind::kDropSegment,
@@ -76,6 +76,8 @@ constexpr std::array kKinds{
                   false,
                   "message,field",
                   "it mutates faultline's kv messages, not a transport's"},
+    FaultKindInfo{FaultKind::kRewriteField, "rewrite_field", kBoth, {}, true,
+                  "offset,width,value,minus_one,equals,length", ""},
 };
 
 static_assert(

@@ -62,6 +62,12 @@ constexpr std::array kKeyRules{
     KeyRule{"message", kProtocolHook, ""},
     KeyRule{"segment", kProtocolHook, ""},
     KeyRule{"field", kProtocolHook, ""},
+    KeyRule{"offset", kDecorator | kInterposer, ""},
+    KeyRule{"width", kDecorator | kInterposer, ""},
+    KeyRule{"value", kDecorator | kInterposer, ""},
+    KeyRule{"minus_one", kDecorator | kInterposer, ""},
+    KeyRule{"equals", kDecorator | kInterposer, ""},
+    KeyRule{"length", kDecorator | kInterposer, ""},
 };
 
 constexpr std::string_view kFilterKeys = "role,rank,side,layer,opcode,qp_num,site";
@@ -258,6 +264,8 @@ Status read_filters(const FaultReader& reader, FaultSpec& spec) {
   std::string side;
   FAULTLINE_TRY(side, reader.choice(side_key, {"send", "recv", "any"}, "any"));
   spec.side = side == "send" ? Side::kSend : side == "recv" ? Side::kRecv : Side::kAny;
+  if (spec.kind == FaultKind::kRewriteField && spec.side == Side::kRecv)
+    return reader.bad(side_key, "send or any: a field is rewritten in what a send or write posts");
   std::optional<uint64_t> rank;
   std::optional<uint64_t> qp_num;
   FAULTLINE_TRY(rank, reader.count("rank", INT32_MAX));
@@ -428,6 +436,49 @@ Status read_protocol(const FaultReader& reader, FaultSpec& spec) {
   return Status{};
 }
 
+// rewrite_field: the field (offset, width), what it becomes (value or minus_one), and which
+// messages (equals, length).
+Status read_field_rewrite(const FaultReader& reader, FaultSpec& spec) {
+  FieldRewrite& field = spec.field;
+  std::optional<uint64_t> offset;
+  std::optional<uint64_t> width;
+  FAULTLINE_TRY(offset, reader.count("offset", UINT32_MAX));
+  FAULTLINE_TRY(width, reader.count("width", 8));
+  if (!offset) return reader.bad("offset", "the field's byte offset in the message (required)");
+  if (!width || (*width != 1 && *width != 2 && *width != 4 && *width != 8))
+    return reader.bad("width", "the field's width in bytes: 1, 2, 4 or 8");
+  field.offset = *offset;
+  field.width = static_cast<uint32_t>(*width);
+  FAULTLINE_TRY(field.value, reader.count("value", field.maximum()));
+  FAULTLINE_TRY(field.minus_one, reader.flag("minus_one"));
+  if (field.value.has_value() == field.minus_one)
+    return reader.bad("value", "exactly one of value (what the field becomes) or minus_one: true");
+  FAULTLINE_TRY(field.equals, reader.count("equals", field.maximum()));
+  FAULTLINE_TRY(field.length, reader.count("length", UINT32_MAX));
+  if (field.length && *field.length < field.offset + field.width)
+    return reader.bad("length", "a message length that holds the field (at least offset + width, " +
+                                    std::to_string(field.offset + field.width) + ")");
+  return Status{};
+}
+
+// observe: `sites` (the call sites' map), and a field of every matching post to log (`offset`
+// and `width`; `length` and `opcode` filter), as a protocol's header says it.
+Status read_observe(const FaultReader& reader, FaultSpec& spec) {
+  FAULTLINE_TRY(spec.map_sites, reader.flag("sites"));
+  if (!reader.has("offset") && !reader.has("width") && !reader.has("length")) return Status{};
+  std::optional<uint64_t> offset;
+  std::optional<uint64_t> width;
+  FAULTLINE_TRY(offset, reader.count("offset", UINT32_MAX));
+  FAULTLINE_TRY(width, reader.count("width", 8));
+  if (!offset) return reader.bad("offset", "the byte offset of the field to log (with width)");
+  if (!width || (*width != 1 && *width != 2 && *width != 4 && *width != 8))
+    return reader.bad("width", "the field's width in bytes: 1, 2, 4 or 8");
+  spec.field.offset = *offset;
+  spec.field.width = static_cast<uint32_t>(*width);
+  FAULTLINE_TRY(spec.field.length, reader.count("length", UINT32_MAX));
+  return Status{};
+}
+
 Status read_action(const FaultReader& reader, FaultSpec& spec) {
   switch (spec.kind) {
     case FaultKind::kRewriteStatus: return read_status(reader, spec);
@@ -460,7 +511,8 @@ Status read_action(const FaultReader& reader, FaultSpec& spec) {
     case FaultKind::kAddSegment:
     case FaultKind::kReorderSegments:
     case FaultKind::kCorruptHeader: return read_protocol(reader, spec);
-    case FaultKind::kObserve: FAULTLINE_TRY(spec.map_sites, reader.flag("sites")); return Status{};
+    case FaultKind::kRewriteField: return read_field_rewrite(reader, spec);
+    case FaultKind::kObserve: return read_observe(reader, spec);
     case FaultKind::kDropCompletion:
     case FaultKind::kDuplicateCompletion: return Status{};
   }
@@ -491,11 +543,14 @@ Result<FaultSet> parse_fault_set(const json& plan, unsigned appliers, const std:
   if (!plan.is_object() || !plan.contains("faults") || !plan.at("faults").is_array())
     return Error{ErrorCode::kInvalidArgument, origin + ": expected {\"faults\": [...]} at the top"};
   for (const auto& [key, value] : plan.items()) {
-    if (key != "faults" && key != "seed")
+    if (key != "faults" && key != "standing" && key != "seed")
       return Error{ErrorCode::kInvalidArgument,
-                   origin + ": /" + key + ": expected a key of a plan (faults, seed); \"" + key +
-                       "\" is none"};
+                   origin + ": /" + key + ": expected a key of a plan (faults, standing, seed); \"" +
+                       key + "\" is none"};
   }
+  if (plan.contains("standing") && !plan.at("standing").is_array())
+    return Error{ErrorCode::kInvalidArgument,
+                 origin + ": /standing: expected an array of faults (the conditions of the run)"};
   FaultSet parsed;
   if (plan.contains("seed")) {
     if (!plan.at("seed").is_number_unsigned())
@@ -503,11 +558,14 @@ Result<FaultSet> parse_fault_set(const json& plan, unsigned appliers, const std:
                    origin + ": /seed: expected an integer from 0 to 2^64-1"};
     parsed.seed = plan.at("seed").get<uint64_t>();
   }
-  const json& faults = plan.at("faults");
-  for (size_t i = 0; i < faults.size(); ++i) {
-    auto spec = parse_fault(faults[i], appliers, origin + ": /faults/" + std::to_string(i));
-    if (!spec.ok()) return std::move(spec).take_error();
-    parsed.faults.push_back(std::move(spec).value());
+  for (const char* list : {"faults", "standing"}) {
+    const json& faults = plan.value(list, json::array());
+    for (size_t i = 0; i < faults.size(); ++i) {
+      auto spec = parse_fault(faults[i], appliers,
+                              origin + ": /" + list + "/" + std::to_string(i));
+      if (!spec.ok()) return std::move(spec).take_error();
+      parsed.faults.push_back(std::move(spec).value());
+    }
   }
   return parsed;
 }

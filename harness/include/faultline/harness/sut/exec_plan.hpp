@@ -20,8 +20,11 @@ Result<nlohmann::json> plan_from_text(std::string_view text, const std::string& 
 /// The plan a program runs under: the faults of every `--plan` file (a file of at most 16 MiB,
 /// parsed strictly: a key twice, nesting deeper than 64 levels refused) with its `seed`, then of
 /// every `--fault`, each checked by the fault language's parser for the interposers and named by
-/// its option in an error (`--fault status=X,rnak=1: rnak: expected ...`).
+/// its option in an error (`--fault status=X,rnak=1: rnak: expected ...`), and every `--with`
+/// (a standing fault: a condition of the run, such as inline off, not the fault judged) into
+/// the plan's `standing` list beside the files' own.
 Result<nlohmann::json> plan_from_options(const std::vector<std::string>& plan_files,
-                                         const std::vector<std::string>& faults);
+                                         const std::vector<std::string>& faults,
+                                         const std::vector<std::string>& standing = {});
 
 }  // namespace faultline::harness::sut

@@ -56,6 +56,9 @@ struct ExecOptions {
   Checker checker;
   std::string interpose_dir;  ///< where libfaultline-fi.so is
   std::string work_dir;       ///< the fault log and the output go here
+  /// A peer of the judged role under `sut run`, stopped when the judged one ended: its stacks
+  /// get a budget of 3 s, not 20 (gdb took 10 s a StepMesh peer in the Soft-RoCE guest).
+  bool peer = false;
 };
 
 struct ExecResult {

@@ -18,8 +18,10 @@ struct RoleLaunch {
   std::string dir;                   ///< its plan.json, sut.json, faults.jsonl, sut-exec.log
   std::vector<std::string> command;  ///< placeholders already expanded
   nlohmann::json faults = nlohmann::json::array();
+  nlohmann::json with = nlohmann::json::array();  ///< its standing faults
   double deadline_seconds = 30;
   Checker checker;  ///< the judged role's; empty for the others
+  bool judged = false;
   /// A sweep scenario's `faultline sut sweep` options: the role runs under the sweep (its
   /// report in DIR, its outcome in DIR/sut.json as a role's) instead of once.
   std::optional<std::vector<std::string>> sweep;

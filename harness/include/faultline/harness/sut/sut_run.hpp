@@ -33,7 +33,8 @@ struct ScenarioOutcome {
 
   /// Not yet run: the scenario's names, file, expectation and roles, no result.
   static ScenarioOutcome of(const SutScenario& scenario);
-  /// Sets verdict, result and reason from the judged role's summary in `roles`.
+  /// Sets verdict, result and reason from the judged role's summary in `roles` (`detected`
+  /// where it failed by its own check, none of its faults fired, after a peer's did).
   void judge();
   /// The scenario as report.json holds it (reports/schema/report.schema.json, `sut`).
   nlohmann::json to_report_scenario(size_t run_id) const;

@@ -20,6 +20,8 @@ struct SutRole {
   /// Its {port} is a TCP port it listens on: the roles after it start once it does (at most
   /// the deadline later), not after a guessed delay that a busy host outlasts.
   bool listens = false;
+  /// Its standing faults: the conditions it runs under (inline off), not the faults judged.
+  nlohmann::json with = nlohmann::json::array();
 };
 
 /// A system-under-test scenario (scenarios/sut/*.json): programs, their faults, a checker,

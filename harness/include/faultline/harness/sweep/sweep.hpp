@@ -40,6 +40,8 @@ struct SweepOptions {
   /// Verdicts beyond detected and masked that do not fail the sweep (--allow hang: a known
   /// weakness of the stack); their points are xfail in the report.
   std::vector<std::string> allow;
+  /// Standing faults (--with) under the clean run and every point: the conditions, not judged.
+  nlohmann::json standing = nlohmann::json::array();
 };
 
 /// The points to try: each family at each site (first, middle, last occurrence, or all), and

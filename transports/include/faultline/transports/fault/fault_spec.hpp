@@ -13,6 +13,7 @@
 
 #include "faultline/core/status.hpp"
 #include "faultline/transports/completion_status.hpp"
+#include "faultline/transports/fault/field_rewrite.hpp"
 #include "faultline/transports/limit_table.hpp"
 #include "faultline/transports/types.hpp"
 
@@ -37,6 +38,7 @@ enum class FaultKind {
   kAddSegment,           ///< protocol: a message gains a segment
   kReorderSegments,      ///< protocol: a message's segments are swapped
   kCorruptHeader,        ///< protocol: a header field is wrong
+  kRewriteField,         ///< a field of a posted message holds another value (field_rewrite.hpp)
 };
 
 /// Who applies faults (bit flags): the decorator wraps faultline's own endpoints, the
@@ -174,6 +176,8 @@ struct FaultSpec {
   bool map_sites = false;  ///< observe: every post and poll counted per call site (a sweep's map)
   std::string message;     ///< protocol kinds: the kv message type
   std::string target;      ///< protocol kinds: the segment or header field
+  FieldRewrite field;  ///< rewrite_field: which field, what it becomes, which messages; observe:
+                       ///< the field each matching post logs (width 0: none)
 
   // Filters.
   std::string role;         ///< scenario files: the role it applies to
@@ -201,7 +205,10 @@ struct FaultSet {
 Result<FaultSpec> parse_fault(const nlohmann::json& fault, unsigned appliers,
                               const std::string& where);
 
-/// A plan `{"faults": [...], "seed": N}`, each fault parsed as by parse_fault.
+/// A plan `{"faults": [...], "standing": [...], "seed": N}`, each fault parsed as by
+/// parse_fault, the standing ones after the others (the conditions the run stands under:
+/// `inline off` beneath every point of a sweep, a scenario role's `with`; all are applied
+/// alike, `faultline sut` judges by the others); only `faults` is required.
 Result<FaultSet> parse_fault_set(const nlohmann::json& plan, unsigned appliers,
                                  const std::string& origin);
 
