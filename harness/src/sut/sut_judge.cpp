@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <map>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -40,7 +41,16 @@ struct FiredFaults {
   size_t all = 0;
   size_t data = 0;        ///< changed the bytes the program read
   size_t shown_only = 0;  ///< `limits` showing a smaller device: a query answered, nothing refused
+  std::map<std::string, size_t> by_kind;
   bool only_shown() const { return all > 0 && shown_only == all; }
+  /// "rewrite_field 1, limits 1": which faults fired (a fault that fired and changed nothing a
+  /// run reached, as the seed's segment bug behind its refused inline post, is named too).
+  std::string kinds() const {
+    std::string text;
+    for (const auto& [kind, count] : by_kind)
+      text += (text.empty() ? "" : ", ") + kind + " " + std::to_string(count);
+    return text;
+  }
 };
 
 FiredFaults fired_faults(const std::vector<json>& events, const JudgedFaults& judged) {
@@ -52,6 +62,7 @@ FiredFaults fired_faults(const std::vector<json>& events, const JudgedFaults& ju
     const bool data_kind = event.contains("data") || event.value("kind", "") == "corrupt_data";
     fired.data += data_kind && event.value("bytes_changed", uint64_t{1}) > 0;
     fired.shown_only += event.value("kind", "") == "limits" && event.contains("lowered");
+    ++fired.by_kind[event.value("kind", "")];
   }
   return fired;
 }
@@ -242,6 +253,7 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
   } else {
     judge_quiet_exit(result, fired, checker);
   }
+  if (result.verdict == SutVerdict::kDetected) result.evidence += "; faults fired: " + fired.kinds();
   if (const std::string refusal = device_refusal(result.events);
       !refusal.empty() && result.verdict != SutVerdict::kPass &&
       result.verdict != SutVerdict::kMasked)
