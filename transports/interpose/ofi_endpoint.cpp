@@ -567,8 +567,8 @@ void wrap_endpoint(fid_ep* ep, const fi_info* info, const char* layer, bool prog
     state->inline_endpoint.local_registrations = (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
   const bool inline_faults = plan.has(FaultKind::kInline);
   state->wraps_posts = plan.has(FaultKind::kFailPost) || plan.has(FaultKind::kSegmentCount) ||
-                       plan.has(FaultKind::kRewriteField) || plan.has_data_rules() || plan.filters_completions_by_post() ||
-                       inline_faults || plan.maps_sites();
+                       plan.has(FaultKind::kRewriteField) || plan.has_data_rules() ||
+                       plan.filters_completions_by_post() || inline_faults || plan.maps_sites();
   if (state->wraps_posts) take_tables(ep, *state);
   state->fid_ops = *ep->fid.ops;
   state->fid_ops.close = ep_close;

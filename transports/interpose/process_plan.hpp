@@ -116,12 +116,12 @@ class Plan {
 /// Logs a `fault` event for `fired` with what it hit.
 void log_fault(const FiredFault& fired, nlohmann::json details);
 
-/// This process's rank as its launcher gave it (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
-/// SLURM_PROCID), or nullopt.
 /// A fired rewrite_field's log details: the field, and the values it held and holds.
 nlohmann::json field_details(const fault::FieldRewrite& field,
                              std::optional<std::pair<uint64_t, uint64_t>> values);
 
+/// This process's rank as its launcher gave it (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
+/// SLURM_PROCID), or nullopt.
 std::optional<int> launcher_rank();
 
 }  // namespace faultline::transports::interpose

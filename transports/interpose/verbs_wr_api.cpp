@@ -225,9 +225,9 @@ void wrap_qp_ex(ibv_qp* qp) {
   extended->wr_complete = wr_complete_with_faults;
   const Plan& plan = Plan::get();
   const bool inline_faults = plan.has(FaultKind::kInline);
-  const bool sge_faults =
-      plan.has(FaultKind::kSegmentCount) || plan.has(FaultKind::kRewriteField) ||
-      plan.has_data_rules() || plan.maps_sites();
+  const bool sge_faults = plan.has(FaultKind::kSegmentCount) ||
+                          plan.has(FaultKind::kRewriteField) || plan.has_data_rules() ||
+                          plan.maps_sites();
   const bool opcode_checks = plan.has(FaultKind::kObserve) || !plan.caps().operations.names.empty();
   if (inline_faults || sge_faults || opcode_checks) wrap_opcodes(extended);
   if (plan.caps().max_inline_data || inline_faults || plan.maps_sites())

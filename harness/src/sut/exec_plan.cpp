@@ -78,9 +78,8 @@ Result<json> plan_from_options(const std::vector<std::string>& plan_files,
       merged["seed"] = plan->at("seed");
     }
   }
-  for (const auto& [given, option, list] :
-       {std::tuple{&faults_given, "--fault ", "faults"},
-        std::tuple{&standing_given, "--with ", "standing"}}) {
+  for (const auto& [given, option, list] : {std::tuple{&faults_given, "--fault ", "faults"},
+                                            std::tuple{&standing_given, "--with ", "standing"}}) {
     for (const auto& spec : *given) {
       auto fault = parse_fault_spec(spec);
       if (!fault.ok()) return std::move(fault).take_error();

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <csignal>
-#include <map>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -157,11 +157,10 @@ void judge_quiet_exit(ExecResult& result, const FiredFaults& fired, const Output
 std::string device_refusal(const std::vector<json>& events) {
   for (const auto& event : events) {
     if (event.value("event", "") == "fault" && event.value("kind", "") == "limits" &&
-        event.value("field", "") == "max_inline_data" &&
-        event.value("call", "") == "ibv_post_send")
+        event.value("field", "") == "max_inline_data" && event.value("call", "") == "ibv_post_send")
       return "inline refused by the device: ibv_post_send of a " +
-             std::to_string(event.value("asked", uint64_t{0})) +
-             "-byte inline send above the " + std::to_string(event.value("cap", uint64_t{0})) +
+             std::to_string(event.value("asked", uint64_t{0})) + "-byte inline send above the " +
+             std::to_string(event.value("cap", uint64_t{0})) +
              " bytes of inline room of the smaller device (limits max_inline_data)";
     if (event.value("event", "") != "post_refused" || !event.value("inline", false)) continue;
     const uint64_t bytes = event.value("bytes", uint64_t{0});
@@ -253,7 +252,8 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
   } else {
     judge_quiet_exit(result, fired, checker);
   }
-  if (result.verdict == SutVerdict::kDetected) result.evidence += "; faults fired: " + fired.kinds();
+  if (result.verdict == SutVerdict::kDetected)
+    result.evidence += "; faults fired: " + fired.kinds();
   if (const std::string refusal = device_refusal(result.events);
       !refusal.empty() && result.verdict != SutVerdict::kPass &&
       result.verdict != SutVerdict::kMasked)

@@ -128,9 +128,9 @@ void ScenarioOutcome::judge() {
       if (role == judged || faults_applied(roles.value(role, json::object())) == 0) continue;
       verdict = "detected";
       judged_summary["verdict"] = verdict;
-      judged_summary["evidence"] =
-          "stopped on its own check after " + std::to_string(faults_applied(roles.at(role))) +
-          " fault(s) fired in " + role + ": " + error_line;
+      judged_summary["evidence"] = "stopped on its own check after " +
+                                   std::to_string(faults_applied(roles.at(role))) +
+                                   " fault(s) fired in " + role + ": " + error_line;
       judged_summary["hint"] = "";
       break;
     }

@@ -43,9 +43,8 @@ Result<pid_t> start_role(const RoleLaunch& launch) {
     args.insert(args.end(), launch.sweep->begin(), launch.sweep->end());
   } else {
     const std::string plan = launch.dir + "/plan.json";
-    if (auto written =
-            reports::write_file_atomically(
-                plan, json({{"faults", launch.faults}, {"standing", launch.with}}).dump());
+    if (auto written = reports::write_file_atomically(
+            plan, json({{"faults", launch.faults}, {"standing", launch.with}}).dump());
         !written.ok())
       return std::move(written).take_error();
     args.insert(args.end(),

@@ -65,9 +65,10 @@ TEST_CASE("a job's outcome becomes the scenario's: summaries checked, missing on
              Catch::StartsWith(unplaced.unplaced_reason) && Catch::Contains("--sut-scenarios"));
 }
 
-TEST_CASE("a role that stops on its own check after a peer's fault detected it, without one "
-          "it failed",
-          "[unit]") {
+TEST_CASE(
+    "a role that stops on its own check after a peer's fault detected it, without one "
+    "it failed",
+    "[unit]") {
   // StepMesh: the worker's rewrite_field fired, the server's own check aborted it.
   sut::SutScenario scenario = client_server();
   scenario.judged = "server";
@@ -79,9 +80,8 @@ TEST_CASE("a role that stops on its own check after a peer's fault detected it, 
         {"faults_applied", 0},
         {"first_error_line", "rdma_transport.h:807: Check failed: (data_num) == (3)"},
         {"evidence", "aborted (SIGABRT) by its own check, no fault having fired"}};
-    job.summaries["client"] = {{"verdict", "crashed"},
-                               {"seconds", 2},
-                               {"faults_applied", client_faults}};
+    job.summaries["client"] = {
+        {"verdict", "crashed"}, {"seconds", 2}, {"faults_applied", client_faults}};
     return sut::scenario_outcome(scenario, job);
   };
   const sut::ScenarioOutcome detected = outcome_of(1);

@@ -97,9 +97,10 @@ TEST_CASE("sut programs: a failed post and a dropped completion reach an unmodif
   CHECK_THAT(dropped.output(), Catch::Contains("no completion"));
 }
 
-TEST_CASE("sut programs: rewrite_field changes one field of the matching send, --with is no "
-          "fault judged",
-          "[integration][ofi]") {
+TEST_CASE(
+    "sut programs: rewrite_field changes one field of the matching send, --with is no "
+    "fault judged",
+    "[integration][ofi]") {
   TempDir dir;
   // Message m's first byte is m * 7 + 1: only the 3rd message's holds 15, and becomes 14.
   const std::string field = "kind=rewrite_field,offset=0,width=1,minus_one=true,equals=15,nth=1";

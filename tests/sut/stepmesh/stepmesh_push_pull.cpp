@@ -200,23 +200,28 @@ int run_worker(const Options& options) {
 }
 
 std::atomic<bool> finalized{false};
+constexpr int kWorkerFinalizeSeconds = 5;
+constexpr int kServerFinalizeSeconds = 600;
 
 // StepMesh's Finalize (a barrier of all ranks, then the van's teardown) over the RDMA van
-// sometimes never returns: measured in the lane, a worker that had checked every value waited
-// in RDMAVan::RecvMsg until its 60 s deadline. Like the Gloo program, this one is about the
-// exchange, not the teardown: after 5 s (the other ranks' Finalize took under one) it says so
-// and leaves without it.
-[[noreturn]] void finalize(ps::Postoffice* office, int status) {
+// sometimes never returns on the worker: measured in the lane, a worker that had checked every
+// value waited in RDMAVan::RecvMsg until its 60 s deadline, after the barrier (the server's
+// and the scheduler's Finalize returned). Like the Gloo program, this one is about the
+// exchange, not the teardown: a worker leaves after 5 s of it, saying so. The server and the
+// scheduler enter Finalize at once and wait there for the worker's whole run: they wait as
+// long as `seconds` (a job's deadline ends them before).
+[[noreturn]] void finalize(ps::Postoffice* office, int status, int seconds) {
   std::thread([office] {
     office->Finalize(0, true);
     finalized.store(true);
   }).detach();
-  for (int waited = 0; waited < 50 && !finalized.load(); ++waited)
+  for (int waited = 0; waited < seconds * 10 && !finalized.load(); ++waited)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (!finalized.load()) {
     std::printf(
-        "stepmesh push/pull: Finalize still waiting after 5 s (StepMesh's teardown); "
-        "leaving without it\n");
+        "stepmesh push/pull: Finalize still waiting after %d s (StepMesh's teardown); "
+        "leaving without it\n",
+        seconds);
   }
   std::fflush(stdout);
   std::fflush(stderr);
@@ -256,10 +261,11 @@ int main(int argc, char** argv) {
         [store](const ps::KVMeta& meta, const ps::KVPairs<Byte>& request,
                 ps::KVServer<Byte>* answering) { (*store)(meta, request, answering); });
     office->Start(0, role, 0, true, argv[0]);
-    finalize(office, 0);
+    finalize(office, 0, kServerFinalizeSeconds);
   }
   office->Start(0, role, role == ps::Node::SCHEDULER ? -1 : 0, true, argv[0]);
   int status = 0;
   if (role == ps::Node::WORKER) status = run_worker(options);
-  finalize(office, status);
+  finalize(office, status,
+           role == ps::Node::WORKER ? kWorkerFinalizeSeconds : kServerFinalizeSeconds);
 }

@@ -245,9 +245,8 @@ TEST_CASE("rewrite_field changes one field of the matching sends only, counted a
   CHECK(received == std::vector<uint64_t>{3, 2, 2, 3});
   REQUIRE(pair.log->size() == 1);
   CHECK(pair.log->at(0).kind == "rewrite_field");
-  CHECK_THAT(pair.log->at(0).detail,
-             Catch::Contains("field at offset 8 posted as 2 (was 3)") &&
-                 Catch::Contains("wr_id 0x2"));
+  CHECK_THAT(pair.log->at(0).detail, Catch::Contains("field at offset 8 posted as 2 (was 3)") &&
+                                         Catch::Contains("wr_id 0x2"));
 }
 
 TEST_CASE("replay returns a stale completion after the next connect", "[integration][ofi]") {

@@ -76,8 +76,13 @@ constexpr std::array kKinds{
                   false,
                   "message,field",
                   "it mutates faultline's kv messages, not a transport's"},
-    FaultKindInfo{FaultKind::kRewriteField, "rewrite_field", kBoth, {}, true,
-                  "offset,width,value,minus_one,equals,length", ""},
+    FaultKindInfo{FaultKind::kRewriteField,
+                  "rewrite_field",
+                  kBoth,
+                  {},
+                  true,
+                  "offset,width,value,minus_one,equals,length",
+                  ""},
 };
 
 static_assert(

@@ -545,8 +545,9 @@ Result<FaultSet> parse_fault_set(const json& plan, unsigned appliers, const std:
   for (const auto& [key, value] : plan.items()) {
     if (key != "faults" && key != "standing" && key != "seed")
       return Error{ErrorCode::kInvalidArgument,
-                   origin + ": /" + key + ": expected a key of a plan (faults, standing, seed); \"" +
-                       key + "\" is none"};
+                   origin + ": /" + key +
+                       ": expected a key of a plan (faults, standing, seed); \"" + key +
+                       "\" is none"};
   }
   if (plan.contains("standing") && !plan.at("standing").is_array())
     return Error{ErrorCode::kInvalidArgument,
@@ -561,8 +562,7 @@ Result<FaultSet> parse_fault_set(const json& plan, unsigned appliers, const std:
   for (const char* list : {"faults", "standing"}) {
     const json& faults = plan.value(list, json::array());
     for (size_t i = 0; i < faults.size(); ++i) {
-      auto spec = parse_fault(faults[i], appliers,
-                              origin + ": /" + list + "/" + std::to_string(i));
+      auto spec = parse_fault(faults[i], appliers, origin + ": /" + list + "/" + std::to_string(i));
       if (!spec.ok()) return std::move(spec).take_error();
       parsed.faults.push_back(std::move(spec).value());
     }

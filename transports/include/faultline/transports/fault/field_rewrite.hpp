@@ -19,11 +19,11 @@ static_assert(std::endian::native == std::endian::little,
 /// taken as one run of bytes), in the host's byte order, as a C struct holds it.
 struct FieldRewrite {
   uint64_t offset = 0;
-  uint32_t width = 0;                ///< 1, 2, 4 or 8
-  std::optional<uint64_t> value;     ///< the value written; or
-  bool minus_one = false;            ///< one less than the value found (wrapping at the width)
-  std::optional<uint64_t> equals;    ///< filter: only a message whose field holds this
-  std::optional<uint64_t> length;    ///< filter: only a message of exactly this many bytes
+  uint32_t width = 0;              ///< 1, 2, 4 or 8
+  std::optional<uint64_t> value;   ///< the value written; or
+  bool minus_one = false;          ///< one less than the value found (wrapping at the width)
+  std::optional<uint64_t> equals;  ///< filter: only a message whose field holds this
+  std::optional<uint64_t> length;  ///< filter: only a message of exactly this many bytes
 
   /// The largest value the width holds.
   uint64_t maximum() const { return width >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * width)) - 1; }
