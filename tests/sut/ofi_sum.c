@@ -6,8 +6,10 @@
  *   - sut_ofi_sum_blind consumes the error entry and never looks at its status (the class of
  *     bug where a stack counts a completion without checking it), so it prints a sum computed
  *     from whatever the buffers hold.
- * Usage: sut_ofi_sum [PROVIDER [small|inject]]   (default tcp; 1 KiB messages sent with fi_send;
- * small: 48-byte ones; inject: 48-byte ones sent with fi_inject, which completes nothing) */
+ * Usage: sut_ofi_sum [PROVIDER [small|inject|normal [_exit]]]   (default tcp; 1 KiB messages sent
+ * with fi_send; small: 48-byte ones; inject: 48-byte ones sent with fi_inject, which completes
+ * nothing; _exit: it leaves by _exit, without exit's handlers, as a program leaving a hung
+ * teardown does) */
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { kMessages = 32, kBytes = 1024, kSmallBytes = 48 };
 
@@ -130,6 +133,10 @@ int main(int argc, char** argv) {
   for (int m = 0; m < kMessages; ++m)
     for (size_t b = 0; b < bytes; ++b) sum += received[m][b];
   printf("sum=%llu\n", sum);
+  if (argc > 3 && strcmp(argv[3], "_exit") == 0) {
+    fflush(stdout);
+    _exit(0);
+  }
   fi_close(&receiver->fid);
   fi_close(&sender->fid);
   fi_close(&sent_mr->fid);

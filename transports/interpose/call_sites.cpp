@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "call_stack.hpp"
+#include "exit_hooks.hpp"
 #include "event_log.hpp"
 
 namespace faultline::transports::interpose {
@@ -114,7 +115,7 @@ void note_site(const Event& event, const char* call, bool posted_inline, int seg
   std::lock_guard lock(sites_mutex);
   if (sites == nullptr) {
     sites = new std::map<SiteKey, SiteCount>();
-    std::atexit(write_sites);
+    at_process_exit(write_sites);
   }
   SiteCount& counted = (*sites)[key];
   if (counted.count++ == 0) counted.stack = caller_stack();

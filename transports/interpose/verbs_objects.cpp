@@ -11,6 +11,7 @@
 #include <string>
 
 #include "event_log.hpp"
+#include "exit_hooks.hpp"
 #include "process_plan.hpp"
 #include "verbs_limits.hpp"
 #include "verbs_real.hpp"
@@ -96,7 +97,7 @@ void note_created(VerbsObject object, const char* call, ibv_context* context) {
   all.most[kind] = held;
   all.device = device_name(context->device);
   static std::once_flag at_exit;
-  std::call_once(at_exit, [] { std::atexit(log_most_at_exit); });
+  std::call_once(at_exit, [] { at_process_exit(log_most_at_exit); });
   if (!worth_logging(held)) return;
   all.logged[kind] = held;
   log_observed_request(call, context, {{"held", held}}, true);

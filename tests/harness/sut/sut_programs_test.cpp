@@ -123,6 +123,21 @@ TEST_CASE(
   CHECK(standing.report.at("faults_applied") == 0);
 }
 
+TEST_CASE("sut programs: a program leaving by _exit still leaves its call sites' map",
+          "[integration][ofi]") {
+  // A sweep's map is written as the program ends: at exit's handlers, and at _exit and _Exit,
+  // which skip them (StepMesh's program leaves a hung Finalize so).
+  TempDir dir;
+  const SutRun mapped = faultline::testing::sut_exec(
+      dir.path(), "--ok " + faultline::testing::ofi_sum_line(1024) +
+                      " --fault kind=observe,sites=true -- " + FAULTLINE_SUT_OFI_SUM_CHECKED +
+                      " tcp normal _exit");
+  INFO(mapped.command.out);
+  CHECK(mapped.report.at("verdict") == "pass");
+  const auto sites = mapped.events("site");
+  CHECK(sites.size() >= 2);  // its sends and its completions, at least
+}
+
 TEST_CASE("sut programs: inline on libfabric: injects sent, sends injected, injects above refused",
           "[integration][ofi]") {
   TempDir dir;
