@@ -54,7 +54,8 @@ extern "C" __attribute__((visibility("default"))) void faultline_interpose_at_ex
 }
 
 // NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp): libc's names, wrapped
-extern "C" __attribute__((visibility("default"))) void _exit(int status) noexcept {
+// As unistd.h declares it (no exception specification), and _Exit as stdlib.h does.
+extern "C" __attribute__((visibility("default"))) void _exit(int status) {
   faultline::transports::interpose::leave(status);
 }
 extern "C" __attribute__((visibility("default"))) void _Exit(int status) noexcept {
