@@ -339,13 +339,21 @@ TEST_CASE("port-check of StepMesh names its inline requests against each profile
   // posts its 300-byte metadata writes inline.
   const std::string job = std::string(FAULTLINE_SOURCE_DIR) +
                           "/tests/sut/stepmesh/stepmesh_job.sh " + FAULTLINE_SUT_STEPMESH_DEFAULT +
-                          " " + address + " " + netdev + " " +
-                          std::to_string(faultline::testing::free_port());
-  const auto checked = run_command(kFaultline + " port-check --profile all --deadline 60 " +
-                                   "--report-dir " + dir.path() + "/report -- " + job);
+                          " " + address + " " + netdev + " 0";  // 0: a free port each run
+  // StepMesh fails by itself before its first push about one run in ten (a flushed
+  // completion): a run that never posted its metadata write is run once more.
+  auto checked = run_command(kFaultline + " port-check --profile all --deadline 60 " +
+                             "--report-dir " + dir.path() + "/report -- " + job);
+  if (checked.out.find("inline_bytes 300") == std::string::npos)
+    checked = run_command(kFaultline + " port-check --profile all --deadline 60 " +
+                          "--report-dir " + dir.path() + "/report-again -- " + job);
   INFO(checked.out << checked.err);
   CHECK(checked.exit_code == 1);
-  const json report = json::parse(read_text_file(dir.path() + "/report/report.json"));
+  REQUIRE_THAT(checked.out, Catch::Contains("inline_bytes 300"));
+  const json report = json::parse(read_text_file(
+      (std::filesystem::exists(dir.path() + "/report-again") ? dir.path() + "/report-again"
+                                                             : dir.path() + "/report") +
+      "/report.json"));
   size_t named = 0;
   for (const auto& scenario : report.at("scenarios")) {
     const std::string target = scenario.at("id").get<std::string>().substr(11);
@@ -355,10 +363,10 @@ TEST_CASE("port-check of StepMesh names its inline requests against each profile
     const std::string evidence = scenario.at("evidence");
     INFO(target << " (inline cap " << cap << "): " << evidence);
     const std::string capped = " > max_inline_data " + std::to_string(cap);
-    if (cap < 300) {
+    if (cap < 300 && target != "efa") {  // efa: no RC queue pair, refused before any post
       CHECK_THAT(evidence, Catch::Contains("inline_bytes 300" + capped));
       if (cap < 256 && evidence.find("max_inline_data 256" + capped) != std::string::npos) ++named;
-    } else {
+    } else if (cap >= 300) {
       CHECK_THAT(evidence, !Catch::Contains("max_inline_data"));
     }
   }
