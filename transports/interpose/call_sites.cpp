@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "call_stack.hpp"
-#include "exit_hooks.hpp"
 #include "event_log.hpp"
+#include "exit_hooks.hpp"
 
 namespace faultline::transports::interpose {
 

@@ -436,10 +436,8 @@ Status read_protocol(const FaultReader& reader, FaultSpec& spec) {
   return Status{};
 }
 
-// rewrite_field: the field (offset, width), what it becomes (value or minus_one), and which
-// messages (equals, length).
-Status read_field_rewrite(const FaultReader& reader, FaultSpec& spec) {
-  FieldRewrite& field = spec.field;
+// A field's place in a message: `offset` and `width` (1, 2, 4 or 8 bytes), both required.
+Status read_field_location(const FaultReader& reader, FieldRewrite& field) {
   std::optional<uint64_t> offset;
   std::optional<uint64_t> width;
   FAULTLINE_TRY(offset, reader.count("offset", UINT32_MAX));
@@ -449,6 +447,14 @@ Status read_field_rewrite(const FaultReader& reader, FaultSpec& spec) {
     return reader.bad("width", "the field's width in bytes: 1, 2, 4 or 8");
   field.offset = *offset;
   field.width = static_cast<uint32_t>(*width);
+  return Status{};
+}
+
+// rewrite_field: the field (offset, width), what it becomes (value or minus_one), and which
+// messages (equals, length).
+Status read_field_rewrite(const FaultReader& reader, FaultSpec& spec) {
+  FieldRewrite& field = spec.field;
+  FAULTLINE_RETURN_IF_ERROR(read_field_location(reader, field));
   FAULTLINE_TRY(field.value, reader.count("value", field.maximum()));
   FAULTLINE_TRY(field.minus_one, reader.flag("minus_one"));
   if (field.value.has_value() == field.minus_one)
@@ -466,15 +472,7 @@ Status read_field_rewrite(const FaultReader& reader, FaultSpec& spec) {
 Status read_observe(const FaultReader& reader, FaultSpec& spec) {
   FAULTLINE_TRY(spec.map_sites, reader.flag("sites"));
   if (!reader.has("offset") && !reader.has("width") && !reader.has("length")) return Status{};
-  std::optional<uint64_t> offset;
-  std::optional<uint64_t> width;
-  FAULTLINE_TRY(offset, reader.count("offset", UINT32_MAX));
-  FAULTLINE_TRY(width, reader.count("width", 8));
-  if (!offset) return reader.bad("offset", "the byte offset of the field to log (with width)");
-  if (!width || (*width != 1 && *width != 2 && *width != 4 && *width != 8))
-    return reader.bad("width", "the field's width in bytes: 1, 2, 4 or 8");
-  spec.field.offset = *offset;
-  spec.field.width = static_cast<uint32_t>(*width);
+  FAULTLINE_RETURN_IF_ERROR(read_field_location(reader, spec.field));
   FAULTLINE_TRY(spec.field.length, reader.count("length", UINT32_MAX));
   return Status{};
 }

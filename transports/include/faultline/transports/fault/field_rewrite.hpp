@@ -42,22 +42,32 @@ struct FieldRewrite {
   }
 };
 
-/// The field's value in a message held in `pieces` (SGEs, iovecs, segments: `address(piece)` a
-/// `std::byte*`, `length(piece)` its bytes); nullopt when the message ends before the field.
-template <typename Piece, typename Address, typename Length>
-std::optional<uint64_t> read_field(const FieldRewrite& field, std::span<const Piece> pieces,
-                                   Address address, Length length) {
-  std::byte bytes[8] = {};
+/// Calls `visit(byte)` on each of the field's bytes in the message held in `pieces` (SGEs,
+/// iovecs, segments: `address(piece)` a `std::byte*`, `length(piece)` its bytes), in order;
+/// returns how many it found (fewer than the width when the message ends before the field).
+template <typename Piece, typename Address, typename Length, typename Visit>
+uint32_t visit_field(const FieldRewrite& field, std::span<const Piece> pieces, Address address,
+                     Length length, Visit visit) {
   uint64_t start = 0;
   uint32_t found = 0;
   for (const Piece& piece : pieces) {
     const uint64_t size = length(piece);
     for (uint64_t at = field.offset + found; found < field.width && at < start + size;
          at = field.offset + found)
-      bytes[found++] = address(piece)[at - start];
+      visit(address(piece)[at - start], found++);
     start += size;
   }
-  if (found < field.width) return std::nullopt;
+  return found;
+}
+
+/// The field's value in the message held in `pieces`; nullopt when the message ends before it.
+template <typename Piece, typename Address, typename Length>
+std::optional<uint64_t> read_field(const FieldRewrite& field, std::span<const Piece> pieces,
+                                   Address address, Length length) {
+  std::byte bytes[8] = {};
+  if (visit_field(field, pieces, address, length,
+                  [&](std::byte& at, uint32_t i) { bytes[i] = at; }) < field.width)
+    return std::nullopt;
   uint64_t value = 0;
   std::memcpy(&value, bytes, field.width);  // host order: the low bytes of a little-endian word
   return value;
@@ -69,15 +79,7 @@ void write_field(const FieldRewrite& field, std::span<const Piece> pieces, Addre
                  Length length, uint64_t value) {
   std::byte bytes[8] = {};
   std::memcpy(bytes, &value, field.width);
-  uint64_t start = 0;
-  uint32_t written = 0;
-  for (const Piece& piece : pieces) {
-    const uint64_t size = length(piece);
-    for (uint64_t at = field.offset + written; written < field.width && at < start + size;
-         at = field.offset + written)
-      address(piece)[at - start] = bytes[written++];
-    start += size;
-  }
+  visit_field(field, pieces, address, length, [&](std::byte& at, uint32_t i) { at = bytes[i]; });
 }
 
 /// The field of the message in `pieces` rewritten: the values it held and holds, or nullopt
