@@ -13,6 +13,7 @@
 #include "call_stack.hpp"
 #include "event_log.hpp"
 #include "exit_hooks.hpp"
+#include "post_attempt.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -121,6 +122,15 @@ void note_site(const Event& event, const char* call, bool posted_inline, int seg
   if (counted.count++ == 0) counted.stack = caller_stack();
   counted.inline_posts += posted_inline ? 1 : 0;
   counted.max_segments = std::max(counted.max_segments, segments);
+  // A post the provider refuses (-FI_EAGAIN) is no occurrence of its site: the retry is.
+  if (PostAttempt* attempt = PostAttempt::current())
+    attempt->on_refused([key = std::move(key), posted_inline] {
+      std::lock_guard undo_lock(sites_mutex);
+      auto found = sites->find(key);
+      if (found == sites->end()) return;
+      found->second.inline_posts -= posted_inline ? 1 : 0;
+      if (--found->second.count == 0) sites->erase(found);
+    });
 }
 
 }  // namespace faultline::transports::interpose

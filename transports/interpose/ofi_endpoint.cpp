@@ -16,6 +16,7 @@
 #include "faultline/transports/fault/segment_split.hpp"
 #include "ofi_inline.hpp"
 #include "ofi_provider_call.hpp"
+#include "post_attempt.hpp"
 #include "posted_buffers.hpp"
 #include "posted_operations.hpp"
 #include "process_plan.hpp"
@@ -113,9 +114,18 @@ class IovChange {
     });
     if (!fired) return;
     nlohmann::json details = {{"call", call}, {"layer", ep.layer}, {"bytes", length}};
-    details.update(
-        field_details(fired->field, fault::rewrite_field(fired->field, pieces, address, bytes)));
+    const auto values = fault::rewrite_field(fired->field, pieces, address, bytes);
+    details.update(field_details(fired->field, values));
     log_fault(*fired, std::move(details));
+    // A post the provider refuses leaves the program's buffer as it wrote it: the retry is
+    // the post the fault goes to.
+    if (PostAttempt* attempt = PostAttempt::current(); attempt != nullptr && values)
+      attempt->on_refused([field = fired->field, old = values->first, pieces, address, bytes] {
+        fault::FieldRewrite restore = field;
+        restore.value = old;
+        restore.minus_one = false;
+        fault::rewrite_field(restore, pieces, address, bytes);
+      });
   }
 
   void split(const iovec* iov, void** desc, size_t count, size_t into) {
@@ -189,6 +199,9 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* con
   const ProviderCall inside;
   const ssize_t posted = post();
   if (posted < 0) unrecorded();
+  // "Again": no post happened, and the retry is the occurrence (PostAttempt).
+  if (posted == -FI_EAGAIN)
+    if (PostAttempt* attempt = PostAttempt::current()) attempt->refused();
   return posted;
 }
 
@@ -211,6 +224,7 @@ void record(const WrappedEp& ep, void* context, const iovec* iov, size_t count) 
 }
 
 ssize_t msg_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   const iovec iov{buf, len};
   void* descs[1] = {desc};
@@ -225,6 +239,7 @@ ssize_t msg_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, v
 
 ssize_t msg_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t src,
                   void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kRecv, "fi_recvv", iov, desc, count);
   record(w, context, change.iov(), change.count());
@@ -234,6 +249,7 @@ ssize_t msg_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_ad
 }
 
 ssize_t msg_recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kRecv, "fi_recvmsg", msg->msg_iov, msg->desc, msg->iov_count);
   const fi_msg changed = change.applied_to(*msg);
@@ -244,6 +260,7 @@ ssize_t msg_recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
 
 ssize_t msg_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                  void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   const iovec iov{const_cast<void*>(buf), len};
   void* descs[1] = {desc};
@@ -266,6 +283,7 @@ ssize_t msg_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t 
 
 ssize_t msg_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest,
                   void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kSend, "fi_sendv", iov, desc, count);
   return counted_post(w, Side::kSend, "fi_sendv", context, [&] {
@@ -274,6 +292,7 @@ ssize_t msg_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_ad
 }
 
 ssize_t msg_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   const IovChange change(w, Side::kSend, "fi_sendmsg", msg->msg_iov, msg->desc, msg->iov_count);
   const fi_msg changed = change.applied_to(*msg);
@@ -282,6 +301,7 @@ ssize_t msg_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
 }
 
 ssize_t msg_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   return counted_post(w, Side::kSend, "fi_inject", nullptr, [&] {
     if (auto posted = inline_post(
@@ -293,6 +313,7 @@ ssize_t msg_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
 
 ssize_t msg_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                      fi_addr_t dest, void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   const iovec iov{const_cast<void*>(buf), len};
   void* descs[1] = {desc};
@@ -318,6 +339,7 @@ ssize_t msg_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64
 }
 
 ssize_t msg_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_msg(ep);
   return counted_post(w, Side::kSend, "fi_injectdata", nullptr, [&] {
     if (auto posted = inline_post(ep, w,
@@ -334,6 +356,7 @@ ssize_t msg_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, f
 
 ssize_t tagged_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, uint64_t tag,
                     uint64_t ignore, void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   const iovec iov{buf, len};
   void* descs[1] = {desc};
@@ -349,6 +372,7 @@ ssize_t tagged_recv(fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src
 
 ssize_t tagged_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t src,
                      uint64_t tag, uint64_t ignore, void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kRecv, "fi_trecvv", iov, desc, count);
   record(w, context, change.iov(), change.count());
@@ -359,6 +383,7 @@ ssize_t tagged_recvv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi
 }
 
 ssize_t tagged_recvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kRecv, "fi_trecvmsg", msg->msg_iov, msg->desc, msg->iov_count);
   const fi_msg_tagged changed = change.applied_to(*msg);
@@ -369,6 +394,7 @@ ssize_t tagged_recvmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
 
 ssize_t tagged_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                     uint64_t tag, void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   const iovec iov{const_cast<void*>(buf), len};
   void* descs[1] = {desc};
@@ -393,6 +419,7 @@ ssize_t tagged_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr
 
 ssize_t tagged_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest,
                      uint64_t tag, void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kSend, "fi_tsendv", iov, desc, count);
   return counted_post(w, Side::kSend, "fi_tsendv", context, [&] {
@@ -402,6 +429,7 @@ ssize_t tagged_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi
 }
 
 ssize_t tagged_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   const IovChange change(w, Side::kSend, "fi_tsendmsg", msg->msg_iov, msg->desc, msg->iov_count);
   const fi_msg_tagged changed = change.applied_to(*msg);
@@ -410,6 +438,7 @@ ssize_t tagged_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
 }
 
 ssize_t tagged_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, uint64_t tag) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   return counted_post(w, Side::kSend, "fi_tinject", nullptr, [&] {
     if (auto posted = inline_post(ep, w,
@@ -426,6 +455,7 @@ ssize_t tagged_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, u
 
 ssize_t tagged_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                         fi_addr_t dest, uint64_t tag, void* context) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   const iovec iov{const_cast<void*>(buf), len};
   void* descs[1] = {desc};
@@ -453,6 +483,7 @@ ssize_t tagged_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uin
 
 ssize_t tagged_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest,
                           uint64_t tag) {
+  PostAttempt attempt;  // what it counts stands once the provider takes the post
   WrappedEp& w = from_tagged(ep);
   return counted_post(w, Side::kSend, "fi_tinjectdata", nullptr, [&] {
     if (auto posted = inline_post(ep, w,

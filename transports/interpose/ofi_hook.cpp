@@ -24,6 +24,7 @@
 #include "ofi_inline.hpp"
 #include "ofi_limits.hpp"
 #include "ofi_provider_call.hpp"
+#include "post_attempt.hpp"
 #include "posted_buffers.hpp"
 #include "posted_operations.hpp"
 #include "process_plan.hpp"
@@ -222,17 +223,23 @@ ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_re
       return static_cast<ssize_t>(n);
     }
   }
-  reading.push_back(cq_fid);
-  ssize_t read = 0;
-  {
-    const ProviderCall inside;
-    read = inner_read();
+  // A dropped completion is lost, never the ones behind it: a read whose every entry was
+  // dropped, and which filled what was asked (more may wait), reads again.
+  for (;;) {
+    reading.push_back(cq_fid);
+    ssize_t read = 0;
+    {
+      const ProviderCall inside;
+      read = inner_read();
+    }
+    reading.pop_back();
+    if (read <= 0) return read;
+    const PostAttempt::Outside completions;  // a provider's progress inside a post: not the post's
+    std::lock_guard lock(cq.mutex);
+    const ssize_t handed = apply_rules(cq, static_cast<std::byte*>(buf), read);
+    if (handed != 0) return handed;
+    if (static_cast<size_t>(read) < count) return -FI_EAGAIN;  // the CQ is empty
   }
-  reading.pop_back();
-  if (read <= 0) return read;
-  std::lock_guard lock(cq.mutex);
-  const ssize_t handed = apply_rules(cq, static_cast<std::byte*>(buf), read);
-  return handed == 0 ? -FI_EAGAIN : handed;  // every entry dropped: nothing to read
 }
 
 ssize_t cq_read(fid_cq* cq, void* buf, size_t count) {

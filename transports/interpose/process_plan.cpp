@@ -7,6 +7,7 @@
 
 #include "call_sites.hpp"
 #include "event_log.hpp"
+#include "post_attempt.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -48,6 +49,17 @@ Result<fault::FaultSet> plan_from_environment() {
   const nlohmann::json plan = nlohmann::json::parse(text, nullptr, false);
   if (plan.is_discarded()) return Error{ErrorCode::kInvalidArgument, "FAULTLINE_FAULTS: not JSON"};
   return fault::parse_fault_set(plan, fault::kInterposer, "FAULTLINE_FAULTS");
+}
+
+// One more occurrence of a fault's filter (under `mutex`): a post's, taken back if the
+// provider refuses the post (PostAttempt).
+void count_occurrence(uint64_t& matched, std::mutex& mutex) {
+  ++matched;
+  if (PostAttempt* attempt = PostAttempt::current())
+    attempt->on_refused([&matched, &mutex] {
+      std::lock_guard lock(mutex);
+      --matched;
+    });
 }
 
 }  // namespace
@@ -93,7 +105,7 @@ std::optional<FiredFault> Plan::completion_fault(const Event& event,
   for (Counted& fault : faults_) {
     if (!fault.spec.info().effect.any() || (allowed != nullptr && !allowed(fault.spec))) continue;
     if (!matches(fault.spec, event, site)) continue;
-    if (fault.spec.when.fires(++fault.matched, random_))
+    if (fault.spec.when.fires(++fault.matched, random_))  // a completion: no post's to undo
       return FiredFault{fault.spec, fault.matched};
   }
   return std::nullopt;
@@ -105,8 +117,8 @@ std::optional<FiredFault> Plan::post_fault(const Event& event, FaultKind kind) {
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_) {
     if (fault.spec.kind != kind || !matches(fault.spec, event, site)) continue;
-    if (fault.spec.when.fires(++fault.matched, random_))
-      return FiredFault{fault.spec, fault.matched};
+    count_occurrence(fault.matched, mutex_);
+    if (fault.spec.when.fires(fault.matched, random_)) return FiredFault{fault.spec, fault.matched};
   }
   return std::nullopt;
 }
@@ -120,8 +132,8 @@ std::optional<FiredFault> Plan::field_fault(
   for (Counted& fault : faults_) {
     if (fault.spec.kind != FaultKind::kRewriteField || !matches(fault.spec, event, site)) continue;
     if (!fault.spec.field.matches(length, read(fault.spec.field))) continue;
-    if (fault.spec.when.fires(++fault.matched, random_))
-      return FiredFault{fault.spec, fault.matched};
+    count_occurrence(fault.matched, mutex_);
+    if (fault.spec.when.fires(fault.matched, random_)) return FiredFault{fault.spec, fault.matched};
   }
   return std::nullopt;
 }
@@ -153,10 +165,13 @@ std::optional<FiredFault> Plan::inline_fault(
   if (!has(FaultKind::kInline)) return std::nullopt;
   LazySite site;
   std::lock_guard lock(mutex_);
-  for (Counted& fault : faults_)
-    if (fault.spec.kind == FaultKind::kInline && matches(fault.spec, event, site) &&
-        changes(fault.spec.inline_mode))
-      return FiredFault{fault.spec, ++fault.matched};
+  for (Counted& fault : faults_) {
+    if (fault.spec.kind != FaultKind::kInline || !matches(fault.spec, event, site) ||
+        !changes(fault.spec.inline_mode))
+      continue;
+    count_occurrence(fault.matched, mutex_);
+    return FiredFault{fault.spec, fault.matched};
+  }
   return std::nullopt;
 }
 
@@ -167,6 +182,11 @@ void log_fault(const FiredFault& fired, nlohmann::json details) {
   if (fired.info().effect.rewrite_status) details["status"] = transports::to_string(fired.status);
   if (fired.data != DataAction::kKeep)
     details["data"] = fired.data == DataAction::kScribble ? "scribble" : "suppress";
+  // A fault on a post stands once the provider takes the post (PostAttempt).
+  if (PostAttempt* attempt = PostAttempt::current()) {
+    attempt->hold(std::move(details));
+    return;
+  }
   log_event(std::move(details));
 }
 

@@ -182,16 +182,30 @@ int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   if (num_entries <= 0) return ops.poll_cq(cq, num_entries, wc);
   const int from_held = take_held(cq, num_entries, wc);
   if (from_held > 0) return from_held;
-  int count = ops.poll_cq(cq, num_entries, wc);
-  for (int i = 0; i < count; ++i) {
-    const int before = count;
-    count = apply_to_entry(cq, wc, i, count, num_entries);
-    if (count < before)
-      --i;  // dropped: the next entry moved into i
-    else if (count > before)
-      ++i;  // duplicated: skip the copy
+  // A dropped completion is lost, never the ones behind it: when one is dropped from a batch
+  // that filled the room asked for, the provider is polled again for the room it left (a
+  // program polling one entry at a time, then re-arming, still gets the next completion).
+  int count = 0;
+  for (;;) {
+    const int room = num_entries - count;
+    const int polled = ops.poll_cq(cq, room, wc + count);
+    if (polled < 0) return count > 0 ? count : polled;
+    int batch_end = count + polled;
+    bool dropped = false;
+    for (int i = count; i < batch_end; ++i) {
+      const int before = batch_end;
+      batch_end = apply_to_entry(cq, wc, i, batch_end, num_entries);
+      if (batch_end < before) {
+        dropped = true;
+        --i;  // the next entry moved into i
+      } else if (batch_end > before) {
+        ++i;  // duplicated: skip the copy
+      }
+    }
+    count = batch_end;
+    // Polled fewer than asked: the CQ is empty. Nothing dropped: nothing to make up for.
+    if (polled < room || !dropped || count >= num_entries) return count;
   }
-  return count;
 }
 
 int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {

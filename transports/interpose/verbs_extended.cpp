@@ -128,7 +128,7 @@ ibv_qp* create_qp_ex_with_faults(ibv_context* context, ibv_qp_init_attr_ex* attr
   observe_qp_request(asked, attr->qp_type, "ibv_create_qp_ex", context, qp != nullptr);
   if (qp == nullptr) return nullptr;
   note_created(VerbsObject::kQp, "ibv_create_qp_ex", context);
-  clamp_qp_caps(attr->cap);
+  clamp_qp_caps(attr->cap, "ibv_create_qp_ex");
   remember_qp(qp);
   if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0) wrap_qp_ex(qp);
   return qp;

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "event_log.hpp"
 #include "process_plan.hpp"
 #include "verbs_faults.hpp"
 
@@ -25,8 +26,16 @@ struct Registration {
   uint64_t length = 0;
 };
 
+// A QP's inline room: what the program asked, what the device granted (more under `force`),
+// and whether a send of the program's own has gone inline in the room it did not ask for.
+struct Room {
+  uint32_t asked = 0;
+  uint32_t granted = 0;
+  bool raised_room_used = false;
+};
+
 std::mutex rooms_mutex;
-std::map<const ibv_qp*, uint32_t> rooms;
+std::map<const ibv_qp*, Room> rooms;
 std::mutex registrations_mutex;
 std::multimap<uint32_t, Registration> registrations;  // by lkey
 
@@ -38,7 +47,42 @@ bool inline_capable(ibv_wr_opcode opcode) {
 uint32_t room_of(const ibv_qp* qp) {
   std::lock_guard lock(rooms_mutex);
   auto found = rooms.find(qp);
-  return found == rooms.end() ? 0 : found->second;
+  return found == rooms.end() ? 0 : found->second.granted;
+}
+
+// A send the program itself posts inline into room `force` gave its QP beyond what it asked
+// (ibv_rc_pingpong sizes its sends from its QP's room): the raise reached it. Logged once a
+// QP (`inline_room_used`), so a verdict can tell a raise that changed what was posted from
+// one that changed nothing (ib_write_bw's 64 KiB writes never fit).
+void note_raised_room_used(const ibv_qp* qp, uint64_t length) {
+  Room used;
+  {
+    std::lock_guard lock(rooms_mutex);
+    auto found = rooms.find(qp);
+    if (found == rooms.end() || found->second.raised_room_used || length <= found->second.asked ||
+        length > found->second.granted)
+      return;
+    found->second.raised_room_used = true;
+    used = found->second;
+  }
+  log_event({{"event", "inline_room_used"},
+             {"layer", "verbs"},
+             {"qp_num", qp->qp_num},
+             {"bytes", length},
+             {"inline_room", {used.asked, used.granted}}});
+}
+
+// What an inline fault of `mode` does, as a device would: the model a verdict names.
+const char* model_of(InlineMode mode) {
+  switch (mode) {
+    case InlineMode::kOff:
+      return "a device that executes no inline send: IBV_SEND_INLINE cleared, the bytes read "
+             "through their lkeys";
+    case InlineMode::kForce: return "sent inline, within the room the QP was granted";
+    case InlineMode::kAboveLimit: return "posted inline above the room the QP was granted";
+    case InlineMode::kNone: break;
+  }
+  return "";
 }
 
 bool holds(const Registration& region, uint64_t address, uint64_t length) {
@@ -84,7 +128,7 @@ void remember_inline_room(const ibv_qp* qp, const char* call, uint32_t asked, ui
   if (!plan.has(FaultKind::kInline)) return;
   {
     std::lock_guard lock(rooms_mutex);
-    rooms[qp] = granted;
+    rooms[qp] = Room{asked, granted};
   }
   if (!raised) return;
   Event event;
@@ -135,6 +179,7 @@ std::optional<FiredFault> inline_fault_for(const ibv_qp* qp, const Event& event,
     details["bytes"] = length;
     details["inline_room"] = room;
     details["inline"] = is_inline ? "cleared" : "set";
+    details["model"] = model_of(fired->inline_mode);
   }
   return fired;
 }
@@ -152,8 +197,11 @@ void log_unregistered(const FiredFault& fired, nlohmann::json details) {
   details["error"] = std::strerror(EINVAL);
   details["unregistered"] = true;
   details["hint"] =
-      "its bytes are in no memory registration: only an inline post can send them, and a NIC "
-      "with a smaller inline cap fails it";
+      "its bytes are in no memory registration, so only an inline post can send them: a device "
+      "that executes no inline send on a QP that was granted inline room refuses it. A real NIC "
+      "with less inline room says so when the QP is created (cap.max_inline_data), and a "
+      "program that checks what it was granted then registers its buffer: kind=limits,"
+      "max_inline_data=0,inline=clamp is that NIC";
   log_fault(fired, std::move(details));
 }
 
@@ -163,6 +211,7 @@ InlineChange::InlineChange(ibv_qp* qp, ibv_send_wr* chain) {
     if (!inline_capable(wr->opcode)) continue;
     nlohmann::json details = {{"call", "ibv_post_send"}, {"wr_id", wr->wr_id}};
     const bool is_inline = (wr->send_flags & IBV_SEND_INLINE) != 0;
+    if (is_inline) note_raised_room_used(qp, sge_bytes(wr->sg_list, wr->num_sge));
     auto fired = inline_fault_for(qp, send_event(*wr, qp->qp_num), is_inline,
                                   sge_bytes(wr->sg_list, wr->num_sge), details);
     if (!fired) continue;

@@ -227,14 +227,36 @@ void observe_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask, bool
   log_observed_request("ibv_modify_qp", qp->context, std::move(asked), granted);
 }
 
-void clamp_qp_caps(ibv_qp_cap& cap) {
+void clamp_qp_caps(ibv_qp_cap& cap, const char* create_call) {
   const LimitCaps& caps = Plan::get().caps();
+  const ibv_qp_cap granted = cap;
   clamp(cap.max_send_wr, caps.max_qp_wr);
   clamp(cap.max_recv_wr, caps.max_qp_wr);
   clamp(cap.max_recv_wr, caps.max_recv_wr);
   clamp(cap.max_send_sge, caps.max_send_sge);
   clamp(cap.max_recv_sge, caps.max_recv_sge);
   clamp(cap.max_inline_data, caps.max_inline_data);
+  if (create_call == nullptr) return;
+  // A create granted less than the device gave (a clamped inline room, as libhns clamps): the
+  // smaller device applied, as a query of it shows.
+  nlohmann::json lowered = nlohmann::json::object();
+  const std::pair<const char*, std::pair<uint32_t, uint32_t>> fields[] = {
+      {"max_send_wr", {granted.max_send_wr, cap.max_send_wr}},
+      {"max_recv_wr", {granted.max_recv_wr, cap.max_recv_wr}},
+      {"max_send_sge", {granted.max_send_sge, cap.max_send_sge}},
+      {"max_recv_sge", {granted.max_recv_sge, cap.max_recv_sge}},
+      {"max_inline_data", {granted.max_inline_data, cap.max_inline_data}}};
+  for (const auto& [name, shown] : fields)
+    if (shown.first != shown.second) lowered[name] = {shown.first, shown.second};
+  if (!lowered.empty())
+    log_event(
+        {{"event", "fault"}, {"kind", "limits"}, {"call", create_call}, {"lowered", lowered}});
+}
+
+void clamp_srq_attr(ibv_srq_attr& attr) {
+  const LimitCaps& caps = Plan::get().caps();
+  clamp(attr.max_wr, caps.max_srq_wr);
+  clamp(attr.max_sge, caps.max_srq_sge);
 }
 
 int refuse_cq_size(int cqe, const char* call, ibv_context* context) {

@@ -37,8 +37,11 @@ void observe_mr_request(uint64_t length, const char* call, ibv_context* context,
 int refuse_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask);
 /// Logs what a modify asks of the device: path MTU, read/atomic depths, remote atomics.
 void observe_qp_modify(const ibv_qp* qp, const ibv_qp_attr& attr, int mask, bool granted);
-/// What the program is told it was granted: no more than the caps.
-void clamp_qp_caps(ibv_qp_cap& cap);
+/// What the program is told it was granted: no more than the caps. From a create
+/// (`create_call`), what it lowered is logged as a `limits` fault (a query says the same again).
+void clamp_qp_caps(ibv_qp_cap& cap, const char* create_call = nullptr);
+/// What the program is told of an SRQ: no deeper or wider than the caps.
+void clamp_srq_attr(ibv_srq_attr& attr);
 /// EINVAL, logged, for a CQ larger than `max_cqe`; 0 when it fits.
 int refuse_cq_size(int cqe, const char* call, ibv_context* context);
 /// The device the program queries (through `call`) is the smaller one, with the target's

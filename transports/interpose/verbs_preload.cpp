@@ -102,7 +102,7 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
   observe_qp_request(asked, attr->qp_type, "ibv_create_qp", pd->context, qp != nullptr);
   if (qp == nullptr) return nullptr;
   note_created(VerbsObject::kQp, "ibv_create_qp", pd->context);
-  clamp_qp_caps(attr->cap);
+  clamp_qp_caps(attr->cap, "ibv_create_qp");
   remember_qp(qp);
   return qp;
 }
@@ -210,6 +210,26 @@ __attribute__((visibility("default"))) int ibv_query_device(ibv_context* context
   return queried;
 }
 
+// What the program reads back of a QP or an SRQ agrees with its create under the limits in
+// force: a device that granted less says so on every later query too.
+__attribute__((visibility("default"))) int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr,
+                                                        int attr_mask,
+                                                        ibv_qp_init_attr* init_attr) {
+  static auto* real = real_verbs<decltype(ibv_query_qp)>("ibv_query_qp");
+  const int queried = real(qp, attr, attr_mask, init_attr);
+  if (queried != 0) return queried;
+  if (init_attr != nullptr) clamp_qp_caps(init_attr->cap);
+  if (attr != nullptr && (attr_mask & IBV_QP_CAP) != 0) clamp_qp_caps(attr->cap);
+  return queried;
+}
+
+__attribute__((visibility("default"))) int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
+  static auto* real = real_verbs<decltype(ibv_query_srq)>("ibv_query_srq");
+  const int queried = real(srq, attr);
+  if (queried == 0) clamp_srq_attr(*attr);
+  return queried;
+}
+
 #define FAULTLINE_BYPASS(library, name, Return, Params, Args)                        \
   __attribute__((visibility("default"))) Return name Params {                        \
     using Fn = Return Params;                                                        \
@@ -233,11 +253,12 @@ __attribute__((visibility("default"))) void* dlsym(void* handle, const char* nam
   void* found = real_dlsym(handle, name);
   if (found == nullptr || handle == RTLD_DEFAULT) return found;
   static constexpr std::string_view kOurs[] = {
-      "ibv_open_device", "ibv_import_device", "ibv_create_qp",     "ibv_destroy_qp",
-      "ibv_dereg_mr",    "ibv_modify_qp",     "ibv_create_srq",    "ibv_destroy_srq",
-      "ibv_reg_mr",      "ibv_reg_mr_iova",   "ibv_reg_mr_iova2",  "ibv_create_cq",
-      "ibv_destroy_cq",  "ibv_alloc_pd",      "ibv_dealloc_pd",    "ibv_query_device",
-      "mlx5dv_init_obj", "mlx5dv_create_qp",  "efadv_create_qp_ex"};
+      "ibv_open_device",   "ibv_import_device", "ibv_create_qp",    "ibv_destroy_qp",
+      "ibv_dereg_mr",      "ibv_modify_qp",     "ibv_create_srq",   "ibv_destroy_srq",
+      "ibv_reg_mr",        "ibv_reg_mr_iova",   "ibv_reg_mr_iova2", "ibv_create_cq",
+      "ibv_destroy_cq",    "ibv_alloc_pd",      "ibv_dealloc_pd",   "ibv_query_device",
+      "ibv_query_qp",      "ibv_query_srq",     "mlx5dv_init_obj",  "mlx5dv_create_qp",
+      "efadv_create_qp_ex"};
   for (std::string_view ours : kOurs) {
     if (ours == name) return real_dlsym(RTLD_DEFAULT, name);
   }

@@ -2,6 +2,8 @@
 #include "faultline/harness/base/port_listening.hpp"
 
 #include <charconv>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -43,11 +45,33 @@ bool has_ended(pid_t pid) {
          text[name_end + 2] == 'Z' || text[name_end + 2] == 'X';
 }
 
+// An rdma_cm listener on `port` (rping -s, rdma_server, StepMesh's van listen through rdma_cm,
+// not a socket): a cm_id in state LISTEN bound to that port, as the RDMA netlink's resource
+// table shows it (`rdma resource show cm_id`: "... state LISTEN ... src-addr A.B.C.D:PORT").
+// Only where an RDMA device is.
+bool rdma_cm_listening(uint16_t port) {
+  std::error_code error;
+  if (std::filesystem::is_empty("/sys/class/infiniband", error) || error) return false;
+  FILE* table = popen("rdma resource show cm_id 2>/dev/null", "r");
+  if (table == nullptr) return false;
+  const std::string bound = ":" + std::to_string(port) + " ";
+  bool listening = false;
+  char line[1024];
+  while (std::fgets(line, sizeof line, table) != nullptr) {
+    const std::string text = std::string(line) + " ";
+    listening = listening || (text.find("state LISTEN ") != std::string::npos &&
+                              text.find(bound) != std::string::npos);
+  }
+  pclose(table);
+  return listening;
+}
+
 }  // namespace
 
 bool port_listening(pid_t pid, uint16_t port) {
   const std::string net = "/proc/" + std::to_string(pid) + "/net/";
-  return table_has_listener(net + "tcp", port) || table_has_listener(net + "tcp6", port);
+  return table_has_listener(net + "tcp", port) || table_has_listener(net + "tcp6", port) ||
+         rdma_cm_listening(port);
 }
 
 bool wait_until_listening(pid_t pid, const std::string& port_text,

@@ -2,6 +2,7 @@
 #include "proc_stacks.hpp"
 
 #include <dirent.h>
+#include <sys/syscall.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -49,6 +50,35 @@ std::string place(const std::vector<Mapping>& mappings, uint64_t pc) {
   return text;
 }
 
+// The name of the system calls a blocked thread waits in, by this architecture's numbers; the
+// number itself for one not listed.
+std::string system_call_name(const std::string& number) {
+  static const std::pair<long, const char*> kNames[] = {
+#define FAULTLINE_SYSCALL(name) {SYS_##name, #name},
+      FAULTLINE_SYSCALL(read) FAULTLINE_SYSCALL(write) FAULTLINE_SYSCALL(readv) FAULTLINE_SYSCALL(
+          ioctl) FAULTLINE_SYSCALL(futex) FAULTLINE_SYSCALL(ppoll) FAULTLINE_SYSCALL(pselect6)
+          FAULTLINE_SYSCALL(epoll_pwait) FAULTLINE_SYSCALL(nanosleep)
+              FAULTLINE_SYSCALL(clock_nanosleep) FAULTLINE_SYSCALL(wait4) FAULTLINE_SYSCALL(waitid)
+                  FAULTLINE_SYSCALL(accept4) FAULTLINE_SYSCALL(connect) FAULTLINE_SYSCALL(recvfrom)
+                      FAULTLINE_SYSCALL(recvmsg) FAULTLINE_SYSCALL(sendto)
+                          FAULTLINE_SYSCALL(sendmsg) FAULTLINE_SYSCALL(rt_sigtimedwait)
+                              FAULTLINE_SYSCALL(io_getevents) FAULTLINE_SYSCALL(sched_yield)
+                                  FAULTLINE_SYSCALL(semtimedop)
+#ifdef SYS_poll  // the calls newer architectures (aarch64) have only the p- or 4-forms of
+                                      FAULTLINE_SYSCALL(poll) FAULTLINE_SYSCALL(select)
+                                          FAULTLINE_SYSCALL(epoll_wait) FAULTLINE_SYSCALL(pause)
+                                              FAULTLINE_SYSCALL(accept)
+#endif
+#undef FAULTLINE_SYSCALL
+  };
+  char* end = nullptr;
+  const long value = std::strtol(number.c_str(), &end, 10);
+  if (end == number.c_str() || *end != '\0') return number;
+  for (const auto& [known, name] : kNames)
+    if (known == value) return name;
+  return number;
+}
+
 std::string first_line(const std::string& path) {
   std::ifstream file(path);
   std::string line;
@@ -78,10 +108,10 @@ std::string proc_stacks(pid_t pid) {
       continue;
     }
     const uint64_t pc = std::strtoull(words.back().c_str(), nullptr, 16);
-    stacks +=
-        "#0  " + place(mappings, pc) +
-        (words[0] == "-1" ? std::string(" (blocked)") : " (in system call " + words[0] + ")") +
-        "\n";
+    stacks += "#0  " + place(mappings, pc) +
+              (words[0] == "-1" ? std::string(" (blocked)")
+                                : " (in system call " + system_call_name(words[0]) + ")") +
+              "\n";
   }
   closedir(tasks);
   return stacks;

@@ -32,8 +32,8 @@ using Environment = std::vector<std::pair<std::string, std::string>>;
 /// Runs `argv` with `environment` added, until it exits or `deadline` passes, its stdout and
 /// stderr together into `output`. Whatever it started that is still alive at the end is
 /// killed. A program that cannot be started exits 127 with the reason in its output. The
-/// stacks of a program still running at its deadline or when stopped are taken with gdb, in a
-/// shorter budget for a `peer` stopped after the judged role ended.
+/// stacks of a program still running at its deadline or when stopped are taken with gdb; of a
+/// `peer` stopped after the judged role ended, each thread's innermost frame from /proc.
 Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
                                    const Environment& environment,
                                    std::chrono::milliseconds deadline, OutputReader& output,

@@ -173,8 +173,8 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
       ->capture_default_str()
       ->check(seconds_up_to(86400));
   exec->add_flag("--peer", options->peer,
-                 "A peer of the judged program (`sut run` passes it): 3 s for its stacks when "
-                 "stopped, not 20");
+                 "A peer of the judged program (`sut run` passes it): when stopped, each "
+                 "thread's innermost frame from /proc, not gdb's stacks");
   exec->add_option("--ok", options->checker.ok, "Regex the output of a correct run matches");
   exec->add_option("--wrong", options->checker.wrong, "Regex the output of wrong data matches");
   exec->add_option("--error", options->checker.error, "Regex of the line a detected error prints");

@@ -114,6 +114,16 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
     const std::string path = options.interpose_dir + library;
     if (std::filesystem::exists(path)) preload += (preload.empty() ? "" : ":") + path;
   }
+  // The program's stdout line-buffered, as `stdbuf -oL` makes it (coreutils' own library):
+  // what a program stopped at its deadline or killed had written is in its output, not lost
+  // in a pipe's buffer.
+  for (const char* stdbuf :
+       {"/usr/libexec/coreutils/libstdbuf.so", "/usr/lib/coreutils/libstdbuf.so"}) {
+    if (!std::filesystem::exists(stdbuf)) continue;
+    preload += (preload.empty() ? "" : ":") + std::string(stdbuf);
+    environment.emplace_back("_STDBUF_O", "L");
+    break;
+  }
   if (!preload.empty()) environment.emplace_back("LD_PRELOAD", joined(preload, "LD_PRELOAD", ":"));
   ExecResult result;
   result.output_log = options.work_dir + "/output.log";

@@ -8,6 +8,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "hang_waits.hpp"
 
 namespace faultline::harness::sut {
 
@@ -41,8 +44,16 @@ struct FiredFaults {
   size_t all = 0;
   size_t data = 0;        ///< changed the bytes the program read
   size_t shown_only = 0;  ///< `limits` showing a smaller device: a query answered, nothing refused
+  size_t no_effect = 0;   ///< fired and changed nothing (no byte, no post)
+  size_t tolerable = 0;   ///< changed what a correct program must take (inline on or off)
   std::map<std::string, size_t> by_kind;
+  std::vector<std::string> no_effect_reasons;  ///< why, each said once
+  std::vector<std::string> models;             ///< what the inline faults did, each said once
   bool only_shown() const { return all > 0 && shown_only == all; }
+  bool changed_nothing() const { return all > 0 && no_effect == all; }
+  /// Every fault one a correct program takes in its stride (limits it was shown, inline
+  /// changed), at least one of them a change.
+  bool only_tolerable() const { return tolerable > 0 && tolerable + shown_only + no_effect == all; }
   /// "rewrite_field 1, limits 1": which faults fired (a fault that fired and changed nothing a
   /// run reached, as the seed's segment bug behind its refused inline post, is named too).
   std::string kinds() const {
@@ -53,16 +64,59 @@ struct FiredFaults {
   }
 };
 
+void add_once(std::vector<std::string>& list, const std::string& text) {
+  if (!text.empty() && std::find(list.begin(), list.end(), text) == list.end())
+    list.push_back(text);
+}
+
+// Why a fault that fired changed nothing, or "" when it changed something: a data fault on a
+// completion that carried no bytes, an inline room raised for sends none of which fit it.
+std::string no_effect_reason(const json& event, bool room_used) {
+  const std::string kind = event.value("kind", "");
+  const bool data_kind = event.contains("data") || kind == "corrupt_data";
+  if (data_kind && event.value("bytes_changed", uint64_t{1}) == 0)
+    return kind +
+           " matched completions that carried no bytes (a write with immediate's "
+           "arrival, a zero-byte message): opcode=RECV reaches the data of sends, "
+           "side=send with opcode=RDMA_WRITE that of writes";
+  const std::string call = event.value("call", "");
+  if (kind == "inline" && call.find("create") != std::string::npos && !room_used)
+    return "inline force raised the QPs' inline room and none of the program's sends fit it (" +
+           event.value("inline_room", json::array()).dump() +
+           " bytes asked and granted): it reaches only sends within that room";
+  return "";
+}
+
 FiredFaults fired_faults(const std::vector<json>& events, const JudgedFaults& judged) {
   FiredFaults fired;
+  const bool room_used = std::any_of(events.begin(), events.end(), [](const json& event) {
+    return event.value("event", "") == "inline_room_used";
+  });
   for (const auto& event : events) {
     if (!judged.judged(event)) continue;
     ++fired.all;
-    // A data fault that changed no byte (a write with immediate's receive) changed nothing read.
-    const bool data_kind = event.contains("data") || event.value("kind", "") == "corrupt_data";
-    fired.data += data_kind && event.value("bytes_changed", uint64_t{1}) > 0;
-    fired.shown_only += event.value("kind", "") == "limits" && event.contains("lowered");
     ++fired.by_kind[event.value("kind", "")];
+    if (const std::string reason = no_effect_reason(event, room_used); !reason.empty()) {
+      ++fired.no_effect;
+      add_once(fired.no_effect_reasons, reason);
+      continue;
+    }
+    const bool data_kind = event.contains("data") || event.value("kind", "") == "corrupt_data";
+    fired.data += data_kind;
+    fired.shown_only += event.value("kind", "") == "limits" && event.contains("lowered");
+    // Inline on or off changes how the bytes travel, never which: a correct program takes it.
+    // An inline send refused (unregistered bytes, above the room) is no such change.
+    // (above_limit: a post the provider refuses, verbs' "posted inline above" model,
+    // libfabric's inject above its size, is none.)
+    const bool inline_change =
+        event.value("kind", "") == "inline" && !event.contains("unregistered") &&
+        event.value("posted_as", "") != "inject" && event.value("errno", 0) == 0 &&
+        event.value("model", "").find("above") == std::string::npos;
+    fired.tolerable += inline_change;
+    if (inline_change)  // verbs name the model; libfabric what the call was posted as
+      add_once(fired.models, event.contains("model")
+                                 ? event.value("model", "")
+                                 : "posted as " + event.value("posted_as", std::string("?")));
   }
   return fired;
 }
@@ -81,21 +135,23 @@ std::optional<int> ending_signal(const GroupRun& run) {
 
 void judge_hang(ExecResult& result, const GroupRun& run, const ExecOptions& options) {
   result.verdict = SutVerdict::kHang;
+  const std::string waits = hang_waits_on(run.stacks);
+  const std::string waiting = waits.empty() ? "" : "it waits on " + waits + "; ";
   if (run.stopped) {
     result.evidence =
         "still running when it was stopped (its peer had ended, or faultline was interrupted); "
         "the stacks of every process are in `stacks`";
-    result.hint =
-        "a peer that waits forever once the other side fails: it never learns of the "
-        "failure (no timeout, no error propagation)";
+    result.hint = waiting +
+                  "a peer that waits forever once the other side fails never learns of the "
+                  "failure (no timeout, no error propagation)";
     return;
   }
   result.evidence = "still running after " + std::to_string(options.deadline.count()) +
                     " ms; the stacks of every process are in `stacks`";
-  result.hint = result.faults_applied > 0
-                    ? "the program waits for a completion that failed: a peer or a poll loop "
-                      "that never learns of the error"
-                    : "it hangs without a fault: check the command on its own first";
+  result.hint = waiting + (result.faults_applied > 0
+                               ? "after the fault nothing it waits for comes: a peer or a loop "
+                                 "that never learns of the error"
+                               : "it hangs without a fault: check the command on its own first");
 }
 
 std::string exit_text(const GroupRun& run, const std::string& error_line) {
@@ -103,23 +159,34 @@ std::string exit_text(const GroupRun& run, const std::string& error_line) {
          (error_line.empty() ? "" : "; " + error_line);
 }
 
-// Planned faults, none fired: the program failed by itself, or a filter missed.
-void judge_unfired(ExecResult& result, const GroupRun& run, const OutputChecker& checker) {
+// Planned faults, none fired or none that changed anything: the program failed by itself, or
+// a filter missed.
+void judge_unfired(ExecResult& result, const GroupRun& run, const OutputChecker& checker,
+                   const FiredFaults& fired) {
   const bool ok = !checker.has_ok_pattern() || checker.ok_seen();
+  std::string unfired = "no planned fault fired";
+  if (fired.changed_nothing()) {
+    unfired = std::to_string(fired.all) + " fault(s) fired and changed nothing: ";
+    for (size_t i = 0; i < fired.no_effect_reasons.size(); ++i)
+      unfired += (i > 0 ? "; " : "") + fired.no_effect_reasons[i];
+  }
   if (run.exit_code == 0 && ok && !checker.wrong_seen()) {
     result.verdict = SutVerdict::kNotReached;
-    result.evidence = "no planned fault fired";
+    result.evidence = unfired;
     result.hint =
-        "a filter matched nothing (layer, side, rank, nth beyond the completions there were), "
-        "or the program bypassed the interposers (static linking, its own provider path, "
-        "direct verbs); the `instrumented` events say what was reached";
+        fired.changed_nothing()
+            ? "the fault never reached what the program reads: narrow its filter to the data "
+              "(above), or choose a kind that acts on this program's posts"
+            : "a filter matched nothing (layer, side, rank, nth beyond the completions there "
+              "were), or the program bypassed the interposers (static linking, its own provider "
+              "path, direct verbs); the `instrumented` events say what was reached";
     return;
   }
   result.verdict = SutVerdict::kFail;
   const auto line = checker.first_error_since(0);
-  result.evidence =
-      "no planned fault fired and it failed by itself: " + exit_text(run, line ? line->text : "") +
-      (ok ? "" : "; the output lacks the checker's ok pattern");
+  result.evidence = unfired +
+                    " and it failed by itself: " + exit_text(run, line ? line->text : "") +
+                    (ok ? "" : "; the output lacks the checker's ok pattern");
   result.hint = "run the command without faults first: it must pass before a fault means anything";
 }
 
@@ -130,6 +197,16 @@ void judge_quiet_exit(ExecResult& result, const FiredFaults& fired, const Output
     result.evidence =
         "runs within these limits: it was shown the smaller device and asked for nothing above "
         "its caps";
+  } else if (fired.only_tolerable() && checker.has_ok_pattern() && checker.ok_seen() &&
+             !checker.wrong_seen()) {
+    // Not masked: nothing wrong reached it. Inline is how the bytes travel, a correct program
+    // takes either.
+    result.verdict = SutVerdict::kPass;
+    result.evidence =
+        "conforms: its sends' inline changed " + std::to_string(fired.tolerable) + " time(s) (";
+    for (size_t i = 0; i < fired.models.size(); ++i)
+      result.evidence += (i > 0 ? "; " : "") + fired.models[i];
+    result.evidence += ") and its output is right";
   } else if (checker.has_ok_pattern()) {
     result.verdict = checker.ok_seen() ? SutVerdict::kMasked : SutVerdict::kSilentCorruption;
     result.evidence = checker.ok_seen()
@@ -176,6 +253,28 @@ std::string device_refusal(const std::vector<json>& events) {
            ")";
   }
   return "";
+}
+
+// The last judged fault before a crash, as what the program was given: its call, and the
+// segments and bytes it changed. One segment fewer of a one-segment message is a zero-byte
+// message, which any sender may post: a program that crashes on it does so on legal input.
+std::string last_fault_said(const std::vector<json>& events, const JudgedFaults& judged) {
+  const json* last = nullptr;
+  for (const auto& event : events)
+    if (judged.judged(event)) last = &event;
+  if (last == nullptr) return "";
+  std::string said = last->value("kind", std::string("fault")) + " in " +
+                     last->value("call", std::string("a call")) + " (" +
+                     last->value("layer", std::string("")) + ")";
+  const json segments = last->value("segments", json());
+  const json bytes = last->value("bytes", json());
+  if (segments.is_array() && segments.size() == 2)
+    said += ": " + segments[0].dump() + " segment(s) became " + segments[1].dump();
+  if (bytes.is_array() && bytes.size() == 2)
+    said += ", " + bytes[0].dump() + " bytes became " + bytes[1].dump();
+  if (segments.is_array() && segments.size() == 2 && segments[1] == 0)
+    said += ": a zero-byte message, which any sender may post";
+  return said;
 }
 
 }  // namespace
@@ -235,8 +334,11 @@ void judge(ExecResult& result, const GroupRun& run, const ExecOptions& options,
                                   : " (exit code " + std::to_string(*run.exit_code) +
                                         ": a process it started, as its shell or launcher "
                                         "reports it)");
-  } else if (faults_planned && fired.all == 0) {
-    judge_unfired(result, run, checker);
+    if (fired.all > 0)
+      result.evidence += "; after faults fired: " + fired.kinds() +
+                         "; the last: " + last_fault_said(result.events, judged);
+  } else if (faults_planned && (fired.all == 0 || fired.changed_nothing())) {
+    judge_unfired(result, run, checker, fired);
   } else if (checker.wrong_seen()) {
     result.verdict = SutVerdict::kSilentCorruption;
     result.evidence = "the output matches the checker's wrong-data pattern";

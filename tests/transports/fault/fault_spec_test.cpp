@@ -104,6 +104,19 @@ TEST_CASE("an unknown kind or key is refused, naming it and the ones allowed", "
   CHECK_THAT(plan.error().message, Catch::Contains("sed"));
 }
 
+TEST_CASE("corrupt_data without data says it is missing, one with a wrong data names the choices",
+          "[unit]") {
+  auto missing = parse_fault({{"kind", "corrupt_data"}, {"nth", 1}}, kInterposer, "--fault");
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error().message,
+             Catch::Contains("--fault: data") && Catch::Contains("required, missing"));
+  auto wrong = parse_fault({{"kind", "corrupt_data"}, {"data", "shred"}, {"nth", 1}}, kInterposer,
+                           "--fault");
+  REQUIRE_FALSE(wrong.ok());
+  CHECK_THAT(wrong.error().message,
+             Catch::Contains("one of scribble, suppress") && !Catch::Contains("missing"));
+}
+
 TEST_CASE("a kind or key an applier cannot apply is refused at parse time, saying why", "[unit]") {
   auto delay = parse_fault({{"kind", "delay_completion"}, {"delay_ms", 5}, {"nth", 1}}, kInterposer,
                            "--fault");

@@ -314,7 +314,9 @@ Status read_data(const FaultReader& reader, FaultSpec& spec) {
                                    : DataAction::kKeep;
   FAULTLINE_TRY(spec.qp_error, reader.flag("qp_error"));
   if (spec.kind == FaultKind::kCorruptData && spec.data == DataAction::kKeep)
-    return reader.bad("data", "\"scribble\" or \"suppress\"");
+    return reader.bad("data",
+                      "\"scribble\" (changed bytes) or \"suppress\" (the bytes never written): "
+                      "corrupt_data needs one (required, missing)");
   return Status{};
 }
 

@@ -17,8 +17,9 @@ struct SutRole {
   std::vector<std::string> command;  ///< with {port}, {address}, {device}, {gid}, {bin}
   nlohmann::json faults = nlohmann::json::array();  ///< the plan's faults for this role
   int after_ms = 0;                                 ///< started this long after the role before it
-  /// Its {port} is a TCP port it listens on: the roles after it start once it does (at most
-  /// the deadline later), not after a guessed delay that a busy host outlasts.
+  /// Its {port} is a port it listens on (TCP, or rdma_cm on an RDMA device): the roles after it
+  /// start once it does (at most the deadline later), not after a guessed delay that a busy
+  /// host outlasts.
   bool listens = false;
   /// Its standing faults: the conditions it runs under (inline off), not the faults judged.
   nlohmann::json with = nlohmann::json::array();
