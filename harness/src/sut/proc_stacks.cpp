@@ -53,7 +53,7 @@ std::string place(const std::vector<Mapping>& mappings, uint64_t pc) {
 // The name of the system calls a blocked thread waits in, by this architecture's numbers; the
 // number itself for one not listed.
 std::string system_call_name(const std::string& number) {
-  static const std::pair<long, const char*> kNames[] = {
+  static constexpr std::pair<long, const char*> kNames[] = {
 #define FAULTLINE_SYSCALL(name) {SYS_##name, #name},
       FAULTLINE_SYSCALL(read) FAULTLINE_SYSCALL(write) FAULTLINE_SYSCALL(readv) FAULTLINE_SYSCALL(
           ioctl) FAULTLINE_SYSCALL(futex) FAULTLINE_SYSCALL(ppoll) FAULTLINE_SYSCALL(pselect6)
