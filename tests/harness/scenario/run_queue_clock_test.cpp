@@ -76,16 +76,22 @@ TEST_CASE("a thread sharing its one CPU with a busy thread has waited for it", "
 TEST_CASE("waits between two empty polls delayed nothing and are left out", "[unit]") {
   DelayingWaits waits;
   REQUIRE(waits.available());
+  RunQueueClock whole;
   SharedCpu shared;
   REQUIRE(shared.pinned());
   const auto before = waits.so_far();
+  const auto whole_before = whole.waited();
   waits.polled_empty();
   spin_for(100ms);  // waits for the CPU between two polls that found nothing
   waits.polled_empty();
   waits.wait_ended();
   const auto idle_left_out = waits.so_far() - before;
+  const auto idle_whole = whole.waited() - whole_before;
   spin_for(100ms);  // waits that no empty poll excuses
   const auto counted = waits.so_far() - before - idle_left_out;
-  CHECK(idle_left_out < 5ms);
+  // What is left of the idle stretch is at most the preemptions just outside its two polls
+  // (a time slice each, more on a busy host): a small part of the wait inside it.
+  CHECK(idle_whole > 10ms);
+  CHECK(idle_left_out < idle_whole / 3);
   CHECK(counted > 10ms);
 }
