@@ -3,7 +3,7 @@
 #   OUT/default  the Makefile's default (no USE_GDR: the server checks data_num == 3)
 #   OUT/gdr      USE_GDR=1, what StepMesh's CMake and setup.py build (data_num >= 2)
 # each with the RDMA van (USE_RDMA=1) and the zmq van, against Debian's libzmq3-dev.
-# Usage: build_stepmesh.sh SOURCE OUT
+# Usage: build_stepmesh.sh SOURCE OUT [VARIANT...]   (default: both)
 #   SOURCE: a release tarball (.tar.gz, one top folder), a source folder (copied: its files
 #   are never written), or "git" for a clone of the pinned commit (needs a network).
 # Nothing of StepMesh is changed. Three things outside its files make it build without
@@ -14,7 +14,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source=${1:?usage: build_stepmesh.sh SOURCE OUT}
-out=${2:?usage: build_stepmesh.sh SOURCE OUT}
+out=${2:?usage: build_stepmesh.sh SOURCE OUT [VARIANT...]}
+shift 2
+variants=("$@")
+[[ ${#variants[@]} -gt 0 ]] || variants=(default gdr)
 pinned_repository=https://github.com/stepfun-ai/StepMesh.git
 pinned_commit=740ac1259d9b04b8a4fb83258ea0d487e7b514c5
 
@@ -49,7 +52,11 @@ unpack() {
 
 objects="build/customer.o build/postoffice.o build/van.o build/network_utils.o"
 objects+=" build/backend/backend.o build/backend/cpu_backend.o"
-for variant in default gdr; do
+for variant in "${variants[@]}"; do
+  if [[ $variant != default && $variant != gdr ]]; then
+    echo "build_stepmesh.sh: unknown variant $variant; expected default or gdr" >&2
+    exit 2
+  fi
   unpack "$out/$variant"
   flags=(ps USE_RDMA=1 USE_CUDA=0 DEPS_PATH=/usr "OBJS=$objects"
     "ADD_CFLAGS=-std=c++17 -I$here/stand_in")
