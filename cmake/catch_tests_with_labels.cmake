@@ -52,9 +52,13 @@ foreach(name IN LISTS all_names)
   # Catch2 test specs treat these characters specially; escape them to select exactly one case.
   string(REGEX REPLACE "([],[\\\\])" "\\\\\\1" filter "${name}")
   # [long]: a case that runs past the default timeouts of the lanes (a sweep): 300 s of its own.
+  # The slow and long ones start first where CTest runs tests side by side (its COST, until it
+  # has measured them): one started last would run alone at the end.
   set(timeout "")
   if("long" IN_LIST labels)
-    set(timeout " TIMEOUT 300")
+    set(timeout " TIMEOUT 300 COST 20")
+  elseif("slow" IN_LIST labels)
+    set(timeout " COST 10")
   endif()
   string(APPEND script
     "add_test([==[${name}]==] \"${TEST_EXECUTABLE}\" [==[${filter}]==] --warn NoTests)\n"

@@ -52,6 +52,12 @@ uint64_t fnv1a(uint64_t hash, const void* data, size_t size) {
   return hash;
 }
 
+std::string hex_id(uint64_t hash) {
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(hash));
+  return id;
+}
+
 std::string side_name(Side side) {
   return side == Side::kSend ? "send" : side == Side::kRecv ? "recv" : "any";
 }
@@ -104,14 +110,19 @@ std::string current_site() {
     const std::string text = without_folders(frame.get<std::string>()) + "\n";
     hash = fnv1a(hash, text.data(), text.size());
   }
-  char id[17];
-  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(hash));
   std::lock_guard lock(sites_mutex);
-  return (*ids_by_stack)[raw] = id;
+  return (*ids_by_stack)[raw] = hex_id(hash);
+}
+
+std::string site_of(const Event& event) {
+  if (!event.site.empty()) return std::string(event.site);
+  if (event.outermost) return current_site();
+  const std::string beneath = "beneath the program: " + std::string(event.layer);
+  return hex_id(fnv1a(kFnvBasis, beneath.data(), beneath.size()));
 }
 
 void note_site(const Event& event, const char* call, bool posted_inline, int segments) {
-  SiteKey key{current_site(),           call,           event.side, event.opcode,
+  SiteKey key{site_of(event),           call,           event.side, event.opcode,
               std::string(event.layer), event.outermost};
   std::lock_guard lock(sites_mutex);
   if (sites == nullptr) {

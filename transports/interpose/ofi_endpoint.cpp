@@ -175,7 +175,8 @@ std::optional<PostedOperations::Operation> operation_of(Side side, std::string_v
 template <typename Post>
 ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* context, Post post) {
   const uint64_t queue = receive_queue_of_layer(ep.layer);
-  const auto operation = PostedOperations::wanted() ? operation_of(side, call) : std::nullopt;
+  auto operation = PostedOperations::wanted() ? operation_of(side, call) : std::nullopt;
+  if (operation && ep.programs_own) operation->site = site_of(post_event(ep, side));
   const auto recorded = [&] {
     if (operation)
       PostedOperations::get().record(queue, reinterpret_cast<uintptr_t>(context), *operation);

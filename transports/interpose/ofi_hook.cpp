@@ -92,9 +92,11 @@ std::optional<transports::Opcode> opcode_of(uint64_t flags) {
 }
 
 // The rule that faults this successful entry, if one fires. An entry without flags (the
-// context format) is matched by what was posted on its context, where that was recorded.
+// context format) is matched by what was posted on its context, where that was recorded; its
+// site is its post's.
 std::optional<FiredFault> firing_rule(const WrappedCq& cq, const std::byte* entry) {
   Event event;
+  std::string site;  // the post's, where it was seen
   const uint64_t flags = entry_flags(cq, entry);
   event.side = side_of(flags);
   event.opcode = opcode_of(flags);
@@ -108,9 +110,11 @@ std::optional<FiredFault> firing_rule(const WrappedCq& cq, const std::byte* entr
                                reinterpret_cast<uintptr_t>(context.op_context), event.side);
     if (posted && event.side == Side::kAny) event.side = posted->side;
     if (posted && !event.opcode) event.opcode = posted->opcode;
+    if (posted) site = posted->site;
   }
   event.layer = cq.layer;
   event.outermost = cq.programs_own;
+  event.site = site;
   if (Plan::get().maps_sites()) note_site(event, "fi_cq_read");
   return Plan::get().completion_fault(event);
 }

@@ -12,7 +12,9 @@ PostedOperations& PostedOperations::get() {
   return *operations;
 }
 
-bool PostedOperations::wanted() { return Plan::get().filters_completions_by_post(); }
+bool PostedOperations::wanted() {
+  return Plan::get().filters_completions_by_post() || Plan::get().maps_sites();
+}
 
 void PostedOperations::record(uint64_t queue, uintptr_t context, Operation operation) {
   std::lock_guard lock(mutex_);

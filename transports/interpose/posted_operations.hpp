@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -15,7 +16,8 @@ namespace faultline::transports::interpose {
 /// What a libfabric program posted on each context, and which CQs it bound for transmits and
 /// for receives, so a completion of a CQ whose entries carry no flags (FI_CQ_FORMAT_CONTEXT, as
 /// fi_pingpong's) still matches a fault's `side` and `opcode`: the post or the binding says
-/// which. Kept only while a completion fault filters by either; each post is taken at its
+/// which, and a completion's site is its post's. Kept only while a completion fault filters by
+/// side, opcode or site, or the sweep maps sites; each post is taken at its
 /// completion (posts of one context and side complete in order; programs that post with a
 /// NULL context, as fi_pingpong does, are told apart by the CQ's binding).
 class PostedOperations {
@@ -23,10 +25,12 @@ class PostedOperations {
   struct Operation {
     Side side = Side::kAny;
     std::optional<transports::Opcode> opcode;
+    std::string site;  ///< the post's call site (site_of), where sites are mapped or filtered
   };
 
   static PostedOperations& get();
-  /// Whether posts are recorded at all (the plan filters completions by side or opcode).
+  /// Whether posts are recorded at all (the plan filters completions by side, opcode or site,
+  /// or maps sites).
   static bool wanted();
 
   void record(uint64_t queue, uintptr_t context, Operation operation);

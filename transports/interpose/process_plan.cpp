@@ -16,12 +16,14 @@ namespace {
 // The call site of the post or poll being asked about, found once per question (a stack walk).
 class LazySite {
  public:
+  explicit LazySite(const Event& event) : event_(event) {}
   const std::string& id() {
-    if (!id_) id_ = current_site();
+    if (!id_) id_ = site_of(event_);
     return *id_;
   }
 
  private:
+  const Event& event_;
   std::optional<std::string> id_;
 };
 
@@ -84,8 +86,9 @@ Plan::Plan() : rank_(launcher_rank()) {
     if (fault.kind == FaultKind::kInline)
       inline_modes_ |= 1U << static_cast<unsigned>(fault.inline_mode);
     completion_rules_ = completion_rules_ || fault.info().effect.any();
-    completion_filters_ = completion_filters_ ||
-                          (fault.info().effect.any() && (fault.side != Side::kAny || fault.opcode));
+    completion_filters_ =
+        completion_filters_ || (fault.info().effect.any() &&
+                                (fault.side != Side::kAny || fault.opcode || !fault.site.empty()));
     data_rules_ = data_rules_ || fault.data != DataAction::kKeep;
     suppress_rules_ = suppress_rules_ || fault.data == DataAction::kSuppress;
     maps_sites_ = maps_sites_ || fault.map_sites;
@@ -100,7 +103,7 @@ bool Plan::applies_here(const FaultSpec& fault) const { return !fault.rank || fa
 std::optional<FiredFault> Plan::completion_fault(const Event& event,
                                                  bool (*allowed)(const FaultSpec&)) {
   if (!completion_rules_) return std::nullopt;  // no lock taken for a plan without any
-  LazySite site;
+  LazySite site(event);
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_) {
     if (!fault.spec.info().effect.any() || (allowed != nullptr && !allowed(fault.spec))) continue;
@@ -113,7 +116,7 @@ std::optional<FiredFault> Plan::completion_fault(const Event& event,
 
 std::optional<FiredFault> Plan::post_fault(const Event& event, FaultKind kind) {
   if (!has(kind)) return std::nullopt;
-  LazySite site;
+  LazySite site(event);
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_) {
     if (fault.spec.kind != kind || !matches(fault.spec, event, site)) continue;
@@ -127,7 +130,7 @@ std::optional<FiredFault> Plan::field_fault(
     const Event& event, uint64_t length,
     const std::function<std::optional<uint64_t>(const fault::FieldRewrite&)>& read) {
   if (!has(FaultKind::kRewriteField)) return std::nullopt;
-  LazySite site;
+  LazySite site(event);
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_) {
     if (fault.spec.kind != FaultKind::kRewriteField || !matches(fault.spec, event, site)) continue;
@@ -143,7 +146,7 @@ void Plan::log_observed_fields(
     const std::function<std::optional<uint64_t>(const fault::FieldRewrite&)>& read,
     const nlohmann::json& details) {
   if (!observes_fields_) return;
-  LazySite site;
+  LazySite site(event);
   for (const Counted& fault : faults_) {  // read only: nothing counted
     if (fault.spec.kind != FaultKind::kObserve || fault.spec.field.width == 0) continue;
     if (!matches(fault.spec, event, site)) continue;
@@ -163,7 +166,7 @@ void Plan::log_observed_fields(
 std::optional<FiredFault> Plan::inline_fault(
     const Event& event, const std::function<bool(fault::InlineMode)>& changes) {
   if (!has(FaultKind::kInline)) return std::nullopt;
-  LazySite site;
+  LazySite site(event);
   std::lock_guard lock(mutex_);
   for (Counted& fault : faults_) {
     if (fault.spec.kind != FaultKind::kInline || !matches(fault.spec, event, site) ||

@@ -27,6 +27,7 @@ struct Event {
   std::optional<uint32_t> qp_num;
   std::string_view layer;  ///< ofi: the provider's name; verbs: empty
   bool outermost = true;   ///< ofi: the program's own call, not a utility provider's inner one
+  std::string_view site;   ///< a completion's: its post's call site, where the post was seen
 };
 
 /// A fault that fired: its spec, and the match it fired on.
@@ -52,8 +53,8 @@ class Plan {
   }
   /// True when some fault acts on completions (status, data, drop, duplicate).
   bool has_completion_rules() const { return completion_rules_; }
-  /// True when some completion fault filters by side or opcode (libfabric: a CQ without entry
-  /// flags matches them by what was posted).
+  /// True when some completion fault filters by side, opcode or site (libfabric: a CQ without
+  /// entry flags matches them by what was posted; a completion's site is its post's).
   bool filters_completions_by_post() const { return completion_filters_; }
   /// True when some fault changes the data a receive delivered.
   bool has_data_rules() const { return data_rules_; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "faultline/harness/port_check/port_check.hpp"
 #include "faultline/harness/sweep/sweep.hpp"
@@ -68,8 +69,18 @@ void add_limit_points(const std::vector<json>& requests, const DeviceProfile& pr
 std::vector<sut::FaultPoint> choose_points(const std::vector<sut::CallSite>& sites,
                                            const std::vector<json>& requests,
                                            const SweepOptions& options) {
+  // Sites by rank and id, whichever process wrote its sites first: the same list from every
+  // run of the program.
+  std::vector<const sut::CallSite*> in_order;
+  for (const auto& site : sites) in_order.push_back(&site);
+  const auto key = [](const sut::CallSite* site) {
+    return std::tie(site->rank, site->site, site->call, site->side, site->opcode, site->layer,
+                    site->outermost);
+  };
+  std::sort(in_order.begin(), in_order.end(),
+            [&](const sut::CallSite* a, const sut::CallSite* b) { return key(a) < key(b); });
   std::vector<sut::FaultPoint> found;
-  for (const auto& site : sites) add_site_points(site, options, found);
+  for (const auto* site : in_order) add_site_points(*site, options, found);
   for (const auto& profile : options.profiles) add_limit_points(requests, profile, found);
   // One point an id (a profile named twice, a site seen twice): junit follows points by it.
   std::set<std::string> ids;
