@@ -139,7 +139,7 @@ nlohmann::json apply_data(const WrappedCq& cq, const std::byte* entry, const Fir
   }
   const bool has_len = cq.entry_bytes >= sizeof(fi_cq_msg_entry);
   const size_t delivered = has_len ? full.len : SIZE_MAX;
-  return {{"bytes_changed", PostedBuffers::get().apply(queue, context, rule->data, delivered)}};
+  return data_effect(PostedBuffers::get().apply(queue, context, rule->data, delivered));
 }
 
 fi_cq_err_entry injected_error(const WrappedCq& cq, const std::byte* entry,

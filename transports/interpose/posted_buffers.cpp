@@ -26,12 +26,13 @@ void PostedBuffers::record(uint64_t queue, uint64_t id, std::vector<Segment> seg
   posted_[{queue, id}].push_back(std::move(posted));
 }
 
-size_t PostedBuffers::apply(uint64_t queue, uint64_t id, DataAction action, size_t delivered) {
+std::optional<size_t> PostedBuffers::apply(uint64_t queue, uint64_t id, DataAction action,
+                                           size_t delivered) {
   Posted posted;
   {
     std::lock_guard lock(mutex_);
     auto found = posted_.find({queue, id});
-    if (found == posted_.end()) return 0;
+    if (found == posted_.end()) return std::nullopt;
     posted = std::move(found->second.front());
     found->second.pop_front();
     if (found->second.empty()) posted_.erase(found);
@@ -56,6 +57,11 @@ void PostedBuffers::forget(uint64_t queue, uint64_t id) {
   if (found == posted_.end()) return;
   found->second.pop_front();
   if (found->second.empty()) posted_.erase(found);
+}
+
+nlohmann::json data_effect(std::optional<size_t> changed) {
+  if (changed) return {{"bytes_changed", *changed}};
+  return {{"bytes_changed", 0}, {"buffer_unseen", true}};
 }
 
 }  // namespace faultline::transports::interpose

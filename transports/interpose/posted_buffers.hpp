@@ -5,8 +5,11 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "process_plan.hpp"
 
@@ -34,8 +37,8 @@ class PostedBuffers {
   /// `suppress` restores).
   void record(uint64_t queue, uint64_t id, std::vector<Segment> segments, bool snapshot);
   /// Applies `action` to the first `delivered` bytes of receive (`queue`, `id`) and forgets it;
-  /// returns the bytes changed (0 when the receive is unknown).
-  size_t apply(uint64_t queue, uint64_t id, DataAction action, size_t delivered);
+  /// returns the bytes changed, nullopt when no post of the receive was seen.
+  std::optional<size_t> apply(uint64_t queue, uint64_t id, DataAction action, size_t delivered);
   void forget(uint64_t queue, uint64_t id);
 
  private:
@@ -46,5 +49,9 @@ class PostedBuffers {
   std::mutex mutex_;
   std::map<std::pair<uint64_t, uint64_t>, std::deque<Posted>> posted_;
 };
+
+/// A data fault's effect as its event says it: `bytes_changed`, and `buffer_unseen` where no
+/// post of the receive was seen (a provider's receives beneath the program: nothing changed).
+nlohmann::json data_effect(std::optional<size_t> changed);
 
 }  // namespace faultline::transports::interpose

@@ -150,7 +150,7 @@ nlohmann::json apply_side_effects(const FiredFault& rule, ibv_context* context, 
              queue && rule.data != DataAction::kKeep) {
     // A read's completion carries no length: the whole of its buffers.
     const size_t delivered = opcode == IBV_WC_RDMA_READ ? SIZE_MAX : byte_len;
-    details["bytes_changed"] = PostedBuffers::get().apply(*queue, wr_id, rule.data, delivered);
+    details.update(data_effect(PostedBuffers::get().apply(*queue, wr_id, rule.data, delivered)));
   } else {
     forget_delivery(context, qp_num, wr_id, opcode);
   }

@@ -74,11 +74,19 @@ void add_once(std::vector<std::string>& list, const std::string& text) {
 std::string no_effect_reason(const json& event, bool room_used) {
   const std::string kind = event.value("kind", "");
   const bool data_kind = event.contains("data") || kind == "corrupt_data";
-  if (data_kind && event.value("bytes_changed", uint64_t{1}) == 0)
-    return kind +
-           " matched completions that carried no bytes (a write with immediate's "
-           "arrival, a zero-byte message): opcode=RECV reaches the data of sends, "
-           "side=send with opcode=RDMA_WRITE that of writes";
+  if (data_kind && event.value("bytes_changed", uint64_t{1}) == 0) {
+    const std::string which =
+        event.contains("data_elsewhere")
+            ? "a write with immediate's arrival, whose bytes are where the writer put them"
+        : event.value("buffer_unseen", false)
+            ? "receives at " + event.value("layer", std::string("?")) +
+                  " whose buffers the interposer never saw posted, a provider's own beneath the "
+                  "program"
+            : "a zero-byte message";
+    return kind + " matched completions that carried no bytes it could change: " + which +
+           "; opcode=RECV at the program's layer reaches the data of sends, side=send with "
+           "opcode=RDMA_WRITE that of writes";
+  }
   const std::string call = event.value("call", "");
   if (kind == "inline" && call.find("create") != std::string::npos && !room_used)
     return "inline force raised the QPs' inline room and none of the program's sends fit it (" +

@@ -383,6 +383,35 @@ TEST_CASE("sut exec: Open MPI's allreduce with one iov fewer beneath ofi_rxm cra
   CHECK(run.events("fault")[0].at("rank") == 1);
   CHECK_FALSE(rank_left_running(dir));
 }
+
+TEST_CASE("sut exec: Open MPI: a data fault that changed nothing is not-reached, a taken inline "
+          "change is pass",
+          "[integration][ofi]") {
+  TempDir dir;
+  // tcp's receives beneath ofi_rxm are rxm's own buffers, posted where the interposer sees no
+  // post: the fault fires on the completion and changes no byte.
+  const SutRun beneath = mpi_allreduce(
+      dir, "--ok 'allreduce ok' --fault kind=corrupt_data,data=scribble,side=recv,layer=tcp,nth=3,"
+           "rank=1");
+  INFO(beneath.command.out);
+  CHECK(beneath.report.at("verdict") == "not-reached");
+  CHECK_THAT(beneath.report.at("evidence").get<std::string>(),
+             Catch::Contains("changed nothing") &&
+                 Catch::Contains("receives at tcp whose buffers the interposer never saw posted") &&
+                 Catch::Contains("opcode=RECV at the program's layer"));
+  REQUIRE(beneath.events("fault").size() == 1);
+  CHECK(beneath.events("fault")[0].at("bytes_changed") == 0);
+  // The token's blocking MPI_Send is an inject (fi_tinjectdata): inline off posts it as a send
+  // of registered bytes, which Open MPI takes, its output right: it conforms.
+  const SutRun inline_off = mpi_allreduce(dir, "--ok 'allreduce ok' --fault kind=inline,mode=off");
+  INFO(inline_off.command.out);
+  CHECK(inline_off.report.at("verdict") == "pass");
+  CHECK_THAT(inline_off.report.at("evidence").get<std::string>(),
+             Catch::StartsWith("conforms: its sends' inline changed") &&
+                 Catch::Contains("its output is right"));
+  CHECK_FALSE(inline_off.events("fault").empty());
+  CHECK_FALSE(rank_left_running(dir));
+}
 #endif
 
 TEST_CASE("run --suite sut: the shipped SUT scenarios reach their expected verdicts on this host",
