@@ -18,7 +18,8 @@ bool PostedOperations::wanted() {
 
 void PostedOperations::record(uint64_t queue, uintptr_t context, Operation operation) {
   std::lock_guard lock(mutex_);
-  posted_[{queue, context, operation.side}].push_back(operation);
+  const Side side = operation.side;
+  posted_[{queue, context, side}].push_back(std::move(operation));
 }
 
 std::optional<PostedOperations::Operation> PostedOperations::take(uint64_t queue, uintptr_t context,

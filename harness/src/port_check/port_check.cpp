@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -229,6 +230,28 @@ std::string finding_line(const Refusal& refusal) {
          (refusal.count > 1 ? " (" + std::to_string(refusal.count) + " times)" : "");
 }
 
+namespace {
+
+// Why a run showed no request: no device on this host, a program the interposer never
+// reached, or one that asked the device for nothing port-check holds.
+std::string why_nothing_seen(const sut::ExecResult& run) {
+  std::error_code error;
+  const std::filesystem::directory_iterator devices("/sys/class/infiniband", error);
+  if (error || devices == std::filesystem::directory_iterator())
+    return "no RDMA device on this host (/sys/class/infiniband lists none): the program could "
+           "open none";
+  const bool reached = std::any_of(run.events.begin(), run.events.end(), [](const json& event) {
+    return event.value("event", std::string()) == "instrumented";
+  });
+  if (!reached)
+    return "the program never reached libibverbs through the interposer: it opened no device, "
+           "or bypassed the preload (a static or setuid binary)";
+  return "the program opened a device but asked it for nothing port-check holds against a "
+         "profile (no device query, PD, CQ, QP, SRQ or MR)";
+}
+
+}  // namespace
+
 Result<PortCheckResult> port_check(const PortCheckOptions& options) {
   json faults = json::array({{{"kind", "observe"}}});
   if (options.enforced) faults.push_back(options.enforced->limits_fault());
@@ -244,8 +267,13 @@ Result<PortCheckResult> port_check(const PortCheckOptions& options) {
   result.run = std::move(run).value();
   for (const auto& event : result.run.events)
     if (event.value("event", std::string()) == "request") result.requests.push_back(event);
-  for (const auto& target : options.targets)
+  const std::string nothing_seen = result.requests.empty() ? why_nothing_seen(result.run) : "";
+  for (const auto& target : options.targets) {
     result.targets.push_back(judge_target(result.requests, target));
+    if (nothing_seen.empty()) continue;
+    result.targets.back().verdict = "not-reached";
+    result.targets.back().not_reached = nothing_seen;
+  }
   symbolize_refusals(result.targets);
   return result;
 }
@@ -264,6 +292,8 @@ json target_scenario(const TargetOutcome& outcome, size_t run_id, const std::str
                               : outcome.verdict == "would-fail" ? "fail"
                                                                 : "skip";
   std::string observed = outcome.verdict == "runs" ? "every request within its limits"
+                         : outcome.verdict == "not-reached"
+                             ? "nothing checked: " + outcome.not_reached
                          : outcome.verdict == "unknown"
                              ? "cannot say: the profile does not know " + unknown
                              : "the first call that would fail: " + outcome.refusals[0].call + " " +

@@ -34,6 +34,8 @@ struct PortCheckCommandOptions {
 void print_table(const harness::port_check::PortCheckResult& result, std::ostream& out) {
   out << "program: " << harness::sut::to_string(result.run.verdict) << " here ("
       << result.requests.size() << " resource request(s) seen)\n";
+  if (!result.targets.empty() && !result.targets.front().not_reached.empty())
+    out << "nothing was checked: " << result.targets.front().not_reached << "\n";
   out << std::left << std::setw(24) << "target"
       << "verdict\n";
   for (const auto& target : result.targets) {
@@ -148,10 +150,12 @@ int run_port_check(const PortCheckCommandOptions& options) {
               << (result->run.evidence.empty() ? "" : ": " + result->run.evidence) << "\n";
   }
   std::cout << "report: " << options.report_dir << "/report.json\n";
-  const bool any_fails =
-      std::any_of(result->targets.begin(), result->targets.end(),
-                  [](const auto& target) { return target.verdict == "would-fail"; });
-  return any_fails ? 1 : 0;
+  const auto any = [&](const char* verdict) {
+    return std::any_of(result->targets.begin(), result->targets.end(),
+                       [&](const auto& target) { return target.verdict == verdict; });
+  };
+  if (any("not-reached")) return harness::kExitNothingChecked;
+  return any("would-fail") ? harness::kExitConformanceFailure : harness::kExitPass;
 }
 
 }  // namespace
@@ -185,7 +189,8 @@ void add_port_check_command(CLI::App& app, CommandAction& run) {
       "  faultline port-check --profile hns_roce,mlx5-cx7 -- ib_send_lat -I 256 server\n"
       "  faultline port-check --profile all --enforce hns_roce-hip08 -- ./my_stack\n"
       "Exit codes: 0 every target runs it (or cannot say), 1 a target would refuse a request,\n"
-      "2 a usage error, 3 the harness could not run it.");
+      "2 a usage error, 3 the harness could not run it, 4 nothing was checked (the program\n"
+      "asked the device for nothing: no device, or the interposer never reached it).");
   command->callback([options, &run] { run = [options] { return run_port_check(*options); }; });
 }
 

@@ -72,6 +72,7 @@ std::vector<sut::FaultPoint> choose_points(const std::vector<sut::CallSite>& sit
   // Sites by rank and id, whichever process wrote its sites first: the same list from every
   // run of the program.
   std::vector<const sut::CallSite*> in_order;
+  in_order.reserve(sites.size());
   for (const auto& site : sites) in_order.push_back(&site);
   const auto key = [](const sut::CallSite* site) {
     return std::tie(site->rank, site->site, site->call, site->side, site->opcode, site->layer,

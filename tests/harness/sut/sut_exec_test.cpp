@@ -384,15 +384,17 @@ TEST_CASE("sut exec: Open MPI's allreduce with one iov fewer beneath ofi_rxm cra
   CHECK_FALSE(rank_left_running(dir));
 }
 
-TEST_CASE("sut exec: Open MPI: a data fault that changed nothing is not-reached, a taken inline "
-          "change is pass",
-          "[integration][ofi]") {
+TEST_CASE(
+    "sut exec: Open MPI: a data fault that changed nothing is not-reached, a taken inline "
+    "change is pass",
+    "[integration][ofi]") {
   TempDir dir;
   // tcp's receives beneath ofi_rxm are rxm's own buffers, posted where the interposer sees no
   // post: the fault fires on the completion and changes no byte.
   const SutRun beneath = mpi_allreduce(
-      dir, "--ok 'allreduce ok' --fault kind=corrupt_data,data=scribble,side=recv,layer=tcp,nth=3,"
-           "rank=1");
+      dir,
+      "--ok 'allreduce ok' --fault kind=corrupt_data,data=scribble,side=recv,layer=tcp,nth=3,"
+      "rank=1");
   INFO(beneath.command.out);
   CHECK(beneath.report.at("verdict") == "not-reached");
   CHECK_THAT(beneath.report.at("evidence").get<std::string>(),

@@ -201,8 +201,8 @@ TEST_CASE("sut sweep: Open MPI's point list is the same in every run, and shards
   }
   std::multiset<std::string> sharded;
   for (int shard = 1; shard <= 3; ++shard)
-    for (const auto& id : ids_of(swept("shard" + std::to_string(shard),
-                                       "--shard " + std::to_string(shard) + "/3")))
+    for (const auto& id :
+         ids_of(swept("shard" + std::to_string(shard), "--shard " + std::to_string(shard) + "/3")))
       sharded.insert(id);
   CHECK(sharded == std::multiset<std::string>(points.begin(), points.end()));
 }

@@ -31,10 +31,15 @@ struct Refusal {
 /// How the program would fare on one target.
 struct TargetOutcome {
   std::string target;
-  std::string verdict;  ///< runs, would-fail, or unknown (a limit it asked about is not known)
+  /// runs, would-fail, unknown (a limit it asked about is not known), or not-reached (the
+  /// program asked the device for nothing: nothing was checked)
+  std::string verdict;
   /// In the order the program made them: the first is the call that would fail there first.
   std::vector<Refusal> refusals;
   std::vector<std::string> unknown;  ///< limits asked about that the profile does not hold
+  /// not-reached: why no request was seen (no device here, the interposer never reached,
+  /// nothing asked)
+  std::string not_reached;
 };
 
 /// Every request against every target: no request is refused on this machine (observe), or the
