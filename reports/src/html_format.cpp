@@ -260,6 +260,14 @@ void write_sweep(std::ostringstream& html, const json& report) {
   const SweepView view = sweep_view(report);
   if (view.score.empty()) return;
   html << "<h2 id=\"sweep\">Sweep: " << escape_markup(view.score) << "</h2>\n";
+  // At a glance: how much of the sweep was judged (red when not all), and the worst verdict.
+  html << "<p id=\"sweep-coverage\"><span class=\"badge "
+       << (view.judged == view.planned ? "pass" : "fail") << "\">" << view.judged << " of "
+       << view.planned << " points judged</span>";
+  if (!view.worst.empty())
+    html << "<span class=\"badge " << sweep_verdict_class(view.worst)
+         << "\">worst: " << escape_markup(view.worst) << "</span>";
+  html << "</p>\n";
   if (!view.stopped.empty())
     html << "<p>Not every point ran: " << escape_markup(view.stopped) << ".</p>\n";
   html << "<table class=\"grid sweep\"><tr><th>call site</th>";

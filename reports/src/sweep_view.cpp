@@ -65,6 +65,13 @@ SweepView sweep_view(const json& report) {
   std::vector<int> worst;
   for (const auto& point : points) {
     if (!point.is_object()) continue;
+    const std::string verdict = sweep_text(point, "verdict");
+    ++view.planned;
+    if (verdict != "not-run") {
+      ++view.judged;
+      if (view.worst.empty() || sweep_severity(verdict) < sweep_severity(view.worst))
+        view.worst = verdict;
+    }
     const auto column =
         std::find(view.families.begin(), view.families.end(), sweep_text(point, "family"));
     if (column == view.families.end()) continue;
@@ -75,7 +82,6 @@ SweepView sweep_view(const json& report) {
     }
     const size_t row = row_of.at(name);
     SweepView::Cell& cell = view.rows[row].cells[column - view.families.begin()];
-    const std::string verdict = sweep_text(point, "verdict");
     cell.text += (cell.text.empty() ? "" : " · ") + point_text(point);
     if (cell.worst.empty() || sweep_severity(verdict) < sweep_severity(cell.worst))
       cell.worst = verdict;

@@ -79,16 +79,30 @@ Result<ScenarioOutcome> attempt(const SutScenario& scenario, const SutRunSetting
   return outcome;
 }
 
-// The retry rule: the judged role failed by itself (fail or crashed) before any fault of its
-// own fired, and that is not what the scenario expects. A clean-run failure of the program
-// (StepMesh's flushed completion before its first push, about one lane run in ten) says
+// The retry rule: the outcome is not what the scenario expects, and the program failed by
+// itself before any fault fired: the judged role failed or crashed before any fault of its own,
+// or no fault fired in any role and one of them failed or crashed (a peer that died leaves the
+// judged one waiting). A clean-run failure of the program (StepMesh's flushed completion
+// before its first push, about one lane run in ten, in the worker or in the server) says
 // nothing about the faults; the scenario runs once more, and the first attempt stays in its
 // evidence and folder.
 bool failed_before_its_faults(const ScenarioOutcome& outcome) {
+  if (outcome.result != "fail") return false;
+  const auto applied = [](const json& role) {
+    const json count = role.value("faults_applied", json(0));
+    return count.is_number() ? count.get<double>() : 0.0;
+  };
+  const auto failed = [](const std::string& verdict) {
+    return verdict == "fail" || verdict == "crashed";
+  };
   const json judged = outcome.roles.value(outcome.judged, json::object());
-  const json applied = judged.value("faults_applied", json(0));
-  return outcome.result == "fail" && (outcome.verdict == "fail" || outcome.verdict == "crashed") &&
-         applied.is_number() && applied.get<double>() == 0;
+  if (failed(outcome.verdict) && applied(judged) == 0) return true;
+  bool any_failed = false;
+  for (const auto& [name, role] : outcome.roles.items()) {
+    if (!role.is_object() || applied(role) > 0) return false;
+    any_failed = any_failed || failed(role.value("verdict", std::string()));
+  }
+  return any_failed;
 }
 
 }  // namespace

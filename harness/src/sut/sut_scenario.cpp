@@ -180,6 +180,10 @@ Result<std::vector<std::string>> load_sweep(const json& block, const std::string
                    "a time such as \"90s\" or \"2m\", below the scenario's deadline_s (" +
                        std::to_string(static_cast<int>(deadline_seconds)) + " s)");
       flags.insert(flags.end(), {"--budget", value.get<std::string>()});
+    } else if (key == "partial_ok" && value.is_boolean()) {
+      if (value.get<bool>()) flags.emplace_back("--partial-ok");
+    } else if (key == "partial_ok") {
+      return bad(file, at, "true or false");
     } else if (key == "profiles" || key == "allow") {
       auto names = strings_at(value, file, at);
       if (!names.ok()) return std::move(names).take_error();
@@ -196,7 +200,8 @@ Result<std::vector<std::string>> load_sweep(const json& block, const std::string
       flags.insert(flags.end(), {key == "allow" ? "--allow" : "--profile", joined});
     } else {
       return bad(file, at,
-                 "one of points, seed, profiles, jobs, budget, max_points, deadline_s, allow");
+                 "one of points, seed, profiles, jobs, budget, max_points, deadline_s, allow, "
+                 "partial_ok");
     }
   }
   if (!block.contains("budget")) {

@@ -40,6 +40,7 @@ struct SutSweepOptions {
   std::vector<std::string> allow;
   std::vector<std::string> with;
   std::vector<std::string> collect;
+  bool partial_ok = false;
   MetricsOptions metrics_options;
   std::vector<std::string> command;
 };
@@ -98,6 +99,7 @@ Result<harness::sweep::SweepOptions> sweep_options(const SutSweepOptions& option
   sweep.command = options.command;
   sweep.faultline_binary = harness::own_executable();
   sweep.report_dir = options.report_dir;
+  sweep.partial_ok = options.partial_ok;
   return sweep;
 }
 
@@ -137,6 +139,7 @@ int collect(const SutSweepOptions& options, reports::Metrics* metrics) {
   auto merged = harness::sweep::merge_sections(sections, options.collect);
   if (!merged.ok()) return usage(merged.error().describe());
   json section = std::move(merged).value();
+  section["partial_ok"] = options.partial_ok;
   if (!baseline->is_null()) section["changes"] = harness::sweep::changes_since(*baseline, section);
   const int code = write_all(section, options, metrics);
   std::cout << "faultline sut sweep: collected " << options.collect.size()
@@ -207,8 +210,12 @@ int run_sut_sweep(const SutSweepOptions& options) {
     std::cerr << "faultline sut sweep: " << result->stopped << "\n";
     return options.metrics_options.finish("sut sweep", metrics->get(), harness::kExitHarnessError);
   }
-  return options.metrics_options.finish("sut sweep", metrics->get(),
-                                        harness::sweep::sweep_exit_code(section));
+  const int code = harness::sweep::sweep_exit_code(section);
+  if (code == harness::kExitIncomplete) {
+    std::cerr << "faultline sut sweep: incomplete, " << harness::sweep::coverage_of(section) << ": "
+              << result->stopped << " (exit 4; --partial-ok takes a partial sweep as done)\n";
+  }
+  return options.metrics_options.finish("sut sweep", metrics->get(), code);
 }
 
 }  // namespace
@@ -260,6 +267,8 @@ void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
       ->capture_default_str();
   command->add_option("--collect", options->collect,
                       "Report folders of a sweep's shards, merged into --report-dir");
+  command->add_flag("--partial-ok", options->partial_ok,
+                    "Points the budget left unrun fail nothing (exit 0, not 4)");
   options->metrics_options.add_to(command, true);
   command->footer(
       "Examples:\n"
@@ -271,7 +280,8 @@ void add_sut_sweep_command(CLI::App& sut, CommandAction& run) {
       "tried at a site's first, a middle and its last occurrence. Exit codes: 0 every point\n"
       "detected, masked or allowed (--allow); 1 one was not; 2 a usage error or a clean run\n"
       "that did not pass; 3 the harness could not run it, or SIGTERM, SIGINT or SIGHUP stopped\n"
-      "it (the points running then are stopped, the report written).");
+      "it (the points running then are stopped, the report written); 4 the budget left points\n"
+      "unrun (each is a skipped testcase in junit.xml; --partial-ok: 0).");
   command->callback([options, &run] {
     options->command = program_command_line();
     run = [options] { return run_sut_sweep(*options); };

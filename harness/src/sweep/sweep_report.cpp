@@ -3,7 +3,9 @@
 // matrix from; rewritten after every point.
 #include <algorithm>
 #include <memory>
+#include <set>
 
+#include "faultline/harness/base/exit_codes.hpp"
 #include "faultline/harness/base/strict_json.hpp"
 #include "faultline/harness/runs/report_document.hpp"
 #include "faultline/harness/sweep/sweep.hpp"
@@ -105,21 +107,39 @@ json sweep_outcome(const json& section) {
     if (worst.empty() || rank < std::find(worst_first.begin(), worst_first.end(), worst))
       worst = verdict;
   }
-  const int code = worst.empty() ? 0 : 1;  // sweep_exit_code, from the walk above
+  const int code = sweep_exit_code(section);
+  // Points left unrun, and no --partial-ok: what was planned was not all checked.
+  if (code == kExitIncomplete) worst = "not-reached";
   return {{"verdict", code == 0 ? "pass" : worst},
           {"exit_code", code},
           {"seconds", std::max(0.0, section.value("seconds", 0.0))},
           {"faults_applied", ran},
           {"evidence", text_at(section, "score_line") + failed},
           {"hint", code == 0 ? ""
-                             : "each point's files are in points/NUMBER/; one runs again alone "
-                               "with faultline sut exec --point ID"}};
+                   : code == kExitIncomplete
+                       ? "the budget left points unrun (" + text_at(section, "stopped") +
+                             "): a larger budget, --shard, or partial_ok when a partial sweep "
+                             "is what you want"
+                       : "each point's files are in points/NUMBER/; one runs again alone "
+                         "with faultline sut exec --point ID"}};
+}
+
+std::string coverage_of(const json& section) {
+  size_t planned = 0;
+  size_t judged = 0;
+  for (const auto& point : section.value("points", json::array())) {
+    ++planned;
+    judged += text_at(point, "verdict") != "not-run";
+  }
+  if (judged == planned) return "";
+  return std::to_string(judged) + " of " + std::to_string(planned) + " points judged";
 }
 
 int sweep_exit_code(const json& section) {
   for (const auto& point : section.value("points", json::array()))
-    if (fails(text_at(point, "verdict"), section)) return 1;
-  return 0;
+    if (fails(text_at(point, "verdict"), section)) return kExitConformanceFailure;
+  const bool partial_ok = section.value("partial_ok", false);
+  return coverage_of(section).empty() || partial_ok ? kExitPass : kExitIncomplete;
 }
 
 struct SweepReport::Impl {
@@ -129,6 +149,7 @@ struct SweepReport::Impl {
   bool files_at_finish = false;
   reports::Metrics* metrics = nullptr;
   std::string report_dir;
+  std::set<std::string> added;  // the ids of the points added as scenarios
 
   // Each sink that takes events now: the files only when they are written as the run goes.
   template <typename Call>
@@ -179,6 +200,7 @@ Status SweepReport::add_points(const json& section, const json& points) {
 }
 
 Status SweepReport::add_scenario(const json& section, const json& point) {
+  impl_->added.insert(text_at(point, "id"));
   const size_t run_id = impl_->document->json().at("scenarios").size();
   const json& added = impl_->document->add(point_scenario(point, section, run_id));
   return impl_->each_sink([&](reports::ReportSink& sink) {
@@ -188,6 +210,11 @@ Status SweepReport::add_scenario(const json& section, const json& point) {
 
 Status SweepReport::finish(const json& section) {
   impl_->document->set_section("sweep", section);
+  // The points that never ran (the budget, a stop) are testcases too, skipped with the reason:
+  // the run is then complete, and junit.xml shows each as not run.
+  for (const json& point : section.value("points", json::array()))
+    if (impl_->added.count(text_at(point, "id")) == 0)
+      FAULTLINE_RETURN_IF_ERROR(add_scenario(section, point));
   impl_->files_at_finish = false;
   FAULTLINE_RETURN_IF_ERROR(impl_->each_sink(
       [&](reports::ReportSink& sink) { return sink.on_run_finished(impl_->document->json()); }));

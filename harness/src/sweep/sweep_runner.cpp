@@ -204,8 +204,20 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
   progress << "faultline sut sweep: the clean run passed in " << std::fixed << std::setprecision(1)
            << result.clean.value("seconds", 0.0) << " s; " << result.sites.size() << " call sites, "
            << result.points_total << " points (" << result.runs.size() << " in this shard), "
-           << deadline << " s a point at most\n"
-           << std::flush;
+           << deadline << " s a point at most\n";
+  if (options.budget) {
+    // What the budget holds, as a point takes about a clean run (a hang its deadline): said
+    // before the points run, so a budget too small for the sweep asked is no surprise.
+    const double budget_seconds = static_cast<double>(options.budget->count()) / 1000;
+    const double point_seconds = std::max(result.clean.value("seconds", 0.0), 0.1);
+    const size_t fits = std::min(result.runs.size(),
+                                 static_cast<size_t>(std::floor(budget_seconds / point_seconds)) *
+                                     std::max(1U, options.jobs));
+    progress << "faultline sut sweep: the budget of " << budget_seconds << " s fits about " << fits
+             << " of the " << result.runs.size() << " points (each about a clean run, "
+             << options.jobs << " at a time; a hang takes its deadline)\n";
+  }
+  progress << std::flush;
   FAULTLINE_RETURN_IF_ERROR(on_progress(result, nullptr));
   FAULTLINE_RETURN_IF_ERROR(run_points(options, deadline, started, result, progress, on_progress));
   result.seconds = std::chrono::duration<double>(Clock::now() - started).count();

@@ -137,6 +137,7 @@ json sweep_section(const SweepResult& result, const SweepOptions& options) {
       {"seconds", result.seconds},
       {"families", sut::sweep_families()},
       {"allow", options.allow},
+      {"partial_ok", options.partial_ok},
       {"sites", sites},
       {"points", points}};
   section["score"] = score_of(section["points"]);
@@ -146,9 +147,15 @@ json sweep_section(const SweepResult& result, const SweepOptions& options) {
 
 std::string score_line(const json& section) {
   const json score = score_of(section.value("points", json::array()));
-  std::string line = std::to_string(score.at("points").get<int>()) + " fault points:";
+  // A sweep cut short says so first: how many of its points were judged.
+  const std::string coverage = coverage_of(section);
+  std::string line =
+      coverage.empty()
+          ? std::to_string(score.at("points").get<int>()) + " fault points:"
+          : coverage + " (" + std::to_string(score.at("not-run").get<int>()) + " not run):";
   bool first = true;
   for (const auto& verdict : score_order()) {
+    if (verdict == "not-run" && !coverage.empty()) continue;  // said above
     const int count = score.at(verdict).get<int>();
     const bool always =
         verdict != "fail" && verdict != "pass" && verdict != "error" && verdict != "not-run";

@@ -206,6 +206,40 @@ TEST_CASE("sut run: a scenario whose program failed before any of its faults fir
   const auto once = scenario("sut.fails", "fail");
   CHECK(once.at("verdict") == "pass");  // it failed, as expected: not run again
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/sut.fails/sut.fails/retry"));
+  // A peer that fails by itself the first time, no fault having fired anywhere, leaves the
+  // judged role waiting (a hang): that too is the program's, and the scenario runs once more.
+  const std::string ready = dir.path() + "/peer.ready";
+  const nlohmann::json pair = {
+      {"name", "sut.peer-flaky"},
+      {"needs", "ofi"},
+      {"roles",
+       {{{"name", "peer"},
+         {"command",
+          {"sh", "-c",
+           "if [ -e " + dir.path() + "/peer.once ]; then touch " + ready + "; else touch " +
+               dir.path() + "/peer.once; echo broke >&2; exit 1; fi"}}},
+        {{"name", "waiter"},
+         {"command",
+          {"sh", "-c",
+           "for i in $(seq 40); do [ -e " + ready +
+               " ] && { echo all right; exit 0; }; sleep 0.1; done; sleep 60"}}}}},
+      {"judged", "waiter"},
+      {"checker", {{"ok", "all right"}}},
+      {"expect", "pass"},
+      {"deadline_s", 6},
+      {"grace_s", 1}};
+  std::ofstream(dir.path() + "/pair.json") << pair.dump();
+  const auto run =
+      faultline::testing::run_command(std::string(FAULTLINE_BINARY) + " sut run " + dir.path() +
+                                      "/pair.json --report-dir " + dir.path() + "/pair");
+  INFO(run.out << run.err);
+  const auto paired =
+      nlohmann::json::parse(faultline::testing::read_text_file(dir.path() + "/pair/report.json"))
+          .at("scenarios")
+          .at(0);
+  CHECK(paired.at("verdict") == "pass");
+  CHECK_THAT(paired.at("evidence").get<std::string>(),
+             Catch::StartsWith("first attempt: expected pass, got hang"));
 }
 
 TEST_CASE("sut exec: fi_pingpong under libfabric limits runs within them, or fails above one",

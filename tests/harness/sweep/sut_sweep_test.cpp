@@ -98,6 +98,39 @@ TEST_CASE("sut sweep: the points of a libfabric program at both layers, shards m
   CHECK_THAT(junit_text, Catch::Contains(section.at("points")[0].at("name").get<std::string>()));
 }
 
+TEST_CASE("sut sweep: a sweep its budget cut short says how much it judged and exits 4",
+          "[integration][ofi]") {
+  TempDir dir;
+  // A budget no point fits in: every point planned is left unrun.
+  const CommandResult cut = sweep(dir.path() + "/cut", "--max-points 5 --budget 1ms");
+  INFO(cut.out);
+  CHECK(cut.exit_code == 4);
+  CHECK_THAT(cut.out, Catch::Contains("fits about 0 of the 5 points") &&
+                          Catch::Contains("0 of 5 points judged (5 not run):") &&
+                          Catch::Contains("incomplete, 0 of 5 points judged") &&
+                          Catch::Contains("--partial-ok"));
+  // Each unrun point a skipped testcase saying why; the report itself complete.
+  const std::string junit = faultline::testing::read_text_file(dir.path() + "/cut/junit.xml");
+  size_t skipped = 0;
+  for (size_t at = junit.find("<skipped message=\"not run: the budget ran out");
+       at != std::string::npos; at = junit.find("<skipped message=\"not run: the budget", at + 1))
+    ++skipped;
+  CHECK(skipped == 5);
+  CHECK(junit.find("type=\"incomplete\"") == std::string::npos);
+  const json report = report_of(dir.path() + "/cut");
+  CHECK(report.at("run").at("complete") == true);
+  CHECK(report.at("scenarios").size() == 5);
+  // The HTML says it at a glance: 0 of 5 judged, in red.
+  const CommandResult html = run_command(std::string(FAULTLINE_BINARY) + " report --format html " +
+                                         dir.path() + "/cut/report.json");
+  CHECK_THAT(html.out, Catch::Contains("<span class=\"badge fail\">0 of 5 points judged</span>"));
+  // Asked for: a partial sweep is done.
+  const CommandResult partial =
+      sweep(dir.path() + "/partial", "--max-points 5 --budget 1ms --partial-ok");
+  INFO(partial.out);
+  CHECK(partial.exit_code == 0);
+}
+
 TEST_CASE("sut sweep: one point again by its id, and a clean run that fails stops the sweep",
           "[integration][ofi][slow]") {
   TempDir dir;

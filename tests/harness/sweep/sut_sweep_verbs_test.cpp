@@ -71,10 +71,14 @@ TEST_CASE("sut sweep: Gloo's allreduce swept over every family within a budget",
   // store is in its folder), not another test's running beside it. ("[s]": the shell running
   // pgrep, whose command line holds the pattern, does not match it.)
   CHECK(run_command("pgrep -f '[s]ut_gloo_allreduce .*" + report_dir + "/'").exit_code == 1);
-  // A point detected runs again alone, by its id, to the same verdict 3 times of 3.
+  // A failed post detected runs again alone, by its id, to the same verdict 3 times of 3. (A
+  // status at rank 0's first receive completion is no such point: the sweep had it detected,
+  // and 2 of 3 runs again hung in CI, rank 1 never learning of rank 0's abort: Gloo's own
+  // outcome there follows the timing.)
   const auto detected =
-      std::find_if(section.at("points").begin(), section.at("points").end(),
-                   [](const json& point) { return point.at("verdict") == "detected"; });
+      std::find_if(section.at("points").begin(), section.at("points").end(), [](const json& point) {
+        return point.at("verdict") == "detected" && point.at("family") == "fail_post";
+      });
   REQUIRE(detected != section.at("points").end());
   std::string command = two_ranks();
   const std::string folder = dir.path() + "/again";

@@ -74,9 +74,10 @@ SweepOptions options_of(unsigned shard) {
 
 TEST_CASE("sweep section: the score, the points and folded hung stacks", "[unit][sweep]") {
   const json section = sweep::sweep_section(a_sweep(), options_of(1));
+  // One point the budget left unrun: the line says how much was judged first.
   CHECK(section.at("score_line") ==
-        "4 fault points: detected 1, masked 0, hang 1, undetected 0, silent-corruption 1, "
-        "crashed 0, not-reached 0, not-run 1");
+        "3 of 4 points judged (1 not run): detected 1, masked 0, hang 1, undetected 0, "
+        "silent-corruption 1, crashed 0, not-reached 0");
   const json& points = section.at("points");
   REQUIRE(points.size() == 4);
   CHECK(points[1].at("hung_stacks") == "2x main;App::wait;poll\n");
@@ -101,6 +102,11 @@ TEST_CASE("sweep section: an allowed verdict is xfail and fails no sweep, the ot
   // The silent corruption is not allowed: the sweep still fails.
   CHECK(sweep::sweep_exit_code(section) == 1);
   options.allow = {"hang", "silent-corruption"};
+  // Nothing fails now, but one point never ran: incomplete (4), unless a partial sweep is ok.
+  CHECK(sweep::sweep_exit_code(sweep::sweep_section(a_sweep(), options)) == 4);
+  CHECK(sweep::sweep_outcome(sweep::sweep_section(a_sweep(), options)).at("verdict") ==
+        "not-reached");
+  options.partial_ok = true;
   CHECK(sweep::sweep_exit_code(sweep::sweep_section(a_sweep(), options)) == 0);
   CHECK(faultline::harness::sut::check_allowed_verdicts({"hang", "crashed"}).empty());
   CHECK(faultline::harness::sut::check_allowed_verdicts({"detected"}).find("hang, undetected") !=
@@ -155,7 +161,7 @@ TEST_CASE("sweep section: a report of a sweep is within the report schema, and d
   const auto problems = faultline::harness::report_schema_problems(report);
   for (const auto& problem : problems) CHECK_THAT(problem, !Catch::Contains("sweep"));
   const std::string markdown = faultline::reports::to_markdown(report);
-  CHECK_THAT(markdown, Catch::Contains("## Sweep: 4 fault points") &&
+  CHECK_THAT(markdown, Catch::Contains("## Sweep: 3 of 4 points judged") &&
                            Catch::Contains("| call site | status | drop | corrupt_data | "
                                            "fail_post |"));
   // The worst row first: the send site's silent corruption before the poll site's hang.
@@ -163,7 +169,9 @@ TEST_CASE("sweep section: a report of a sweep is within the report schema, and d
   CHECK_THAT(markdown, Catch::Contains("detected 12 ms"));
   const std::string html = faultline::reports::to_html(report);
   CHECK_THAT(html, Catch::Contains("<table class=\"grid sweep\">") &&
-                       Catch::Contains("class=\"cell fail\""));
+                       Catch::Contains("class=\"cell fail\"") &&
+                       Catch::Contains("<span class=\"badge fail\">3 of 4 points judged</span>"
+                                       "<span class=\"badge fail\">worst: silent-corruption"));
 }
 
 TEST_CASE("sweep section: a hang whose stacks name a 200,000-letter function folds it cut short",

@@ -20,6 +20,9 @@ struct SweepView {
   };
   std::string score;    ///< "N fault points: detected A, masked B, ..."
   std::string stopped;  ///< why points were left out, or empty
+  size_t planned = 0;   ///< the points of the sweep (this shard's)
+  size_t judged = 0;    ///< those that ran to a verdict (the others: not-run)
+  std::string worst;    ///< the worst verdict among those judged; empty when none was
   std::vector<std::string> families;
   std::vector<Row> rows;
   std::vector<std::vector<std::string>> changes;  ///< since a baseline: name, before, after

@@ -8,7 +8,8 @@ enum ExitCode : int {
   kExitConformanceFailure = 1,  ///< a scenario failed its expectation
   kExitUsage = 2,               ///< a usage or configuration error; nothing (more) ran
   kExitHarnessError = 3,        ///< faultline itself broke
-  kExitNothingChecked = 4,      ///< it ran, but checked nothing: no claim either way
+  kExitIncomplete = 4,          ///< it ran, but did not check all it was asked to: port-check of a
+                                ///< program that asked for nothing, a sweep its budget cut short
 };
 
 }  // namespace faultline::harness

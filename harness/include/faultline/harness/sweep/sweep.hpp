@@ -42,6 +42,8 @@ struct SweepOptions {
   std::vector<std::string> allow;
   /// Standing faults (--with) under the clean run and every point: the conditions, not judged.
   nlohmann::json standing = nlohmann::json::array();
+  /// --partial-ok: points the budget left unrun fail nothing (exit 0, not 4).
+  bool partial_ok = false;
 };
 
 /// The points to try: each family at each site (first, middle, last occurrence, or all), and
@@ -130,12 +132,16 @@ nlohmann::json point_scenario(const nlohmann::json& point, const nlohmann::json&
                               size_t run_id);
 
 /// The sweep as one role of a SUT scenario (a `sweep` block; sut.json of its report directory):
-/// verdict pass when sweep_exit_code is 0, else the worst verdict of a point that failed; the
-/// score and the failed points as evidence.
+/// verdict pass when sweep_exit_code is 0, not-reached when points were left unrun, else the
+/// worst verdict of a point that failed; the score and the failed points as evidence.
 nlohmann::json sweep_outcome(const nlohmann::json& section);
 
-/// The exit code of a sweep: 0 when every point that ran passed (or is allowed) as
-/// point_scenario says, 1 otherwise.
+/// The exit code of a sweep: 1 when a point that ran failed (not allowed) as point_scenario
+/// says; else 4 (kExitIncomplete) when points were left unrun and the section is not
+/// `partial_ok`; else 0.
 int sweep_exit_code(const nlohmann::json& section);
+
+/// "13 of 48 points judged" when points were left unrun, "" when every point was.
+std::string coverage_of(const nlohmann::json& section);
 
 }  // namespace faultline::harness::sweep
