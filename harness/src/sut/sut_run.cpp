@@ -98,7 +98,7 @@ bool failed_before_its_faults(const ScenarioOutcome& outcome) {
   const json judged = outcome.roles.value(outcome.judged, json::object());
   if (failed(outcome.verdict) && applied(judged) == 0) return true;
   bool any_failed = false;
-  for (const auto& [name, role] : outcome.roles.items()) {
+  for (const json& role : outcome.roles) {
     if (!role.is_object() || applied(role) > 0) return false;
     any_failed = any_failed || failed(role.value("verdict", std::string()));
   }
