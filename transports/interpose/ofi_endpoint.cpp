@@ -176,7 +176,13 @@ template <typename Post>
 ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* context, Post post) {
   const uint64_t queue = receive_queue_of_layer(ep.layer);
   auto operation = PostedOperations::wanted() ? operation_of(side, call) : std::nullopt;
-  if (operation && ep.programs_own) operation->site = site_of(post_event(ep, side));
+  // The event post faults see (no opcode: the call says it). Where its site is wanted for its
+  // completion, the stack is walked once here and the map and the faults take it too.
+  Event event = post_event(ep, side);
+  if (operation && ep.programs_own) {
+    operation->site = site_of(event);
+    event.site = operation->site;
+  }
   const auto recorded = [&] {
     if (operation)
       PostedOperations::get().record(queue, reinterpret_cast<uintptr_t>(context), *operation);
@@ -185,11 +191,10 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* con
     if (operation)
       PostedOperations::get().take(queue, reinterpret_cast<uintptr_t>(context), operation->side);
   };
-  // The event post faults see (no opcode: the call says it); an inject posts inline.
+  // An inject posts inline.
   if (Plan::get().maps_sites())
-    note_site(post_event(ep, side), call,
-              std::string_view(call).find("inject") != std::string_view::npos, 1);
-  if (auto rule = Plan::get().post_fault(post_event(ep, side))) {
+    note_site(event, call, std::string_view(call).find("inject") != std::string_view::npos, 1);
+  if (auto rule = Plan::get().post_fault(event)) {
     log_fault(*rule, {{"call", call},
                       {"layer", ep.layer},
                       {"errno", rule->error_number},
