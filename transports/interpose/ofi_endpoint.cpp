@@ -20,6 +20,7 @@
 #include "posted_buffers.hpp"
 #include "posted_operations.hpp"
 #include "process_plan.hpp"
+#include "progress.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -205,6 +206,7 @@ ssize_t counted_post(const WrappedEp& ep, Side side, const char* call, void* con
   const ProviderCall inside;
   const ssize_t posted = post();
   if (posted < 0) unrecorded();
+  if (posted == 0) note_progress();
   // "Again": no post happened, and the retry is the occurrence (PostAttempt).
   if (posted == -FI_EAGAIN)
     if (PostAttempt* attempt = PostAttempt::current()) attempt->refused();

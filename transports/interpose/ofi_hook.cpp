@@ -28,6 +28,7 @@
 #include "posted_buffers.hpp"
 #include "posted_operations.hpp"
 #include "process_plan.hpp"
+#include "progress.hpp"
 
 namespace faultline::transports::interpose {
 
@@ -209,7 +210,7 @@ ssize_t apply_rules(WrappedCq& cq, std::byte* buf, ssize_t count) {
 
 // What every read variant shares: pending state first, then the inner read and the rules.
 template <typename InnerRead>
-ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_read) {
+ssize_t read_applying_rules(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_read) {
   // Without rules the CQ is not wrapped at all (wrap_cq).
   // A provider reading its own CQ inside the program's read: straight through.
   if (std::find(reading.begin(), reading.end(), cq_fid) != reading.end()) return inner_read();
@@ -246,6 +247,14 @@ ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_re
   }
 }
 
+// The same, each read that hands the program a completion counted as progress.
+template <typename InnerRead>
+ssize_t guarded_read(fid_cq* cq_fid, void* buf, size_t count, InnerRead inner_read) {
+  const ssize_t read = read_applying_rules(cq_fid, buf, count, inner_read);
+  if (read > 0) note_progress();
+  return read;
+}
+
 ssize_t cq_read(fid_cq* cq, void* buf, size_t count) {
   return guarded_read(cq, buf, count, [&] { return wrapped(cq).inner->read(cq, buf, count); });
 }
@@ -278,6 +287,7 @@ ssize_t cq_readerr(fid_cq* cq_fid, fi_cq_err_entry* out, uint64_t flags) {
     }
   }
   const ssize_t read = cq.inner->readerr(cq_fid, out, flags);
+  if (read > 0) note_progress();
   if (read > 0 && hidden_send_completed(out->op_context)) {
     // The send behind an inject failed: an inject reports nothing to the program.
     log_event({{"event", "hidden_send_error"},

@@ -10,6 +10,7 @@
 
 #include "call_sites.hpp"
 #include "event_log.hpp"
+#include "progress.hpp"
 #include "verbs_context.hpp"
 #include "verbs_faults.hpp"
 #include "verbs_inline.hpp"
@@ -126,7 +127,9 @@ int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, uint64_t queue, const i
   const SegmentChange<ibv_recv_wr> segment_change(wr, qp, call);
   auto post = [&](ibv_recv_wr* first, ibv_recv_wr** bad) {
     if (Plan::get().has_data_rules()) record_receives(queue, first);
-    return provider_post(first, bad);
+    const int posted = provider_post(first, bad);
+    if (posted == 0) note_progress();
+    return posted;
   };
   if (!Plan::get().has(FaultKind::kFailPost)) return post(wr, bad_wr);
   Event event;
@@ -175,9 +178,7 @@ void log_posted_fields(ibv_qp* qp, const ibv_send_wr* chain) {
   }
 }
 
-}  // namespace
-
-int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+int poll_cq_applying_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   const ContextOps& ops = original_ops(cq->context);
   if (num_entries <= 0) return ops.poll_cq(cq, num_entries, wc);
   const int from_held = take_held(cq, num_entries, wc);
@@ -208,6 +209,21 @@ int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   }
 }
 
+// The provider's post of `wr` (or of the chain from it), counted as progress when it took it.
+int provider_post_send(const ContextOps& ops, ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  const int posted = ops.post_send(qp, wr, bad_wr);
+  if (posted == 0) note_progress();
+  return posted;
+}
+
+}  // namespace
+
+int poll_cq_with_faults(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+  const int polled = poll_cq_applying_faults(cq, num_entries, wc);
+  if (polled > 0) note_progress();
+  return polled;
+}
+
 int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   const ContextOps& ops = original_ops(qp->context);
   if (Plan::get().maps_sites())
@@ -221,13 +237,15 @@ int post_send_with_faults(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   if (Plan::get().has_data_rules()) record_reads(qp, wr);
   if (Plan::get().observes_fields()) log_posted_fields(qp, wr);
   if (!Plan::get().has(FaultKind::kFailPost) && inline_change.unregistered() == nullptr) {
-    const int posted = ops.post_send(qp, wr, bad_wr);
+    const int posted = provider_post_send(ops, qp, wr, bad_wr);
     if (posted != 0) log_refused_send(qp, *bad_wr, posted);
     return posted;
   }
   return post_until_refused(
       wr, bad_wr,
-      [&](ibv_send_wr* first, ibv_send_wr** bad) { return ops.post_send(qp, first, bad); },
+      [&](ibv_send_wr* first, ibv_send_wr** bad) {
+        return provider_post_send(ops, qp, first, bad);
+      },
       [&](const ibv_send_wr& one) {
         if (&one == inline_change.unregistered()) return EINVAL;
         return fail_post_refusal(one, send_event(one, qp->qp_num), "ibv_post_send");

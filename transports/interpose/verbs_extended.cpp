@@ -7,6 +7,7 @@
 
 #include "call_sites.hpp"
 #include "event_log.hpp"
+#include "progress.hpp"
 #include "verbs_context.hpp"
 #include "verbs_data_path.hpp"
 #include "verbs_faults.hpp"
@@ -70,13 +71,18 @@ int next_poll_with_faults(ibv_cq_ex* cq) {
   CqExState& state = cq_state(cq);
   int polled = state.next_poll(cq);
   while (polled == 0 && apply_to_current(cq, state)) polled = state.next_poll(cq);
+  if (polled == 0) note_progress();
   return polled;
 }
 
 int start_poll_with_faults(ibv_cq_ex* cq, ibv_poll_cq_attr* attr) {
   CqExState& state = cq_state(cq);
   int polled = state.start_poll(cq, attr);
-  if (polled != 0 || !apply_to_current(cq, state)) return polled;
+  if (polled != 0) return polled;
+  if (!apply_to_current(cq, state)) {
+    note_progress();
+    return polled;
+  }
   polled = next_poll_with_faults(cq);
   // The only entry was dropped: the program must not see an open poll with nothing in it.
   if (polled == ENOENT) state.end_poll(cq);

@@ -11,6 +11,7 @@
 
 #include "call_sites.hpp"
 #include "event_log.hpp"
+#include "progress.hpp"
 #include "verbs_inline.hpp"
 #include "verbs_limits.hpp"
 #include "verbs_real.hpp"
@@ -178,7 +179,11 @@ int wr_complete_with_faults(ibv_qp_ex* qp) {
   event.opcode.reset();  // a batch of requests
   if (Plan::get().maps_sites()) note_site(event, "ibv_wr_complete");
   auto rule = Plan::get().post_fault(event);
-  if (!rule) return state.provider.wr_complete(qp);
+  if (!rule) {
+    const int posted = state.provider.wr_complete(qp);
+    if (posted == 0) note_progress();
+    return posted;
+  }
   state.provider.wr_abort(qp);
   log_fault(*rule, {{"call", "ibv_wr_complete"},
                     {"layer", "verbs"},

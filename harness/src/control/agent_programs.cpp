@@ -82,7 +82,7 @@ std::pair<std::string, json> AgentPrograms::start(const json& message,
   // The first role's agent chooses the port and gives its address; the others get them, typed
   // and checked: they become arguments of the role's program.
   const json& given = message.at("values");
-  ProgramValues values{0, local_address};
+  ProgramValues values{0, launcher_->first_role_address(message.at("body"), local_address)};
   if (!given.empty()) {
     auto checked = program_values_from(given);
     if (!checked.ok()) {

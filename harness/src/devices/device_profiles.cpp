@@ -68,9 +68,14 @@ json DeviceProfile::limits_fault() const {
   // Every limit the verbs interposer enforces; "no limit" (2^64 - 1) as the largest its type holds.
   for (const auto& limit : transports::fault::limit_infos()) {
     if ((limit.appliers & transports::fault::kInterposer) == 0) continue;
-    auto found = limits.find(std::string(limit.name));
-    if (found != limits.end())
-      fault[std::string(limit.name)] = std::min(found->second, limit.maximum);
+    // A count known only from below is shown as that bound: what the device grants at least.
+    const std::string limit_name(limit.name);
+    for (const auto* known : {&limits, &at_least}) {
+      if (const auto found = known->find(limit_name); found != known->end()) {
+        fault[limit_name] = std::min(found->second, limit.maximum);
+        break;
+      }
+    }
   }
   // What it has none of: the QP types and opcodes its driver refuses, with that driver's errno.
   for (const auto& [block, key] :
@@ -117,11 +122,19 @@ Result<DeviceProfile> parse_device_profile(const std::string& path, std::string_
   profile.name = std::filesystem::path(path).stem().string();
   profile.document = document;
   for (const auto& [limit, value] : document.at("limits").items()) {
-    if (!value.is_number_unsigned())
-      return bad(path, "/limits/" + limit + ": expected a whole count >= 0");
+    const bool bound = value.is_object() && value.size() == 1 && value.contains("at_least") &&
+                       value.at("at_least").is_number_unsigned();
+    if (!value.is_number_unsigned() && !bound) {
+      return bad(path, "/limits/" + limit +
+                           ": expected a whole count >= 0, or {\"at_least\": N} for a count known "
+                           "only from below");
+    }
     if (!document.at("sources").contains(limit))
       return bad(path, "/sources/" + limit + ": expected the source of limits/" + limit);
-    profile.limits[limit] = value.get<uint64_t>();
+    if (bound)
+      profile.at_least[limit] = value.at("at_least").get<uint64_t>();
+    else
+      profile.limits[limit] = value.get<uint64_t>();
   }
   for (const char* block : {"qp_types", "operations"}) {
     if (!document.contains(block)) continue;

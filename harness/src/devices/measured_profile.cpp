@@ -18,7 +18,16 @@ using nlohmann::json;
 
 std::string text_of(const json& value) {
   if (value.is_null()) return "-";
+  if (value.is_object() && value.contains("at_least"))
+    return "at least " + value.at("at_least").dump();
   return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// A measured count against the library's lower bound ({"at_least": N}).
+std::string against_bound(const json& bound, const json& here) {
+  if (!here.is_number_unsigned()) return "not measured here";
+  return here.get<uint64_t>() >= bound.at("at_least").get<uint64_t>() ? "within its lower bound"
+                                                                      : "below its lower bound";
 }
 
 // "name" -> value of the limits, "qp_types.T" and "operations.O" -> supported,
@@ -111,10 +120,12 @@ std::vector<ProfileValue> compare_profiles(const json& library, const json& meas
     const auto in_here = ours.find(name);
     const json library_value = in_library != theirs.end() ? in_library->second : json();
     const json here_value = in_here != ours.end() ? in_here->second : json();
-    std::string verdict = library_value == here_value ? "same"
-                          : here_value.is_null()      ? "not measured here"
-                          : library_value.is_null()   ? "library lacks it"
-                                                      : "differs";
+    const bool bound = library_value.is_object() && library_value.contains("at_least");
+    std::string verdict = bound                         ? against_bound(library_value, here_value)
+                          : library_value == here_value ? "same"
+                          : here_value.is_null()        ? "not measured here"
+                          : library_value.is_null()     ? "library lacks it"
+                                                        : "differs";
     values.push_back({name, text_of(library_value), text_of(here_value), verdict});
   }
   return values;
@@ -122,7 +133,9 @@ std::vector<ProfileValue> compare_profiles(const json& library, const json& meas
 
 bool has_differences(const std::vector<ProfileValue>& values) {
   for (const auto& value : values)
-    if (value.verdict == "differs" || value.verdict == "library lacks it") return true;
+    if (value.verdict == "differs" || value.verdict == "library lacks it" ||
+        value.verdict == "below its lower bound")
+      return true;
   return false;
 }
 

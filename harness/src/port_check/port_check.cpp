@@ -163,6 +163,7 @@ void symbolize_refusals(std::vector<TargetOutcome>& outcomes) {
 TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfile& target) {
   TargetOutcome outcome{target.name, "runs"};
   std::set<std::string> unknown;
+  std::map<std::string, std::pair<std::string, uint64_t>> above_bound;  // limit: field, most
   // The same finding again (a create in a loop, each QP's modify) is counted on the first,
   // its other call sites listed once.
   auto add = [&](Refusal refusal) {
@@ -205,7 +206,15 @@ TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfil
       if (!value) continue;
       const auto allowed = limit_of(target, rule.limit);
       if (!allowed) {
-        unknown.insert(rule.limit);
+        // Known only from below: up to the bound it fits; above it, no one can say (named
+        // once, with the most asked).
+        const auto bound = target.at_least.find(rule.limit);
+        if (bound == target.at_least.end()) {
+          unknown.insert(rule.limit);
+        } else if (*value > bound->second) {
+          auto& most = above_bound[rule.limit];
+          if (*value > most.second) most = {rule.field, *value};
+        }
         continue;
       }
       if (*value <= *allowed) continue;
@@ -216,6 +225,10 @@ TargetOutcome judge_target(const std::vector<json>& requests, const DeviceProfil
                std::to_string(*allowed)});
     }
   }
+  for (const auto& [limit, most] : above_bound)
+    unknown.insert(limit + " (" + most.first + " " + std::to_string(most.second) +
+                   ", known only to be at least " + std::to_string(target.at_least.at(limit)) +
+                   ")");
   outcome.unknown.assign(unknown.begin(), unknown.end());
   if (!outcome.refusals.empty()) {
     outcome.verdict = "would-fail";
@@ -278,7 +291,8 @@ Result<PortCheckResult> port_check(const PortCheckOptions& options) {
   return result;
 }
 
-json target_scenario(const TargetOutcome& outcome, size_t run_id, const std::string& program) {
+json target_scenario(const TargetOutcome& outcome, size_t run_id, const std::string& program,
+                     bool unknown_fails) {
   std::string evidence;
   for (const auto& refusal : outcome.refusals) {
     if (!evidence.empty()) evidence += "\n";
@@ -288,9 +302,10 @@ json target_scenario(const TargetOutcome& outcome, size_t run_id, const std::str
   }
   std::string unknown;
   for (const auto& limit : outcome.unknown) unknown += (unknown.empty() ? "" : ", ") + limit;
-  const std::string verdict = outcome.verdict == "runs"         ? "pass"
-                              : outcome.verdict == "would-fail" ? "fail"
-                                                                : "skip";
+  const std::string verdict = outcome.verdict == "runs"                         ? "pass"
+                              : outcome.verdict == "would-fail"                 ? "fail"
+                              : (outcome.verdict == "unknown" && unknown_fails) ? "fail"
+                                                                                : "skip";
   std::string observed = outcome.verdict == "runs" ? "every request within its limits"
                          : outcome.verdict == "not-reached"
                              ? "nothing checked: " + outcome.not_reached

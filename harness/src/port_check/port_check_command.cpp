@@ -29,6 +29,7 @@ struct PortCheckCommandOptions {
   std::string profile_dir;
   std::string report_dir = "faultline-report";
   double deadline_seconds = 120;
+  std::string unknown;  ///< what a target that cannot be judged counts as: "", pass or fail
 };
 
 void print_table(const harness::port_check::PortCheckResult& result, std::ostream& out) {
@@ -59,12 +60,13 @@ void print_table(const harness::port_check::PortCheckResult& result, std::ostrea
 // report.json, junit.xml, summary.md: one scenario per target, each file written once (the
 // targets are judged together after the run: linear in their number).
 Status write_report(const harness::port_check::PortCheckResult& result, const std::string& program,
-                    const std::string& dir) {
+                    const std::string& dir, bool unknown_fails) {
   const transports::Target target{"verbs", "", ""};
   harness::ReportDocument document(harness::this_machine_as_agent(target),
                                    {"port-check", target, 0, false}, result.targets.size());
   for (size_t i = 0; i < result.targets.size(); ++i)
-    document.add(harness::port_check::target_scenario(result.targets[i], i, program));
+    document.add(
+        harness::port_check::target_scenario(result.targets[i], i, program, unknown_fails));
   for (auto& sink : reports::report_directory_sinks(dir))
     FAULTLINE_RETURN_IF_ERROR(sink->on_run_finished(document.json()));
   return {};
@@ -140,7 +142,9 @@ int run_port_check(const PortCheckCommandOptions& options) {
   std::string program;
   for (const auto& word : command)
     program += (program.empty() ? "" : " ") + escape_invalid_utf8(word);
-  if (auto written = write_report(result.value(), program, options.report_dir); !written.ok()) {
+  if (auto written =
+          write_report(result.value(), program, options.report_dir, options.unknown == "fail");
+      !written.ok()) {
     std::cerr << "faultline port-check: " << written.error().describe() << "\n";
     return harness::kExitHarnessError;
   }
@@ -155,7 +159,9 @@ int run_port_check(const PortCheckCommandOptions& options) {
                        [&](const auto& target) { return target.verdict == verdict; });
   };
   if (any("not-reached")) return harness::kExitIncomplete;
-  return any("would-fail") ? harness::kExitConformanceFailure : harness::kExitPass;
+  if (any("would-fail")) return harness::kExitConformanceFailure;
+  if (!any("unknown") || options.unknown == "pass") return harness::kExitPass;
+  return options.unknown == "fail" ? harness::kExitConformanceFailure : harness::kExitUnknown;
 }
 
 }  // namespace
@@ -179,6 +185,11 @@ void add_port_check_command(CLI::App& app, CommandAction& run) {
       ->capture_default_str()
       ->check(seconds_up_to(86400));
   command
+      ->add_option("--unknown", options->unknown,
+                   "What a target that cannot be judged (a limit its profile lacks or knows "
+                   "only from below) counts as: pass or fail (default: exit 5)")
+      ->check(CLI::IsMember({"pass", "fail"}));
+  command
       ->add_option("--report-dir", options->report_dir,
                    "report.json, junit.xml, summary.md; the program's log in program/")
       ->check(report_dir())
@@ -188,9 +199,11 @@ void add_port_check_command(CLI::App& app, CommandAction& run) {
       "  faultline port-check --profile all -- ./my_stack --tokens 65536\n"
       "  faultline port-check --profile hns_roce,mlx5-cx7 -- ib_send_lat -I 256 server\n"
       "  faultline port-check --profile all --enforce hns_roce-hip08 -- ./my_stack\n"
-      "Exit codes: 0 every target runs it (or cannot say), 1 a target would refuse a request,\n"
-      "2 a usage error, 3 the harness could not run it, 4 nothing was checked (the program\n"
-      "asked the device for nothing: no device, or the interposer never reached it).");
+      "Exit codes: 0 every target runs it, 1 a target would refuse a request (or cannot say,\n"
+      "under --unknown fail), 2 a usage error, 3 the harness could not run it, 4 nothing was\n"
+      "checked (the program asked the device for nothing: no device, or the interposer never\n"
+      "reached it), 5 a target cannot say (a limit its profile lacks or knows only from\n"
+      "below; --unknown pass: 0).");
   command->callback([options, &run] { run = [options] { return run_port_check(*options); }; });
 }
 

@@ -21,6 +21,7 @@
 #include "faultline/harness/base/process.hpp"
 #include "faultline/transports/ofi/shm_stale_regions.hpp"
 #include "proc_stacks.hpp"
+#include "untimed_waits.hpp"
 
 namespace faultline::harness::sut {
 
@@ -200,6 +201,42 @@ std::string innermost_frames_of_all() {
   return stacks;
 }
 
+// The quiet stretches of a run: when the counter last moved, and the longest stretch it stood.
+class QuietStretches {
+ public:
+  QuietStretches(const ProgressWatch& watch, Clock::time_point started)
+      : watch_(watch), last_change_(started) {}
+  // Looks at the counter; true when the program has been quiet past the limit and every
+  // thread of it sleeps with no timeout (one that polls, or waits on a timer of its own, may
+  // yet move on: the deadline judges it).
+  bool quiet_too_long(Clock::time_point now) {
+    if (watch_.counter == nullptr) return false;
+    const uint64_t count = __atomic_load_n(watch_.counter, __ATOMIC_RELAXED);
+    if (count != last_count_) {
+      longest_ = std::max(longest_, now - last_change_);
+      last_count_ = count;
+      last_change_ = now;
+      moved_ = true;
+    }
+    return watch_.quiet_limit.count() > 0 && now - last_change_ >= watch_.quiet_limit &&
+           every_thread_waits_without_timeout(descendants());
+  }
+  // The longest stretch, the last one (to `ended`) included; none when nothing was counted.
+  std::optional<int64_t> longest_ms(Clock::time_point ended) const {
+    if (!moved_) return std::nullopt;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::max(longest_, ended - last_change_))
+        .count();
+  }
+
+ private:
+  const ProgressWatch& watch_;
+  uint64_t last_count_ = 0;
+  bool moved_ = false;
+  Clock::time_point last_change_;
+  Clock::duration longest_{0};
+};
+
 // Reads what is there on `fd` into `output`; false at EOF.
 bool read_output(int fd, OutputReader& output) {
   char buffer[65536];
@@ -220,7 +257,7 @@ int64_t wall_clock_ms() {
 Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
                                    const Environment& environment,
                                    std::chrono::milliseconds deadline, OutputReader& output,
-                                   bool peer) {
+                                   bool peer, const ProgressWatch& progress) {
   if (argv.empty()) return Error{ErrorCode::kInvalidArgument, "no command to run"};
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return errno_error("pipe2", errno, "for the output");
@@ -233,12 +270,15 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   ::close(pipe_fds[1]);
   const int ended = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // readable once it ends
   GroupRun run;
+  QuietStretches stretches(progress, started);
   int status = 0;
   bool exited = false;
   for (bool open = true; !exited;) {
+    const auto now = Clock::now();
     const auto left =
-        deadline - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-    if (left.count() <= 0 || stop_requested()) {
+        deadline - std::chrono::duration_cast<std::chrono::milliseconds>(now - started);
+    const bool quiet = stretches.quiet_too_long(now);
+    if (left.count() <= 0 || stop_requested() || quiet) {
       // One that ended as the deadline came is judged by how it ended: no hang without a
       // process left to show its stacks.
       exited = reap(pid, &status);
@@ -250,6 +290,7 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
           stop_requested() && peer ? innermost_frames_of_all() : stacks_of_all(kStacksBudget);
       exited = run.stacks.empty() && reap(pid, &status, true);
       if (!exited) (stop_requested() ? run.stopped : run.timed_out) = true;
+      run.quiet = quiet && run.timed_out;
       break;
     }
     // Asleep until output comes, the program ends, a signal or the deadline: no wake-up in
@@ -275,7 +316,9 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
   }
   output.finish(wall_clock_ms());
   ::close(pipe_fds[0]);
-  run.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  const auto finished = Clock::now();
+  run.seconds = std::chrono::duration<double>(finished - started).count();
+  run.longest_quiet_ms = stretches.longest_ms(finished);
   const bool ended_by_us = run.timed_out || run.stopped;
   if (!ended_by_us && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
   if (!ended_by_us && WIFSIGNALED(status)) run.signal = WTERMSIG(status);

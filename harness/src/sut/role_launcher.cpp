@@ -29,9 +29,8 @@ Result<pid_t> SutRoleLauncher::start(const json& body, const std::string& port,
   const std::string name = text_at(body, "scenario");
   const std::string sha256 = text_at(body, "sha256");
   const std::string role_name = text_at(body, "role");
-  const auto scenario = std::find_if(scenarios_.begin(), scenarios_.end(),
-                                     [&](const SutScenario& own) { return own.name == name; });
-  if (scenario == scenarios_.end()) {
+  const SutScenario* scenario = own_scenario(name);
+  if (scenario == nullptr) {
     return Error{ErrorCode::kInvalidArgument,
                  "no SUT scenario \"" + name + "\" among this agent's (" + from_ + ")"};
   }
@@ -47,6 +46,19 @@ Result<pid_t> SutRoleLauncher::start(const json& body, const std::string& port,
     return Error{ErrorCode::kInvalidArgument, name + " has no role \"" + role_name + "\""};
   const Placeholders values = local_placeholders(scenario->needs, faultline_binary_, port, address);
   return start_role(role_launch(*scenario, *role, values, faultline_binary_, dir));
+}
+
+std::string SutRoleLauncher::first_role_address(const json& body,
+                                                const std::string& agent_address) const {
+  const SutScenario* scenario = own_scenario(text_at(body, "scenario"));
+  return scenario == nullptr ? agent_address
+                             : sut::first_role_address(scenario->needs, agent_address);
+}
+
+const SutScenario* SutRoleLauncher::own_scenario(const std::string& name) const {
+  const auto found = std::find_if(scenarios_.begin(), scenarios_.end(),
+                                  [&](const SutScenario& own) { return own.name == name; });
+  return found == scenarios_.end() ? nullptr : &*found;
 }
 
 json SutRoleLauncher::summary(const std::string& dir) { return read_role_summary(dir); }

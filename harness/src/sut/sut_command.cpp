@@ -31,6 +31,7 @@ struct SutExecOptions {
   std::string point;
   bool peer = false;
   double deadline_seconds = 60;
+  double quiet_seconds = 0;
   harness::sut::Checker checker;
   std::string report_dir = "faultline-report";
   std::vector<std::string> command;
@@ -90,6 +91,7 @@ int run_sut_exec(const SutExecOptions& options) {
   exec.command = options.command;
   exec.plan = plan.value();
   exec.deadline = std::chrono::milliseconds(static_cast<int64_t>(options.deadline_seconds * 1000));
+  exec.quiet_limit = std::chrono::milliseconds(static_cast<int64_t>(options.quiet_seconds * 1000));
   exec.checker = options.checker;
   exec.interpose_dir = harness::sut::default_interpose_dir();
   exec.work_dir = options.report_dir;
@@ -172,6 +174,11 @@ void add_sut_command(CLI::App& app, CommandAction& run) {
                    "Seconds before the run is a hang (stacks are taken)")
       ->capture_default_str()
       ->check(seconds_up_to(86400));
+  exec->add_option("--quiet-limit", options->quiet_seconds,
+                   "Seconds without a post or completion (the interposers count them under a plan "
+                   "with a fault) before a still-running program is a hang; 0: the deadline alone")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   exec->add_flag("--peer", options->peer,
                  "A peer of the judged program (`sut run` passes it): when stopped, each "
                  "thread's innermost frame from /proc, not gdb's stacks");

@@ -15,6 +15,7 @@
 #include "faultline/reports/atomic_file.hpp"
 #include "output_checker.hpp"
 #include "process_group.hpp"
+#include "progress_counter.hpp"
 #include "sut_judge.hpp"
 
 namespace faultline::harness::sut {
@@ -78,6 +79,8 @@ json ExecResult::to_json() const {
           {"evidence", evidence},
           {"hint", hint},
           {"stacks", stacks},
+          {"longest_quiet_ms", longest_quiet_ms ? json(*longest_quiet_ms) : json(nullptr)},
+          {"quiet", quiet},
           {"events", events},
           {"output", lines},
           {"output_dropped_lines", output_dropped},
@@ -102,11 +105,14 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
     const char* inherited = std::getenv(variable);
     return inherited != nullptr && *inherited != '\0' ? first + separator + inherited : first;
   };
+  // The progress counter every process of the program adds its posts and completions to.
+  const ProgressCounter progress;
   Environment environment = {
       {"FI_PROVIDER_PATH", joined(options.interpose_dir, "FI_PROVIDER_PATH", ":")},
       {"FI_HOOK", "faultline"},
       {"FAULTLINE_FAULTS", "@" + plan},
-      {"FAULTLINE_FAULT_LOG", log}};
+      {"FAULTLINE_FAULT_LOG", log},
+      {"FAULTLINE_PROGRESS", progress.path()}};
   // Preloaded: the verbs interposer, and the libfabric one again for programs that set their
   // own FI_PROVIDER_PATH (its fi_fabric wraps what the hook did not), where this build has them.
   std::string preload;
@@ -131,8 +137,12 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
                                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (output_log < 0) return errno_error("open", errno, result.output_log);
   OutputReader output(output_log, [&](const OutputLine& line) { checker->watch(line); });
-  auto run =
-      run_process_group(options.command, environment, options.deadline, output, options.peer);
+  // The interposers wrap nothing under a plan without a fault (a program they leave alone
+  // costs nothing a call): nothing is counted then, and quiet says nothing.
+  const bool counted = !options.plan.value("faults", json::array()).empty() ||
+                       !options.plan.value("standing", json::array()).empty();
+  auto run = run_process_group(options.command, environment, options.deadline, output, options.peer,
+                               {counted ? progress.count() : nullptr, options.quiet_limit});
   ::close(output_log);
   if (!run.ok()) return std::move(run).take_error();
   if (!output.log_error().empty())
@@ -143,6 +153,8 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   result.stopped = run->stopped;
   result.seconds = run->seconds;
   result.stacks = run->stacks;
+  result.longest_quiet_ms = run->longest_quiet_ms;
+  result.quiet = run->quiet;
   for (auto& line : output.kept()) result.output.push_back(std::move(line.text));
   result.output_dropped = output.dropped_lines();
   result.output_cut = output.cut_lines();

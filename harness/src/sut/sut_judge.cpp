@@ -154,8 +154,13 @@ void judge_hang(ExecResult& result, const GroupRun& run, const ExecOptions& opti
                   "failure (no timeout, no error propagation)";
     return;
   }
-  result.evidence = "still running after " + std::to_string(options.deadline.count()) +
-                    " ms; the stacks of every process are in `stacks`";
+  result.evidence = run.quiet ? "still running, no post or completion in its last " +
+                                    std::to_string(options.quiet_limit.count()) +
+                                    " ms and every thread asleep with no timeout (" +
+                                    std::to_string(static_cast<int64_t>(run.seconds * 1000)) +
+                                    " ms in all); the stacks of every process are in `stacks`"
+                              : "still running after " + std::to_string(options.deadline.count()) +
+                                    " ms; the stacks of every process are in `stacks`";
   result.hint = waiting + (result.faults_applied > 0
                                ? "after the fault nothing it waits for comes: a peer or a loop "
                                  "that never learns of the error"

@@ -38,6 +38,12 @@ double non_negative(const json& object, const char* key) {
   return found != object.end() && found->is_number() ? std::max(0.0, found->get<double>()) : 0.0;
 }
 
+json non_negative_or_null(const json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_number() ? json(non_negative(object, key))
+                                                     : json(nullptr);
+}
+
 }  // namespace
 
 json role_summary(const json& sut_json, const std::string& directory) {
@@ -79,10 +85,8 @@ json role_summary(const json& sut_json, const std::string& directory) {
                    faults != sut_json.end() && faults->is_number_unsigned() ? *faults : json(0)},
                   // A peer's or a program's words: shown, never obeyed, by a terminal.
                   {"first_error_line", printable(text_at(sut_json, "first_error_line"))},
-                  {"fault_to_error_ms", sut_json.contains("fault_to_error_ms") &&
-                                                sut_json.at("fault_to_error_ms").is_number()
-                                            ? json(non_negative(sut_json, "fault_to_error_ms"))
-                                            : json(nullptr)},
+                  {"fault_to_error_ms", non_negative_or_null(sut_json, "fault_to_error_ms")},
+                  {"longest_quiet_ms", non_negative_or_null(sut_json, "longest_quiet_ms")},
                   {"evidence", printable(text_at(sut_json, "evidence"))},
                   {"hint", printable(text_at(sut_json, "hint"))},
                   {"instrumented", instrumented},

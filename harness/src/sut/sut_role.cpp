@@ -32,7 +32,7 @@ RoleLaunch role_launch(const SutScenario& scenario, const SutRole& role, const P
           scenario.deadline_seconds,
           role.name == scenario.judged ? scenario.checker : Checker{},
           role.name == scenario.judged,
-          scenario.sweep};
+          role.name == scenario.judged ? scenario.sweep : std::nullopt};
 }
 
 Result<pid_t> start_role(const RoleLaunch& launch) {
@@ -49,6 +49,8 @@ Result<pid_t> start_role(const RoleLaunch& launch) {
       return std::move(written).take_error();
     args.insert(args.end(),
                 {"--plan", plan, "--deadline", std::to_string(launch.deadline_seconds)});
+    if (launch.quiet_seconds > 0)
+      args.insert(args.end(), {"--quiet-limit", std::to_string(launch.quiet_seconds)});
     if (!launch.judged) args.emplace_back("--peer");
   }
   for (auto [flag, pattern] :
@@ -124,6 +126,11 @@ Placeholders local_placeholders(const std::string& needs, const std::string& fau
           gid_address_and_netdev(values.device, values.gid);
   }
   return values;
+}
+
+std::string first_role_address(const std::string& needs, const std::string& otherwise) {
+  const std::string device_address = local_placeholders(needs, "", "", "").device_address;
+  return device_address.empty() ? otherwise : device_address;
 }
 
 }  // namespace faultline::harness::sut

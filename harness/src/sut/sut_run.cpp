@@ -49,7 +49,8 @@ Result<ScenarioOutcome> attempt(const SutScenario& scenario, const SutRunSetting
                                 const std::string& dir) {
   ScenarioOutcome outcome = ScenarioOutcome::of(scenario);
   const Placeholders values =
-      local_placeholders(scenario.needs, settings.faultline_binary, free_local_port(), "127.0.0.1");
+      local_placeholders(scenario.needs, settings.faultline_binary, free_local_port(),
+                         first_role_address(scenario.needs, "127.0.0.1"));
   const auto started = Clock::now();
   std::vector<RunningRole> roles;
   for (const auto& role : scenario.roles) {

@@ -267,10 +267,15 @@ Result<SutScenario> parse_sut_scenario(const std::string& path, const std::strin
   FAULTLINE_RETURN_IF_ERROR(load_checker(document, path, scenario.checker));
   FAULTLINE_RETURN_IF_ERROR(load_timing(document, path, scenario));
   if (document.contains("sweep")) {
-    if (scenario.roles.size() != 1 || !scenario.roles.front().faults.empty())
+    // The judged role is swept (the sweep chooses its faults); the others, a server it
+    // connects to, run once beside the whole sweep.
+    const auto swept =
+        std::find_if(scenario.roles.begin(), scenario.roles.end(),
+                     [&](const SutRole& role) { return role.name == scenario.judged; });
+    if (!swept->faults.empty())
       return bad(path, "/roles",
-                 "one role without faults for a sweep (its command starts every rank; the "
-                 "sweep chooses the faults)");
+                 "no faults in the judged role of a sweep (the sweep chooses them: every rank "
+                 "its command starts, or a client whose server is another role)");
     auto sweep = load_sweep(document.at("sweep"), path, scenario.deadline_seconds);
     if (!sweep.ok()) return std::move(sweep).take_error();
     scenario.sweep = std::move(sweep).value();

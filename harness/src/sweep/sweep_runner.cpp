@@ -37,8 +37,27 @@ std::vector<std::string> command_for(const std::vector<std::string>& command,
   return expanded;
 }
 
+// How long a point may run, and may go without a post or completion (0: no such limit).
+struct PointLimits {
+  double deadline_seconds = 0;
+  double quiet_seconds = 0;
+};
+
+// A point is a hang once quiet five times as long as the clean run ever was (its stretches
+// before the first post and after the last completion included), and at least 2 s: a busy
+// host's time slices are not a hang. Without a count from the clean run (nothing went through
+// the interposers), or one no shorter than the deadline, the deadline alone.
+double quiet_limit_of(const json& clean, double deadline_seconds) {
+  constexpr double kQuietFactor = 5;
+  constexpr double kLeastQuietSeconds = 2;
+  const json longest = clean.value("longest_quiet_ms", json());
+  if (!longest.is_number()) return 0;
+  const double quiet = std::max(kQuietFactor * longest.get<double>() / 1000, kLeastQuietSeconds);
+  return quiet < deadline_seconds ? std::ceil(quiet) : 0;
+}
+
 Result<pid_t> start_run(const SweepOptions& options, const std::string& folder, json faults,
-                        double deadline_seconds) {
+                        PointLimits limits) {
   std::error_code ignored;
   std::filesystem::remove_all(folder, ignored);  // a run's files are its own, never an earlier's
   // Made here, before the run starts: points running side by side share the parent.
@@ -50,7 +69,8 @@ Result<pid_t> start_run(const SweepOptions& options, const std::string& folder, 
   launch.command = command_for(options.command, std::filesystem::absolute(folder));
   launch.faults = std::move(faults);
   launch.with = options.standing;
-  launch.deadline_seconds = deadline_seconds;
+  launch.deadline_seconds = limits.deadline_seconds;
+  launch.quiet_seconds = limits.quiet_seconds;
   launch.checker = options.checker;
   launch.judged = true;
   return sut::start_role(launch);
@@ -74,7 +94,7 @@ pid_t wait_run(pid_t pid, const std::vector<pid_t>& running) {
 // The clean run: `observe` with the call sites mapped, judged as a run without faults.
 Result<json> clean_run(const SweepOptions& options, const std::string& folder) {
   const json observe = json::array({{{"kind", "observe"}, {"sites", true}}});
-  auto pid = start_run(options, folder, observe, options.deadline_seconds.value_or(600));
+  auto pid = start_run(options, folder, observe, {options.deadline_seconds.value_or(600), 0});
   if (!pid.ok()) return std::move(pid).take_error();
   wait_run(pid.value(), {pid.value()});
   if (stop_requested()) {
@@ -97,7 +117,7 @@ Result<json> clean_run(const SweepOptions& options, const std::string& folder) {
 
 // Runs `runs` (each its point's folder under DIR/points), `jobs` at a time; none starts after
 // the budget.
-Status run_points(const SweepOptions& options, double deadline_seconds, Clock::time_point started,
+Status run_points(const SweepOptions& options, PointLimits limits, Clock::time_point started,
                   SweepResult& result, std::ostream& progress, const SweepProgress& on_progress) {
   struct Running {
     pid_t pid;
@@ -125,8 +145,7 @@ Status run_points(const SweepOptions& options, double deadline_seconds, Clock::t
         break;
       }
       PointRun& run = result.runs[next];
-      auto pid =
-          start_run(options, folder_of(run), json::array({run.point.fault}), deadline_seconds);
+      auto pid = start_run(options, folder_of(run), json::array({run.point.fault}), limits);
       if (pid.ok()) {
         running.push_back({pid.value(), next});
       } else {
@@ -201,10 +220,17 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
   // A point's deadline, from the clean run measured here: three of its runs and five seconds.
   const double deadline =
       options.deadline_seconds.value_or(std::ceil(3 * result.clean.value("seconds", 0.0) + 5));
+  const PointLimits limits{deadline, quiet_limit_of(result.clean, deadline)};
   progress << "faultline sut sweep: the clean run passed in " << std::fixed << std::setprecision(1)
            << result.clean.value("seconds", 0.0) << " s; " << result.sites.size() << " call sites, "
            << result.points_total << " points (" << result.runs.size() << " in this shard), "
-           << deadline << " s a point at most\n";
+           << deadline << " s a point at most";
+  if (limits.quiet_seconds > 0) {
+    progress << ", a hang once " << limits.quiet_seconds
+             << " s pass without a post or completion (5 x the clean run's longest such stretch, "
+             << result.clean.value("longest_quiet_ms", 0) << " ms)";
+  }
+  progress << "\n";
   if (options.budget) {
     // What the budget holds, as a point takes about a clean run (a hang its deadline): said
     // before the points run, so a budget too small for the sweep asked is no surprise.
@@ -219,7 +245,7 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
   }
   progress << std::flush;
   FAULTLINE_RETURN_IF_ERROR(on_progress(result, nullptr));
-  FAULTLINE_RETURN_IF_ERROR(run_points(options, deadline, started, result, progress, on_progress));
+  FAULTLINE_RETURN_IF_ERROR(run_points(options, limits, started, result, progress, on_progress));
   result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return result;
 }

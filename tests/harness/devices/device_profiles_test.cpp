@@ -76,6 +76,18 @@ TEST_CASE("a profile value without a source, or a guessed field, is refused by n
   auto odd = load_device_profile(dir.path() + "/odd.json");
   REQUIRE_FALSE(odd.ok());
   CHECK_THAT(odd.error().message, Catch::Contains("odd.json") && Catch::Contains("/limits"));
+  // A count known only from below is {"at_least": N}, nothing else.
+  for (const json& bound :
+       {json{{"at_least", -1}}, json{{"at_least", 4}, {"at_most", 8}}, json{{"least", 4}}}) {
+    INFO(bound.dump());
+    document = profile("siw").document;
+    document["limits"]["max_qp"] = bound;
+    std::ofstream(dir.path() + "/bound.json") << document.dump();
+    auto refused = load_device_profile(dir.path() + "/bound.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message,
+               Catch::Contains("/limits/max_qp") && Catch::Contains("{\"at_least\": N}"));
+  }
 }
 
 TEST_CASE("profiles are chosen by name, by prefix, or all, and an unknown one lists those present",
@@ -258,6 +270,8 @@ TEST_CASE("an enforced profile carries its caps and the device identity it shows
   CHECK(fault.at("max_qp") == 4092);  // how many it holds: enforced too
   CHECK(fault.at("max_srq") == 0);
   CHECK_FALSE(profile("siw").limits_fault().contains("vendor_id"));  // no public id
+  // A count known only from below shows the program that bound: the least the device grants.
+  CHECK(profile("hns_roce-hip09").limits_fault().at("max_qp") == 4096);
 }
 
 TEST_CASE("how many objects a program holds at once is held against each target's counts",
@@ -279,11 +293,17 @@ TEST_CASE("how many objects a program holds at once is held against each target'
   CHECK(judge_target({held("ibv_create_srq", 1, "./prog(d+0x4)")}, profile("irdma-e810")).verdict ==
         "would-fail");
   CHECK(judge_target(qps, profile("mlx5-cx5")).verdict == "runs");  // 262144
-  // hns takes its counts from the firmware: not known, named, never claimed either way.
-  const auto hns =
-      judge_target({held("ibv_alloc_pd", 1, "./prog(e+0x5)")}, profile("hns_roce-hip09"));
+  // hns takes its counts from the firmware, known only from below (its driver's defaults
+  // before): a program under every bound clears it; one above is unknown, naming the count.
+  CHECK(
+      judge_target({held("ibv_alloc_pd", 1, "./prog(e+0x5)")}, profile("hns_roce-hip09")).verdict ==
+      "runs");
+  auto more = qps;
+  more.push_back(held("ibv_create_qp", 5000, "./prog(f+0x6)"));
+  const auto hns = judge_target(more, profile("hns_roce-hip09"));
   CHECK(hns.verdict == "unknown");
-  CHECK(hns.unknown == std::vector<std::string>{"max_pd"});
+  CHECK(hns.unknown ==
+        std::vector<std::string>{"max_qp (held 8192, known only to be at least 4096)"});
 }
 
 TEST_CASE(

@@ -76,6 +76,22 @@ TEST_CASE(
   CHECK(verdicts.at("wire.protocols") == "same");
   CHECK(verdicts.at("identity.vendor_id") == "same");
   CHECK(has_differences(values));
+  // A count the library knows only from below holds when the device has at least as many.
+  library = measured_profile(rxe_like(), "lib", {});
+  library["limits"]["max_qp"] = {{"at_least", 4096}};
+  using Case = std::pair<uint32_t, std::string>;
+  for (const auto& [here, verdict] :
+       {Case{4096, "within its lower bound"}, Case{4095, "below its lower bound"}}) {
+    device = rxe_like();
+    device.limits.max_qp = here;
+    const auto bound = compare_profiles(library, measured_profile(device, "here", {}));
+    for (const auto& value : bound) {
+      if (value.name != "max_qp") continue;
+      CHECK(value.verdict == verdict);
+      CHECK(value.library == "at least 4096");
+    }
+    CHECK(has_differences(bound) == (here < 4096));
+  }
   // The protocols are a set: another order is the same, another protocol differs.
   library["wire"]["protocols"] = {"RoCE v2", "RoCE v1"};
   device.wire_protocols = {"RoCE v1", "RoCE v2"};

@@ -537,9 +537,12 @@ TEST_CASE("sut run: a bad scenario file names the file, the field and what was e
           {R"({"name": "s", "name": "t", "expect": "pass", "roles": []})", "/name"},
           {R"({"name": "s", "expect": "pass", "roles": [{"name": "r", "listens": 1, "command": ["true"]}]})",
            "/roles/0/listens"},
-          // A sweep block: one role, no faults of its own, each field as `sut sweep` takes it.
+          // A sweep block: its judged role without faults of its own (the sweep's), each field
+          // as `sut sweep` takes it.
           {R"({"name": "s", "roles": [{"name": "a", "command": ["true"]},
-               {"name": "b", "command": ["true"]}], "sweep": {}})",
+               {"name": "b", "command": ["true"],
+                "faults": [{"kind": "drop_completion", "nth": 1}]}],
+               "sweep": {}})",
            "/roles"},
           {R"({"name": "s", "expect": "hang", "roles": [{"name": "r", "command": ["true"]}],
                "sweep": {}})",

@@ -2,6 +2,7 @@
 // checks completion status and one that never does, under the same fault; and faults aimed at
 // the utility provider (ofi_rxm) or its core (tcp) hitting exactly that layer's N-th completion.
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #ifdef FAULTLINE_SUT_OFI_SUM_CHECKED
 
@@ -95,6 +96,50 @@ TEST_CASE("sut programs: a failed post and a dropped completion reach an unmodif
   CHECK(dropped.events("fault").size() == 1);
   CHECK(dropped.report.at("verdict") == "detected");
   CHECK_THAT(dropped.output(), Catch::Contains("no completion"));
+}
+
+TEST_CASE(
+    "sut exec: a program that stopped posting and completing, every thread asleep with no "
+    "timeout, is a hang once quiet past --quiet-limit, long before its deadline",
+    "[integration][ofi]") {
+  TempDir dir;
+  // A clean run under a plan (observe) says how long it ever went without either.
+  const SutRun clean = run_sum(dir, FAULTLINE_SUT_OFI_SUM_CHECKED, "kind=observe");
+  INFO(clean.command.out);
+  CHECK(clean.report.at("verdict") == "pass");
+  REQUIRE(clean.report.at("longest_quiet_ms").is_number());
+  CHECK(clean.report.at("longest_quiet_ms").get<double>() >= 0);
+  CHECK(clean.report.at("quiet") == false);
+  // The program done, its shell then waits on a FIFO nobody writes (cat's open, the shell's
+  // wait: neither with a timeout): a hang 1 s later, its deadline 120 s away.
+  const auto started = std::chrono::steady_clock::now();
+  const SutRun hung = faultline::testing::sut_exec(
+      dir.path(), "--deadline 120 --quiet-limit 1 --fault kind=observe -- sh -c '" +
+                      std::string(FAULTLINE_SUT_OFI_SUM_CHECKED) + " && mkfifo " + dir.path() +
+                      "/fifo && cat " + dir.path() + "/fifo'");
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO(hung.command.out);
+  CHECK(hung.report.at("verdict") == "hang");
+  CHECK(hung.report.at("quiet") == true);
+  CHECK_THAT(hung.report.at("evidence").get<std::string>(),
+             Catch::Contains("no post or completion in its last 1000 ms and every thread asleep "
+                             "with no timeout"));
+  CHECK(took < std::chrono::seconds(60));
+  // A dropped receive completion: the program polls its CQ for 5 s, then says so. Polling,
+  // it may yet move on: detected, not a hang, however long it went without a completion.
+  const SutRun polled = faultline::testing::sut_exec(
+      dir.path(),
+      "--deadline 120 --quiet-limit 1 --fault kind=drop_completion,side=recv,nth=2 -- " +
+          std::string(FAULTLINE_SUT_OFI_SUM_CHECKED));
+  INFO(polled.command.out);
+  CHECK(polled.report.at("verdict") == "detected");
+  CHECK(polled.report.at("longest_quiet_ms").get<double>() >= 4000);
+  // No fault in its plan: the interposers count nothing, and the limit stops nothing.
+  const SutRun unplanned = faultline::testing::sut_exec(
+      dir.path(),
+      "--quiet-limit 1 -- sh -c 'sleep 2; " + std::string(FAULTLINE_SUT_OFI_SUM_CHECKED) + "'");
+  CHECK(unplanned.report.at("verdict") == "pass");
+  CHECK(unplanned.report.at("longest_quiet_ms").is_null());
 }
 
 TEST_CASE(

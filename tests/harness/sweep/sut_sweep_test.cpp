@@ -55,6 +55,11 @@ TEST_CASE("sut sweep: the points of a libfabric program at both layers, shards m
   REQUIRE(report.contains("sweep"));
   const json& section = report.at("sweep");
   CHECK(section.at("clean").at("verdict") == "pass");
+  // A point is a hang once quiet five times the clean run's longest stretch without a post or
+  // completion (at least 2 s), or at its deadline.
+  REQUIRE(section.at("clean").at("longest_quiet_ms").is_number());
+  CHECK_THAT(run.out, Catch::Contains(" s pass without a post or completion (5 x the clean run's "
+                                      "longest such stretch, "));
   // ofi_rxm's own calls are sites too: points can be put beneath it, at tcp.
   std::set<std::string> layers;
   for (const auto& site : section.at("sites"))

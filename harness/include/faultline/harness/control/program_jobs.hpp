@@ -70,6 +70,13 @@ class JobLauncher {
   /// waits for and stops with SIGTERM.
   virtual Result<pid_t> start(const nlohmann::json& body, const std::string& port,
                               const std::string& address, const std::string& dir) = 0;
+  /// The address the first role of `body`'s job gives the others as its own, where this
+  /// agent's is `agent_address`.
+  virtual std::string first_role_address(const nlohmann::json& body,
+                                         const std::string& agent_address) const {
+    (void)body;
+    return agent_address;
+  }
   /// What the role left in `dir` once its process ended, for the coordinator.
   virtual nlohmann::json summary(const std::string& dir) = 0;
 };

@@ -19,6 +19,9 @@ struct DeviceProfile {
   std::string file;
   nlohmann::json document;
   std::map<std::string, uint64_t> limits;
+  /// Limits known only from below (`{"at_least": N}`: a count the firmware reports, of which
+  /// every public value is at least N): a request up to N fits, one above it cannot be judged.
+  std::map<std::string, uint64_t> at_least;
   std::string refusal_errno = "EINVAL";  ///< what its driver returns for a create above a limit
   bool clamps_inline = false;  ///< an inline request above the cap is clamped (hns), not refused
   /// What it supports besides counts, by block: "qp_types" (RC, UC, UD, XRC, RAW_PACKET,

@@ -71,8 +71,9 @@ std::string finding_line(const Refusal& refusal);
 Result<PortCheckResult> port_check(const PortCheckOptions& options);
 
 /// One report scenario per target (id "port-check.TARGET"): pass when it runs, fail when it
-/// would fail (each refusal in the evidence), skip when a limit it asked about is unknown.
+/// would fail (each refusal in the evidence), skip when a limit it asked about is unknown (fail
+/// with `unknown_fails`: --unknown fail).
 nlohmann::json target_scenario(const TargetOutcome& outcome, size_t run_id,
-                               const std::string& program);
+                               const std::string& program, bool unknown_fails = false);
 
 }  // namespace faultline::harness::port_check

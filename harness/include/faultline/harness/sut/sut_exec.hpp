@@ -59,6 +59,9 @@ struct ExecOptions {
   /// A peer of the judged role under `sut run`, stopped when the judged one ended: its stacks
   /// get a budget of 3 s, not 20 (gdb took 10 s a StepMesh peer in the Soft-RoCE guest).
   bool peer = false;
+  /// Still running this long without a post or completion (the interposers count them under
+  /// any plan with a fault in it): a hang before the deadline. 0: the deadline alone.
+  std::chrono::milliseconds quiet_limit{0};
 };
 
 struct ExecResult {
@@ -77,6 +80,9 @@ struct ExecResult {
   std::string first_error_line;  ///< detected: the first line that said so
   std::optional<double> fault_to_error_ms;
   std::string stacks;  ///< hang: `gdb -batch` of every process
+  /// The longest stretch without a post or completion; none when the interposers counted none.
+  std::optional<int64_t> longest_quiet_ms;
+  bool quiet = false;  ///< a hang found by quiet_limit, before the deadline
   std::string evidence;
   std::string hint;
 

@@ -34,9 +34,14 @@ class SutRoleLauncher final : public JobLauncher {
   std::vector<std::string> kinds() const override;
   Result<pid_t> start(const nlohmann::json& body, const std::string& port,
                       const std::string& address, const std::string& dir) override;
+  /// Its verbs device's address for a scenario over verbs (sut::first_role_address).
+  std::string first_role_address(const nlohmann::json& body,
+                                 const std::string& agent_address) const override;
   nlohmann::json summary(const std::string& dir) override;
 
  private:
+  /// This agent's copy of the scenario named `name`, or null.
+  const SutScenario* own_scenario(const std::string& name) const;
   std::string faultline_binary_;
   std::vector<SutScenario> scenarios_;
   std::string from_;

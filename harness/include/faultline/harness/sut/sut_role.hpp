@@ -25,6 +25,7 @@ struct RoleLaunch {
   /// A sweep scenario's `faultline sut sweep` options: the role runs under the sweep (its
   /// report in DIR, its outcome in DIR/sut.json as a role's) instead of once.
   std::optional<std::vector<std::string>> sweep;
+  double quiet_seconds = 0;  ///< sut exec --quiet-limit (0: the deadline alone)
 };
 
 /// The launch of `role` of `scenario` on this machine, its placeholders `values`.
@@ -45,5 +46,10 @@ nlohmann::json read_role_summary(const std::string& dir);
 /// `address` as given, the verbs device and its IPv4 GID index, the binary's directory.
 Placeholders local_placeholders(const std::string& needs, const std::string& faultline_binary,
                                 std::string port, std::string address);
+
+/// Where the other roles reach the first one (`{address}`): for a scenario over verbs, this
+/// machine's device's IPv4 address (rdma_cm connects there, and the network the agents talk
+/// over may be another); otherwise, or with no such address, `otherwise`.
+std::string first_role_address(const std::string& needs, const std::string& otherwise);
 
 }  // namespace faultline::harness::sut
