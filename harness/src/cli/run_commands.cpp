@@ -121,9 +121,16 @@ struct CoordinatorCommand {
                                 metrics->get());
     } else {
       harness::sut::SutSuiteSettings settings{own_executable(), report_dir, "sut", metrics->get()};
+      // Each scenario on the agents, under the retry rule as `sut run` runs it: StepMesh fails
+      // by itself before its first push about one run in ten.
       settings.run_scenario = [&coordinator](const harness::sut::SutScenario& scenario) {
-        return Result<harness::sut::ScenarioOutcome>(harness::sut::scenario_outcome(
-            scenario, coordinator.run_programs(harness::sut::program_job(scenario))));
+        return harness::sut::run_with_retry_rule(
+            scenario,
+            [&](int) {
+              return Result<harness::sut::ScenarioOutcome>(harness::sut::scenario_outcome(
+                  scenario, coordinator.run_programs(harness::sut::program_job(scenario))));
+            },
+            "each role's `log` on its agent");
       };
       settings.agents = harness::ReportDocument(coordinator, {}, 0).json().at("run").at("agents");
       code = harness::sut::run_sut_suite(programs, settings, std::cout, std::cerr);

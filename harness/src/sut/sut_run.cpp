@@ -117,12 +117,21 @@ Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
     return outcome;
   }
   const std::string dir = settings.report_dir + "/" + scenario.name;
-  auto first = attempt(scenario, settings, dir);
+  return run_with_retry_rule(
+      scenario,
+      [&](int number) { return attempt(scenario, settings, number == 0 ? dir : dir + "/retry"); },
+      dir + "/ROLE");
+}
+
+Result<ScenarioOutcome> run_with_retry_rule(
+    const SutScenario& scenario, const std::function<Result<ScenarioOutcome>(int)>& attempt,
+    const std::string& first_folders) {
+  auto first = attempt(0);
   if (!first.ok() || !failed_before_its_faults(first.value())) return first;
-  auto second = attempt(scenario, settings, dir + "/retry");
+  auto second = attempt(1);
   if (!second.ok()) return second;
   second->first_attempt = first->reason + " (before any fault of " + scenario.judged +
-                          "'s fired: run once more; its folders are " + dir + "/ROLE)";
+                          "'s fired: run once more; its folders are " + first_folders + ")";
   second->seconds += first->seconds;
   return second;
 }

@@ -4,6 +4,7 @@
 // given SUT scenarios of its own.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -106,6 +107,35 @@ TEST_CASE("an agent started without --sut-scenarios runs no program: the scenari
   CHECK(scenario.at("verdict") == "skip");
   CHECK_THAT(scenario.at("observed").get<std::string>(),
              Catch::Contains("cannot run ofi programs") && Catch::Contains("--sut-scenarios"));
+}
+
+TEST_CASE("coordinator --suite sut runs a program that failed by itself, no fault fired, once more",
+          "[integration][ofi]") {
+  // A program that fails its first run and passes its second, as StepMesh's clean runs do one
+  // time in ten: `sut run`'s retry rule, on the agents too.
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/sut");
+  const std::string marker = dir.path() + "/ran-once";
+  std::ofstream(dir.path() + "/sut/flaky.json") << nlohmann::json{
+      {"name", "sut.flaky"},
+      {"needs", "ofi"},
+      {"roles",
+       {{{"name", "program"},
+         {"command",
+          {"sh", "-c",
+           "if [ -e " + marker + " ]; then echo fine; else touch " + marker + "; exit 1; fi"}}}}},
+      {"checker", {{"ok", "fine"}}},
+      {"expect", "pass"},
+      {"deadline_s", 30}}.dump();
+  const auto [exit_code, report] =
+      run_sut_suite(dir, {}, " --sut-scenarios " + dir.path() + "/sut");
+  CHECK(exit_code == 0);
+  REQUIRE(report.at("scenarios").size() == 1);
+  const auto& scenario = report.at("scenarios").at(0);
+  INFO(scenario.dump(2));
+  CHECK(scenario.at("verdict") == "pass");
+  CHECK_THAT(scenario.at("evidence").get<std::string>(),
+             Catch::Contains("first attempt: ") && Catch::Contains("run once more"));
 }
 
 #ifdef FAULTLINE_SUT_STEPMESH_DEFAULT

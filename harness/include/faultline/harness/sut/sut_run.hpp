@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -57,5 +59,13 @@ struct SutRunSettings {
 /// then stops them (a peer still waiting is judged a hang, with its stacks).
 Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
                                          const SutRunSettings& settings);
+
+/// The retry rule, for any way of running a scenario (`sut run`, a coordinator's agents):
+/// `attempt(0)`, and `attempt(1)` when the program failed by itself before any fault fired (a
+/// clean-run failure says nothing about the faults); the second's outcome, the first's in its
+/// evidence, `first_folders` saying where the first left its files.
+Result<ScenarioOutcome> run_with_retry_rule(
+    const SutScenario& scenario, const std::function<Result<ScenarioOutcome>(int)>& attempt,
+    const std::string& first_folders);
 
 }  // namespace faultline::harness::sut
