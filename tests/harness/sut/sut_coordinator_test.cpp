@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "support/background_process.hpp"
@@ -143,10 +144,27 @@ TEST_CASE(
     "coordinator --suite sut places StepMesh's scheduler, server and worker on agents, the "
     "seed's second symptom among them",
     "[integration][verbs]") {
-  TempDir dir;
-  const auto [exit_code, report] =
-      run_sut_suite(dir, {"stepmesh-rdma-inline-off.json", "stepmesh-rdma-push-without-lens.json"},
-                    " --sut-scenarios " + dir.path() + "/sut");
+  // StepMesh aborts by itself about one run in ten (rdma_van.h:785, a flushed completion
+  // before its first push). A scenario expecting a pass runs once more then (the retry rule);
+  // one expecting the server's own abort got an abort, but not the one asked about: the suite
+  // runs again, at most twice more, until the server stops where the seed report says.
+  const auto flushed_before_push = [](const nlohmann::json& report) {
+    for (const auto& scenario : report.at("scenarios"))
+      for (const auto& [name, role] : scenario.at("sut").at("roles").items())
+        if (role.value("first_error_line", "").find("rdma_van.h:785") != std::string::npos)
+          return true;
+    return false;
+  };
+  std::optional<TempDir> dir;
+  SuiteRun run;
+  for (int attempt = 0; attempt < 3 && (attempt == 0 || flushed_before_push(run.report));
+       ++attempt) {
+    dir.emplace();
+    run = run_sut_suite(*dir,
+                        {"stepmesh-rdma-inline-off.json", "stepmesh-rdma-push-without-lens.json"},
+                        " --sut-scenarios " + dir->path() + "/sut");
+  }
+  const auto& [exit_code, report] = run;
   CHECK(exit_code == 0);
   REQUIRE(report.at("scenarios").size() == 2);
   for (const auto& scenario : report.at("scenarios")) {
