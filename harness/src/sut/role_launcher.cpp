@@ -52,7 +52,8 @@ std::string SutRoleLauncher::first_role_address(const json& body,
                                                 const std::string& agent_address) const {
   const SutScenario* scenario = own_scenario(text_at(body, "scenario"));
   return scenario == nullptr ? agent_address
-                             : sut::first_role_address(scenario->needs, agent_address);
+                             : sut::first_role_address(local_placeholders(
+                                   scenario->needs, faultline_binary_, "", agent_address));
 }
 
 const SutScenario* SutRoleLauncher::own_scenario(const std::string& name) const {

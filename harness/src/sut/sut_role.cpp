@@ -128,9 +128,8 @@ Placeholders local_placeholders(const std::string& needs, const std::string& fau
   return values;
 }
 
-std::string first_role_address(const std::string& needs, const std::string& otherwise) {
-  const std::string device_address = local_placeholders(needs, "", "", "").device_address;
-  return device_address.empty() ? otherwise : device_address;
+std::string first_role_address(const Placeholders& here) {
+  return here.device_address.empty() ? here.address : here.device_address;
 }
 
 }  // namespace faultline::harness::sut

@@ -48,9 +48,9 @@ void end_the_others(std::vector<RunningRole>& roles, double grace_seconds) {
 Result<ScenarioOutcome> attempt(const SutScenario& scenario, const SutRunSettings& settings,
                                 const std::string& dir) {
   ScenarioOutcome outcome = ScenarioOutcome::of(scenario);
-  const Placeholders values =
-      local_placeholders(scenario.needs, settings.faultline_binary, free_local_port(),
-                         first_role_address(scenario.needs, "127.0.0.1"));
+  Placeholders values =
+      local_placeholders(scenario.needs, settings.faultline_binary, free_local_port(), "127.0.0.1");
+  values.address = first_role_address(values);
   const auto started = Clock::now();
   std::vector<RunningRole> roles;
   for (const auto& role : scenario.roles) {

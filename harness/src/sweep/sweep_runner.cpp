@@ -47,8 +47,8 @@ struct PointLimits {
 // before the first post and after the last completion included), and at least 2 s: a busy
 // host's time slices are not a hang. Without a count from the clean run (nothing went through
 // the interposers), or one no shorter than the deadline, the deadline alone.
+constexpr int kQuietFactor = 5;
 double quiet_limit_of(const json& clean, double deadline_seconds) {
-  constexpr double kQuietFactor = 5;
   constexpr double kLeastQuietSeconds = 2;
   const json longest = clean.value("longest_quiet_ms", json());
   if (!longest.is_number()) return 0;
@@ -226,8 +226,8 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
            << result.points_total << " points (" << result.runs.size() << " in this shard), "
            << deadline << " s a point at most";
   if (limits.quiet_seconds > 0) {
-    progress << ", a hang once " << limits.quiet_seconds
-             << " s pass without a post or completion (5 x the clean run's longest such stretch, "
+    progress << ", a hang once " << limits.quiet_seconds << " s pass without a post or completion ("
+             << kQuietFactor << " x the clean run's longest such stretch, "
              << result.clean.value("longest_quiet_ms", 0) << " ms)";
   }
   progress << "\n";

@@ -47,9 +47,9 @@ nlohmann::json read_role_summary(const std::string& dir);
 Placeholders local_placeholders(const std::string& needs, const std::string& faultline_binary,
                                 std::string port, std::string address);
 
-/// Where the other roles reach the first one (`{address}`): for a scenario over verbs, this
-/// machine's device's IPv4 address (rdma_cm connects there, and the network the agents talk
-/// over may be another); otherwise, or with no such address, `otherwise`.
-std::string first_role_address(const std::string& needs, const std::string& otherwise);
+/// Where the other roles reach the first one (`{address}`), from this machine's placeholders:
+/// for a scenario over verbs its device's IPv4 address (rdma_cm connects there, and the network
+/// the agents talk over may be another); otherwise, or with no such address, `here.address`.
+std::string first_role_address(const Placeholders& here);
 
 }  // namespace faultline::harness::sut
