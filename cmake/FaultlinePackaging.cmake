@@ -78,9 +78,10 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/packaging/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # The runtime libraries the binary and the interposers link, as dpkg-shlibdeps finds them
 # (libibverbs, prometheus-cpp, OpenSSL, the C++ runtime); libfabric, which faultline loads on
-# first use (transports/src/ofi/libfabric_api.cpp), by name.
+# first use (transports/src/ofi/libfabric_api.cpp), and libdw, which the interposers load to name
+# a program's call sites (transports/interpose/function_names.cpp), by name.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libfabric1")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libfabric1, libdw1")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
     "Drives rdma-core verbs and libfabric through scripted failure scenarios\n\
 between paired agents, injects faults into unmodified programs through\n\

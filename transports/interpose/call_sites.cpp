@@ -1,7 +1,5 @@
 #include "call_sites.hpp"
 
-#include <execinfo.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -62,13 +60,6 @@ std::string side_name(Side side) {
   return side == Side::kSend ? "send" : side == Side::kRecv ? "recv" : "any";
 }
 
-// "/opt/x/build/prog(main+0x4d)" as "prog(main+0x4d)": a frame's object without its folders.
-std::string without_folders(const std::string& frame) {
-  const size_t object_end = std::min(frame.find('('), frame.find("+0x"));
-  const size_t slash = frame.rfind('/', object_end);
-  return slash == std::string::npos ? frame : frame.substr(slash + 1);
-}
-
 void write_sites() {
   std::lock_guard lock(sites_mutex);
   if (sites == nullptr) return;
@@ -95,19 +86,19 @@ std::string current_site() {
   // its frames again (dladdr and the text of each frame cost far more than the walk, and a
   // program polled slower widens its own races).
   void* frames[32];
-  const int depth = backtrace(frames, 32);
+  const int depth = libc_backtrace(frames, 32);
   const uint64_t raw = fnv1a(kFnvBasis, frames, sizeof(void*) * static_cast<size_t>(depth));
   {
     std::lock_guard lock(sites_mutex);
     if (ids_by_stack == nullptr) ids_by_stack = new std::unordered_map<uint64_t, std::string>();
     if (auto found = ids_by_stack->find(raw); found != ids_by_stack->end()) return found->second;
   }
-  // The frames outside this library as their objects, functions and offsets: the same stack
-  // has the same id in every run, and in every checkout (an object by its file name, not the
-  // folder it was built in).
+  // The frames outside this library as their objects' file names and their functions: the
+  // same stack has the same id in every run, in every checkout, and in another build of the
+  // same source (optimized or not, with ASan or without).
   uint64_t hash = kFnvBasis;
-  for (const auto& frame : caller_stack()) {
-    const std::string text = without_folders(frame.get<std::string>()) + "\n";
+  for (const auto& frame : caller_frames()) {
+    const std::string text = frame.identity() + "\n";
     hash = fnv1a(hash, text.data(), text.size());
   }
   std::lock_guard lock(sites_mutex);

@@ -7,8 +7,9 @@
 namespace faultline::transports::interpose {
 
 /// Where in the program the current post or poll comes from: its call stack outside this
-/// library, hashed, as 16 hex digits. Frames are object, function and offset, not addresses,
-/// so a site keeps its id from run to run of the same build (a sweep's points name it).
+/// library, hashed, as 16 hex digits. Frames are objects and functions (CallerFrame::identity),
+/// not addresses or offsets, so a site keeps its id from run to run and from build to build
+/// (a sweep's points and a --baseline name it).
 std::string current_site();
 
 /// The site of `event`, as faults and the sweep's map name it: a completion's post site where

@@ -1,14 +1,9 @@
 // The verbs interposer (LD_PRELOAD=libfaultline-verbs.so): libibverbs' data path is inline
 // calls through each context's ops table, so the library takes the calls that open a context
 // and swaps the table's entries (verbs_context.cpp); the calls that create queues apply the
-// plan's limits. `dlsym` is replaced too, so a program that dlopen's libibverbs and looks up
-// its functions by name (NCCL's and RCCL's ibvwrap do) reaches these definitions as well.
+// plan's limits. `dlsym` is replaced too (verbs_dlsym.cpp).
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
-#include <link.h>
-
-#include <cstring>
-#include <string_view>
 
 #include "event_log.hpp"
 #include "verbs_context.hpp"
@@ -35,20 +30,6 @@ void* real_provider_symbol(const char* library, const char* name) {
   void* found = real_dlsym(handle, name);
   dlclose(handle);
   return found;
-}
-
-// RTLD_NEXT means "after the caller": glibc takes the caller from its return address, which
-// would be this library, so the objects after the caller's are searched here.
-void* next_definition(const void* caller_address, const char* name) {
-  Dl_info info{};
-  link_map* caller = nullptr;
-  if (dladdr1(caller_address, &info, reinterpret_cast<void**>(&caller), RTLD_DL_LINKMAP) == 0 ||
-      caller == nullptr)
-    return nullptr;
-  for (link_map* object = caller->l_next; object != nullptr; object = object->l_next) {
-    if (void* found = real_dlsym(object, name)) return found;
-  }
-  return nullptr;
 }
 
 // A memory registration, through any of its entry points: refused above the plan's
@@ -245,24 +226,5 @@ FAULTLINE_BYPASS("libmlx5.so.1", mlx5dv_create_qp, ibv_qp*,
 FAULTLINE_BYPASS("libefa.so.1", efadv_create_qp_ex, ibv_qp*,
                  (ibv_context * context, void* attr, void* efa_attr, uint32_t size),
                  (context, attr, efa_attr, size))
-
-// Lookups by name in libibverbs (and the direct-verbs libraries) return this library's
-// definitions; everything else is glibc's own answer.
-__attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
-  if (handle == RTLD_NEXT) return next_definition(__builtin_return_address(0), name);
-  void* found = real_dlsym(handle, name);
-  if (found == nullptr || handle == RTLD_DEFAULT) return found;
-  static constexpr std::string_view kOurs[] = {
-      "ibv_open_device",   "ibv_import_device", "ibv_create_qp",    "ibv_destroy_qp",
-      "ibv_dereg_mr",      "ibv_modify_qp",     "ibv_create_srq",   "ibv_destroy_srq",
-      "ibv_reg_mr",        "ibv_reg_mr_iova",   "ibv_reg_mr_iova2", "ibv_create_cq",
-      "ibv_destroy_cq",    "ibv_alloc_pd",      "ibv_dealloc_pd",   "ibv_query_device",
-      "ibv_query_qp",      "ibv_query_srq",     "mlx5dv_init_obj",  "mlx5dv_create_qp",
-      "efadv_create_qp_ex"};
-  for (std::string_view ours : kOurs) {
-    if (ours == name) return real_dlsym(RTLD_DEFAULT, name);
-  }
-  return found;
-}
 
 }  // extern "C"

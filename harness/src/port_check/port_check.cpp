@@ -7,6 +7,7 @@
 #include <set>
 
 #include "faultline/harness/base/strict_json.hpp"
+#include "faultline/harness/sut/fault_points.hpp"
 
 namespace faultline::harness::port_check {
 
@@ -123,12 +124,11 @@ void symbolize_refusals(std::vector<TargetOutcome>& outcomes) {
   for (const auto& outcome : outcomes) {
     for (const auto& refusal : outcome.refusals) {
       if (refusal.stack.empty() || !refusal.stack.front().is_string()) continue;
-      const std::string frame = refusal.stack.front();
-      const size_t plus = frame.rfind("+0x");
-      if (frame.find('(') != std::string::npos || plus == std::string::npos) continue;
-      auto& list = offsets[frame.substr(0, plus)];
-      if (std::find(list.begin(), list.end(), frame.substr(plus + 1)) == list.end())
-        list.push_back(frame.substr(plus + 1));
+      const sut::StackFrame frame = sut::parse_frame(refusal.stack.front().get<std::string>());
+      if (frame.offset.empty()) continue;
+      auto& list = offsets[frame.object];
+      if (std::find(list.begin(), list.end(), frame.offset) == list.end())
+        list.push_back(frame.offset);
     }
   }
   std::map<std::string, std::string> placed;  // frame -> text
@@ -152,7 +152,8 @@ void symbolize_refusals(std::vector<TargetOutcome>& outcomes) {
   for (auto& outcome : outcomes) {
     for (auto& refusal : outcome.refusals) {
       if (refusal.stack.empty() || !refusal.stack.front().is_string()) continue;
-      auto found = placed.find(refusal.stack.front().get<std::string>());
+      const sut::StackFrame frame = sut::parse_frame(refusal.stack.front().get<std::string>());
+      auto found = placed.find(frame.object + "+" + frame.offset);
       if (found != placed.end()) refusal.stack.front() = found->second;
     }
   }

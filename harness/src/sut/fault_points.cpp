@@ -3,13 +3,12 @@
 // with an id that names it from run to run.
 #include "faultline/harness/sut/fault_points.hpp"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
+#include <string_view>
 
 #include "faultline/harness/base/strict_json.hpp"
 
@@ -74,28 +73,44 @@ bool CallSite::completes() const {
   return call.find("poll") != std::string::npos || call.find("cq_read") != std::string::npos;
 }
 
-std::string CallSite::label() const {
-  if (stack.empty()) return site;
-  const std::string& frame = stack.front();
-  // "OBJECT(FUNCTION+0xOFF)": the function, demangled, and its offset; "OBJECT+0xOFF": the
-  // object's name and offset.
-  const auto open = frame.find('(');
-  if (open != std::string::npos && frame.back() == ')') {
-    std::string inside = frame.substr(open + 1, frame.size() - open - 2);
-    const auto plus = inside.rfind('+');
-    const std::string symbol = inside.substr(0, plus);
-    int status = -1;
-    std::unique_ptr<char, decltype(&std::free)> demangled(
-        abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
-    if (status != 0 || !demangled) return inside;
-    std::string name = demangled.get();
-    // gloo::transport::ibverbs::Pair::send(gloo::transport::ibverbs::Buffer*, ...): without
-    // its parameters, which the offset already tells apart.
-    if (const auto paren = name.find('('); paren != std::string::npos) name.resize(paren);
-    return name + (plus == std::string::npos ? "" : inside.substr(plus));
+StackFrame parse_frame(std::string_view text) {
+  constexpr std::string_view kInlined = ") inlined";
+  StackFrame frame;
+  const size_t open = text.find('(');
+  frame.inlined = text.ends_with(kInlined);
+  const size_t close = frame.inlined ? text.size() - kInlined.size() : text.rfind(")+0x");
+  if (open != std::string_view::npos && close != std::string_view::npos && close > open) {
+    frame.object = text.substr(0, open);
+    frame.function = text.substr(open + 1, close - open - 1);
+    if (!frame.inlined) frame.offset = text.substr(close + 2);
+    return frame;
   }
-  const auto slash = frame.rfind('/');
-  return slash == std::string::npos ? frame : frame.substr(slash + 1);
+  frame.inlined = false;
+  const size_t plus = text.rfind("+0x");
+  frame.object = text.substr(0, plus);
+  if (plus != std::string_view::npos) frame.offset = text.substr(plus + 1);
+  return frame;
+}
+
+std::string CallSite::label() const {
+  // Named by the first function that is the program's: past the API's own inline wrappers
+  // (fi_send, ibv_post_send from their headers).
+  for (const std::string& text : stack) {
+    StackFrame frame = parse_frame(text);
+    const std::string offset = frame.offset.empty() ? "" : "+" + frame.offset;
+    if (frame.function.empty()) {
+      const size_t slash = frame.object.rfind('/');
+      return (slash == std::string::npos ? frame.object : frame.object.substr(slash + 1)) + offset;
+    }
+    const bool api_wrapper =
+        frame.function.rfind("fi_", 0) == 0 || frame.function.rfind("ibv_", 0) == 0;
+    if (frame.inlined && api_wrapper) continue;
+    // gloo::transport::ibverbs::Pair::send, without its parameters.
+    if (const size_t parameters = frame.function.find('('); parameters != std::string::npos)
+      frame.function.resize(parameters);
+    return frame.function + offset;
+  }
+  return site;
 }
 
 std::string CallSite::what() const {

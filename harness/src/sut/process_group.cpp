@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "faultline/harness/base/process.hpp"
+#include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/transports/ofi/shm_stale_regions.hpp"
 #include "proc_stacks.hpp"
 #include "untimed_waits.hpp"
@@ -28,10 +29,6 @@ namespace faultline::harness::sut {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// How long taking the stacks of a hung program may take in all (past the budget each thread's
-// innermost frame comes from /proc).
-constexpr std::chrono::seconds kStacksBudget{20};
 
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const Environment& environment,
                              int output, pid_t parent) {
@@ -287,7 +284,7 @@ Result<GroupRun> run_process_group(const std::vector<std::string>& argv,
       // /proc at once (gdb over StepMesh's threads took 10 s a peer in the Soft-RoCE guest,
       // and a lane of SUT scenarios paid it at every one).
       run.stacks =
-          stop_requested() && peer ? innermost_frames_of_all() : stacks_of_all(kStacksBudget);
+          stop_requested() && peer ? innermost_frames_of_all() : stacks_of_all(kHangStacksBudget);
       exited = run.stacks.empty() && reap(pid, &status, true);
       if (!exited) (stop_requested() ? run.stopped : run.timed_out) = true;
       run.quiet = quiet && run.timed_out;

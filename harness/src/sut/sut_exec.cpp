@@ -74,6 +74,7 @@ json ExecResult::to_json() const {
           {"stopped", stopped},
           {"seconds", seconds},
           {"faults_applied", faults_applied},
+          {"limits_lowered", limits_lowered},
           {"first_error_line", first_error_line},
           {"fault_to_error_ms", fault_to_error_ms ? json(*fault_to_error_ms) : json(nullptr)},
           {"evidence", evidence},
@@ -160,7 +161,11 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   result.output_cut = output.cut_lines();
   result.events = read_events(log);
   const JudgedFaults judged(options.plan);
-  for (const auto& event : result.events) result.faults_applied += judged.judged(event);
+  for (const auto& event : result.events) {
+    if (!judged.judged(event)) continue;
+    ++result.faults_applied;
+    result.limits_lowered += event.value("kind", "") == "limits" && event.contains("lowered");
+  }
   judge(result, run.value(), options, checker.value());
   return result;
 }

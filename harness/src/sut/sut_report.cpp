@@ -76,13 +76,16 @@ json role_summary(const json& sut_json, const std::string& directory) {
     for (const auto& call : sut_json.value("bypass", json::array()))
       if (call.is_string()) bypass.push_back(call);
   }
-  auto faults = sut_json.find("faults_applied");
+  const auto count_of = [&sut_json](const char* key) {
+    auto found = sut_json.find(key);
+    return found != sut_json.end() && found->is_number_unsigned() ? *found : json(0);
+  };
   json summary = {{"verdict", verdict},
                   {"exit_code", integer_or_null(sut_json, "exit_code")},
                   {"signal", integer_or_null(sut_json, "signal")},
                   {"seconds", non_negative(sut_json, "seconds")},
-                  {"faults_applied",
-                   faults != sut_json.end() && faults->is_number_unsigned() ? *faults : json(0)},
+                  {"faults_applied", count_of("faults_applied")},
+                  {"limits_lowered", count_of("limits_lowered")},
                   // A peer's or a program's words: shown, never obeyed, by a terminal.
                   {"first_error_line", printable(text_at(sut_json, "first_error_line"))},
                   {"fault_to_error_ms", non_negative_or_null(sut_json, "fault_to_error_ms")},

@@ -86,12 +86,16 @@ Result<ScenarioOutcome> attempt(const SutScenario& scenario, const SutRunSetting
 // judged one waiting). A clean-run failure of the program (StepMesh's flushed completion
 // before its first push, about one lane run in ten, in the worker or in the server) says
 // nothing about the faults; the scenario runs once more, and the first attempt stays in its
-// evidence and folder.
+// evidence and folder. A device's smaller answer to a create that succeeded is no fault that
+// fired here: it changed no operation (a post above it is refused, and that one counts).
 bool failed_before_its_faults(const ScenarioOutcome& outcome) {
   if (outcome.result != "fail") return false;
   const auto applied = [](const json& role) {
-    const json count = role.value("faults_applied", json(0));
-    return count.is_number() ? count.get<double>() : 0.0;
+    const auto count = [&role](const char* key) {
+      const json value = role.value(key, json(0));
+      return value.is_number() ? value.get<double>() : 0.0;
+    };
+    return count("faults_applied") - count("limits_lowered");
   };
   const auto failed = [](const std::string& verdict) {
     return verdict == "fail" || verdict == "crashed";

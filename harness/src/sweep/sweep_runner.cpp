@@ -13,6 +13,7 @@
 #include "faultline/core/printable_text.hpp"
 #include "faultline/harness/base/process.hpp"
 #include "faultline/harness/base/strict_json.hpp"
+#include "faultline/harness/sut/sut_exec.hpp"
 #include "faultline/harness/sut/sut_role.hpp"
 #include "faultline/harness/sut/sut_run.hpp"
 #include "faultline/harness/sweep/sweep.hpp"
@@ -232,16 +233,25 @@ Result<SweepResult> run_sweep(const SweepOptions& options, std::ostream& progres
   }
   progress << "\n";
   if (options.budget) {
-    // What the budget holds, as a point takes about a clean run (a hang its deadline): said
-    // before the points run, so a budget too small for the sweep asked is no surprise.
+    // What the budget holds, as a point takes about a clean run, and when the sweep ends at the
+    // latest (no point starts after the budget; the last may hang to its deadline, and its
+    // stacks take up to their own budget): said before the points run, so a budget too small
+    // for the sweep asked is no surprise.
     const double budget_seconds = static_cast<double>(options.budget->count()) / 1000;
     const double point_seconds = std::max(result.clean.value("seconds", 0.0), 0.1);
     const size_t fits = std::min(result.runs.size(),
                                  static_cast<size_t>(std::floor(budget_seconds / point_seconds)) *
                                      std::max(1U, options.jobs));
+    const auto stacks_seconds = sut::kHangStacksBudget.count();
     progress << "faultline sut sweep: the budget of " << budget_seconds << " s fits about " << fits
              << " of the " << result.runs.size() << " points (each about a clean run, "
-             << options.jobs << " at a time; a hang takes its deadline)\n";
+             << options.jobs << " at a time); a hang takes "
+             << (limits.quiet_seconds > 0
+                     ? std::to_string(static_cast<int>(limits.quiet_seconds)) + " s quiet or up to "
+                     : std::string("up to "))
+             << deadline << " s, and its stacks up to " << stacks_seconds
+             << " s: the sweep ends within " << budget_seconds + deadline + stacks_seconds
+             << " s\n";
   }
   progress << std::flush;
   FAULTLINE_RETURN_IF_ERROR(on_progress(result, nullptr));

@@ -38,7 +38,7 @@ json qp_request(uint64_t send_wr, uint64_t inline_data = 0) {
             {"max_send_sge", 1},
             {"max_recv_sge", 1},
             {"max_inline_data", inline_data}}},
-          {"stack", {"./prog(main+0x4d)"}}};
+          {"stack", {"./prog(main)+0x4d"}}};
 }
 
 }  // namespace
@@ -162,9 +162,9 @@ TEST_CASE("a QP type a target has none of is the first call that fails there, ea
   rc["asked"]["qp_type"] = "RC";
   json modify = {{"call", "ibv_modify_qp"},
                  {"asked", {{"max_rd_atomic", 1}, {"qp_num", 17}}},
-                 {"stack", {"./prog(connect+0x10)"}}};
+                 {"stack", {"./prog(connect)+0x10"}}};
   json again = modify;
-  again["stack"] = {"./prog(reconnect+0x22)"};
+  again["stack"] = {"./prog(reconnect)+0x22"};
   const std::vector<json> requests = {rc, modify, modify, again};
   // EFA has no RC queue pairs: the create is what fails, named first with its source.
   const auto efa = judge_target(requests, profile("efa"));
@@ -176,7 +176,7 @@ TEST_CASE("a QP type a target has none of is the first call that fails there, ea
   // Three modifies asking one read depth EFA does not grant: one finding, counted, both sites.
   REQUIRE(efa.refusals.size() == 2);
   CHECK(efa.refusals[1].count == 3);
-  CHECK(efa.refusals[1].sites == json::array({"./prog(reconnect+0x22)"}));
+  CHECK(efa.refusals[1].sites == json::array({"./prog(reconnect)+0x22"}));
   CHECK_THAT(faultline::harness::port_check::finding_line(efa.refusals[1]),
              Catch::EndsWith("(3 times)"));
   // A finding first made without a stack keeps the later one's site.
@@ -185,7 +185,7 @@ TEST_CASE("a QP type a target has none of is the first call that fails there, ea
   const auto grouped = judge_target({bare, modify}, profile("efa"));
   REQUIRE(grouped.refusals.size() == 1);
   CHECK(grouped.refusals[0].count == 2);
-  CHECK(grouped.refusals[0].sites == json::array({"./prog(connect+0x10)"}));
+  CHECK(grouped.refusals[0].sites == json::array({"./prog(connect)+0x10"}));
   // hns HIP08 creates RC; UD from user space only after HIP08; XRC is not known.
   CHECK(judge_target({rc}, profile("hns_roce-hip08")).verdict == "runs");
   json ud = rc;

@@ -71,24 +71,35 @@ TEST_CASE("sut sweep: Gloo's allreduce swept over every family within a budget",
   // store is in its folder), not another test's running beside it. ("[s]": the shell running
   // pgrep, whose command line holds the pattern, does not match it.)
   CHECK(run_command("pgrep -f '[s]ut_gloo_allreduce .*" + report_dir + "/'").exit_code == 1);
-  // A failed post detected runs again alone, by its id, to the same verdict 3 times of 3. (A
-  // status at rank 0's first receive completion is no such point: the sweep had it detected,
-  // and 2 of 3 runs again hung in CI, rank 1 never learning of rank 0's abort: Gloo's own
-  // outcome there follows the timing.)
-  const auto detected =
-      std::find_if(section.at("points").begin(), section.at("points").end(), [](const json& point) {
-        return point.at("verdict") == "detected" && point.at("family") == "fail_post";
+  // A failed post runs again alone, by its id, to the same verdict 3 times of 3: the receive
+  // Pair's constructor posts, which Gloo reports (the sweep's own fail_post is at the first
+  // post site by id, the receive pollCompletions posts again on Gloo's device thread, where a
+  // failure hangs Gloo). (A status at rank 0's first receive completion is no such point: 2 of
+  // 3 runs again hung in CI, rank 1 never learning of rank 0's abort: Gloo's own outcome there
+  // follows the timing.)
+  const auto fail_post =
+      std::find_if(section.at("points").begin(), section.at("points").end(),
+                   [](const json& point) { return point.at("family") == "fail_post"; });
+  REQUIRE(fail_post != section.at("points").end());
+  const auto constructor =
+      std::find_if(section.at("sites").begin(), section.at("sites").end(), [](const json& site) {
+        return site.at("call") == "ibv_post_recv" && site.value("rank", -1) == 0 &&
+               site.at("stack").dump().find("Pair::Pair(") != std::string::npos;
       });
-  REQUIRE(detected != section.at("points").end());
+  REQUIRE(constructor != section.at("sites").end());
+  // "fail_post:SITE:ibv_post_recv:...": the same point at the constructor's site.
+  std::string point_id = fail_post->at("id");
+  const size_t site_start = point_id.find(':') + 1;
+  point_id.replace(site_start, point_id.find(':', site_start) - site_start,
+                   constructor->at("site").get<std::string>());
   std::string command = two_ranks();
   const std::string folder = dir.path() + "/again";
   command.replace(command.find("{run}"), 5, folder);
   command.replace(command.find("{run}"), 5, folder);
   for (int again = 0; again < 3; ++again) {
     run_command("rm -rf " + folder + "/store");
-    const auto rerun =
-        faultline::testing::sut_exec(folder, "--point '" + detected->at("id").get<std::string>() +
-                                                 "' --ok 'allreduce ok: rank 1' -- " + command);
+    const auto rerun = faultline::testing::sut_exec(
+        folder, "--point '" + point_id + "' --ok 'allreduce ok: rank 1' -- " + command);
     INFO(rerun.command.out);
     CHECK(rerun.report.at("verdict") == "detected");
   }

@@ -35,7 +35,7 @@ SweepResult a_sweep() {
                         {"opcode", "RECV"},
                         {"layer", "verbs"},
                         {"count", 4},
-                        {"stack", {"/lib/libapp.so(App::poll+0x10)"}}},
+                        {"stack", {"/lib/libapp.so(App::poll)+0x10"}}},
                        {{"event", "site"},
                         {"site", "00000000000000bb"},
                         {"call", "ibv_post_send"},
@@ -44,7 +44,7 @@ SweepResult a_sweep() {
                         {"layer", "verbs"},
                         {"count", 2},
                         {"max_segments", 1},
-                        {"stack", {"/lib/libapp.so(App::send+0x20)"}}}};
+                        {"stack", {"/lib/libapp.so(App::send)+0x20"}}}};
   result.sites = sut::call_sites(events.get<std::vector<json>>());
   json hang = summary("hang", 9);
   hang["stacks"] =

@@ -4,11 +4,24 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "faultline/core/status.hpp"
 
 namespace faultline::harness::sut {
+
+/// A frame of an interposer's call stack, read back from its text ("OBJECT(FUNCTION)+0xOFFSET",
+/// "OBJECT(FUNCTION) inlined", "OBJECT+0xOFFSET": transports/interpose/call_stack.hpp).
+struct StackFrame {
+  std::string object;
+  std::string function;  ///< empty when nothing named it
+  std::string offset;    ///< "0x12c3", into the object; empty for an inlined call
+  bool inlined = false;
+};
+
+/// `text` as a frame; one in no form above is its object alone.
+StackFrame parse_frame(std::string_view text);
 
 /// One place a program posts or polls, as a run under `observe` with `sites: true` mapped it
 /// (the interposers' `site` events): its call stack's id, the call, what it posts or completes
@@ -28,8 +41,9 @@ struct CallSite {
 
   /// A completion site (a poll or CQ read), not a post.
   bool completes() const;
-  /// Where in the program, short: its first frame's function and offset ("Pair::send+0x1f4"),
-  /// else the object's name and offset.
+  /// Where in the program, short: the first function of the program's own (past the API's
+  /// inline wrappers) without parameters, with its offset where it was called
+  /// ("Pair::send+0x1f4"), else the object's name and offset.
   std::string label() const;
   /// What it does there: "ibv_post_send RDMA_WRITE_WITH_IMM", "fi_cq_read recv".
   std::string what() const;

@@ -30,6 +30,11 @@ enum class SutVerdict {
                       ///< nothing, or the program bypassed the interposers
 };
 
+/// How long taking the stacks of a hung program may take in all (gdb on every process, in
+/// parallel; past it each thread's innermost frame comes from /proc): a hang costs its limit
+/// and this, and a sweep's budget counts both.
+constexpr std::chrono::seconds kHangStacksBudget{20};
+
 /// Every verdict, in declaration order.
 constexpr SutVerdict kAllSutVerdicts[] = {SutVerdict::kPass,      SutVerdict::kFail,
                                           SutVerdict::kDetected,  SutVerdict::kSilentCorruption,
@@ -77,6 +82,9 @@ struct ExecResult {
   std::string output_log;              ///< every byte of the output
   std::vector<nlohmann::json> events;  ///< the interposers' log: instrumented, fault, ...
   size_t faults_applied = 0;
+  /// Of those, a device's smaller answer to a create that succeeded (`limits` lowering a value):
+  /// no operation changed, so a failure then is no fault's doing unless another fired.
+  size_t limits_lowered = 0;
   std::string first_error_line;  ///< detected: the first line that said so
   std::optional<double> fault_to_error_ms;
   std::string stacks;  ///< hang: `gdb -batch` of every process
