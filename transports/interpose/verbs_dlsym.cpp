@@ -16,6 +16,7 @@
 
 #include "verbs_real.hpp"
 
+using faultline::transports::interpose::libc_dlsym_function;
 using faultline::transports::interpose::real_dlsym;
 
 namespace {
@@ -51,12 +52,10 @@ __attribute__((visibility("hidden"), used)) void* faultline_dlsym_by_handle(void
   return by_handle(handle, name);
 }
 
-// glibc's dlsym itself, found once (through dlvsym: no lookup of a name the program defines).
+// glibc's dlsym itself, kept for the jump.
 __attribute__((visibility("hidden"), used)) void* faultline_find_libc_dlsym() {
-  void* found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-  if (found == nullptr) found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-  faultline_libc_dlsym = found;
-  return found;
+  faultline_libc_dlsym = libc_dlsym_function();
+  return faultline_libc_dlsym;
 }
 
 // dlsym(handle, name): RTLD_NEXT ((void*)-1) jumps to glibc's, found first if need be (the

@@ -5,14 +5,18 @@
 
 namespace faultline::transports::interpose {
 
+void* libc_dlsym_function() {
+  // glibc 2.34 moved dlsym into libc (GLIBC_2.34); older ones have only GLIBC_2.2.5.
+  static void* const found = [] {
+    void* function = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    return function != nullptr ? function : dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  }();
+  return found;
+}
+
 void* real_dlsym(void* handle, const char* name) {
   using Dlsym = void*(void*, const char*);
-  // glibc 2.34 moved dlsym into libc (GLIBC_2.34); older ones have only GLIBC_2.2.5.
-  static Dlsym* dlsym_of_libc = [] {
-    void* found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (found == nullptr) found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-    return reinterpret_cast<Dlsym*>(found);
-  }();
+  auto* dlsym_of_libc = reinterpret_cast<Dlsym*>(libc_dlsym_function());
   return dlsym_of_libc != nullptr ? dlsym_of_libc(handle, name) : nullptr;
 }
 

@@ -4,7 +4,10 @@ struct ibv_device;
 
 namespace faultline::transports::interpose {
 
-/// glibc's own dlsym (this library replaces the program's).
+/// glibc's own dlsym function (this library replaces the program's), found once.
+void* libc_dlsym_function();
+
+/// A lookup through it.
 void* real_dlsym(void* handle, const char* name);
 
 /// libibverbs' own definition of `name` (looked up in libibverbs, never in this library), or
