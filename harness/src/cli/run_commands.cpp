@@ -130,7 +130,7 @@ struct CoordinatorCommand {
               return Result<harness::sut::ScenarioOutcome>(harness::sut::scenario_outcome(
                   scenario, coordinator.run_programs(harness::sut::program_job(scenario))));
             },
-            "each role's `log` on its agent");
+            [](int) { return std::string("each role's `log` on its agent"); });
       };
       settings.agents = harness::ReportDocument(coordinator, {}, 0).json().at("run").at("agents");
       code = harness::sut::run_sut_suite(programs, settings, std::cout, std::cerr);

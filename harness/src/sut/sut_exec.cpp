@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
+#include <utility>
 
 #include "faultline/harness/base/install_paths.hpp"
 #include "faultline/harness/base/process.hpp"
@@ -32,6 +34,19 @@ std::vector<json> read_events(const std::string& path) {
     if (!event.is_discarded()) events.push_back(std::move(event));
   }
   return events;
+}
+
+// The judged faults among `events`, and of those the lowered answers (`limits`).
+std::pair<size_t, size_t> count_faults(const std::vector<json>& events, const json& plan) {
+  const JudgedFaults judged(plan);
+  size_t applied = 0;
+  size_t lowered = 0;
+  for (const auto& event : events) {
+    if (!judged.judged(event)) continue;
+    ++applied;
+    lowered += event.value("kind", "") == "limits" && event.contains("lowered");
+  }
+  return {applied, lowered};
 }
 
 }  // namespace
@@ -160,14 +175,18 @@ Result<ExecResult> exec_under_faults(const ExecOptions& options) {
   result.output_dropped = output.dropped_lines();
   result.output_cut = output.cut_lines();
   result.events = read_events(log);
-  const JudgedFaults judged(options.plan);
-  for (const auto& event : result.events) {
-    if (!judged.judged(event)) continue;
-    ++result.faults_applied;
-    result.limits_lowered += event.value("kind", "") == "limits" && event.contains("lowered");
-  }
+  std::tie(result.faults_applied, result.limits_lowered) =
+      count_faults(result.events, options.plan);
   judge(result, run.value(), options, checker.value());
   return result;
+}
+
+size_t faults_acted_so_far(const std::string& work_dir) {
+  std::ifstream plan_file(work_dir + "/fault-plan.json");
+  const json plan = json::parse(plan_file, nullptr, false);
+  if (plan.is_discarded()) return 0;
+  const auto [applied, lowered] = count_faults(read_events(work_dir + "/faults.jsonl"), plan);
+  return applied - lowered;
 }
 
 }  // namespace faultline::harness::sut

@@ -36,11 +36,13 @@ def observed(role_dir):
 
 def main():
     folder = os.path.join(sys.argv[1], SCENARIO)
-    # A scenario whose program failed by itself before any fault ran once more (`sut run`'s
-    # retry rule: StepMesh's flushed completion before its first push, about one run in ten):
-    # the second attempt, in retry/, is the one its verdict is of.
-    if os.path.isdir(os.path.join(folder, "retry")):
-        folder = os.path.join(folder, "retry")
+    # A scenario whose program failed by itself before any fault ran again (`sut run`'s retry
+    # rule: StepMesh's flushed completion before its first push, about one run in ten): the
+    # last attempt, in retry/ or retry-2/, is the one its verdict is of.
+    for again in ("retry-2", "retry"):
+        if os.path.isdir(os.path.join(folder, again)):
+            folder = os.path.join(folder, again)
+            break
     failures = []
     seen = {}
     for role, turns in TURNS.items():

@@ -110,7 +110,7 @@ TEST_CASE("an agent started without --sut-scenarios runs no program: the scenari
              Catch::Contains("cannot run ofi programs") && Catch::Contains("--sut-scenarios"));
 }
 
-TEST_CASE("coordinator --suite sut runs a program that failed by itself, no fault fired, once more",
+TEST_CASE("coordinator --suite sut runs a program that failed by itself, no fault fired, again",
           "[integration][ofi]") {
   // A program that fails its first run and passes its second, as StepMesh's clean runs do one
   // time in ten: `sut run`'s retry rule, on the agents too.
@@ -136,7 +136,7 @@ TEST_CASE("coordinator --suite sut runs a program that failed by itself, no faul
   INFO(scenario.dump(2));
   CHECK(scenario.at("verdict") == "pass");
   CHECK_THAT(scenario.at("evidence").get<std::string>(),
-             Catch::Contains("first attempt: ") && Catch::Contains("run once more"));
+             Catch::Contains("first attempt: ") && Catch::Contains("run again"));
 }
 
 #ifdef FAULTLINE_SUT_STEPMESH_DEFAULT
@@ -145,7 +145,7 @@ TEST_CASE(
     "seed's second symptom among them",
     "[integration][verbs]") {
   // StepMesh aborts by itself about one run in ten (rdma_van.h:785, a flushed completion
-  // before its first push). A scenario expecting a pass runs once more then (the retry rule);
+  // before its first push). A scenario expecting a pass runs again then (the retry rule);
   // one expecting the server's own abort got an abort, but not the one asked about: the suite
   // runs again, at most twice more, until the server stops where the seed report says.
   const auto flushed_before_push = [](const nlohmann::json& report) {

@@ -169,25 +169,27 @@ TEST_CASE("sut exec: a program stopped by its own check with no fault fired fail
   CHECK(silent.report.at("verdict") == "crashed");
 }
 
-TEST_CASE("sut run: a scenario whose program failed before any of its faults fired runs once more",
+TEST_CASE("sut run: a scenario whose program failed before any of its faults acted runs again",
           "[integration]") {
   TempDir dir;
   // Fails the first time (no fault planned, none fired), passes the second: run twice, judged
-  // on the second, the first kept in the evidence. One that fails as expected runs once.
-  const auto scenario = [&](const std::string& name, const std::string& expect) {
-    const nlohmann::json file = {
-        {"name", name},
-        {"needs", "ofi"},
-        {"roles",
-         {{{"name", "only"},
-           {"command",
-            {"sh", "-c",
-             "if [ -e " + dir.path() + "/" + name + ".once ]; then echo all right; else touch " +
-                 dir.path() + "/" + name + ".once; echo broke >&2; exit 1; fi"}}}}},
-        {"checker", {{"ok", "all right"}}},
-        {"expect", expect},
-        {"deadline_s", 10},
-        {"grace_s", 1}};
+  // on the second, the first kept in the evidence. One that fails as expected runs once; one
+  // that fails every time runs three times.
+  const auto scenario = [&](const std::string& name, const std::string& expect,
+                            const std::string& fails_first = "") {
+    const nlohmann::json file = {{"name", name},
+                                 {"needs", "ofi"},
+                                 {"roles",
+                                  {{{"name", "only"},
+                                    {"command",
+                                     {"sh", "-c",
+                                      fails_first + "if [ -e " + dir.path() + "/" + name +
+                                          ".once ]; then echo all right; else touch " + dir.path() +
+                                          "/" + name + ".once; echo broke >&2; exit 1; fi"}}}}},
+                                 {"checker", {{"ok", "all right"}}},
+                                 {"expect", expect},
+                                 {"deadline_s", 10},
+                                 {"grace_s", 1}};
     std::ofstream(dir.path() + "/" + name + ".json") << file.dump();
     const auto run = faultline::testing::run_command(std::string(FAULTLINE_BINARY) + " sut run " +
                                                      dir.path() + "/" + name + ".json" +
@@ -206,8 +208,16 @@ TEST_CASE("sut run: a scenario whose program failed before any of its faults fir
   const auto once = scenario("sut.fails", "fail");
   CHECK(once.at("verdict") == "pass");  // it failed, as expected: not run again
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/sut.fails/sut.fails/retry"));
-  // A peer that fails by itself the first time, no fault having fired anywhere, leaves the
-  // judged role waiting (a hang): that too is the program's, and the scenario runs once more.
+  const auto broken = scenario("sut.broken", "pass", "echo broke again >&2; exit 1; ");
+  CHECK(broken.at("verdict") == "fail");
+  CHECK_THAT(broken.at("evidence").get<std::string>(),
+             Catch::StartsWith("first attempt: expected pass, got fail") &&
+                 Catch::Contains("; attempt 2: expected pass, got fail"));
+  CHECK(std::filesystem::exists(dir.path() + "/sut.broken/sut.broken/retry-2/only/sut.json"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/sut.broken/sut.broken/retry-3"));
+  // A peer that fails by itself the first time, no fault having fired anywhere, would leave the
+  // judged role waiting to its deadline: that too is the program's; the attempt ends when the
+  // peer fails, and the scenario runs again.
   const std::string ready = dir.path() + "/peer.ready";
   const nlohmann::json pair = {
       {"name", "sut.peer-flaky"},
@@ -226,7 +236,7 @@ TEST_CASE("sut run: a scenario whose program failed before any of its faults fir
       {"judged", "waiter"},
       {"checker", {{"ok", "all right"}}},
       {"expect", "pass"},
-      {"deadline_s", 6},
+      {"deadline_s", 30},
       {"grace_s", 1}};
   std::ofstream(dir.path() + "/pair.json") << pair.dump();
   const auto run =
@@ -239,7 +249,9 @@ TEST_CASE("sut run: a scenario whose program failed before any of its faults fir
           .at(0);
   CHECK(paired.at("verdict") == "pass");
   CHECK_THAT(paired.at("evidence").get<std::string>(),
-             Catch::StartsWith("first attempt: expected pass, got hang"));
+             Catch::StartsWith("first attempt: peer failed by itself, no fault having acted in "
+                               "any role: the attempt ended there"));
+  CHECK(paired.at("duration_ms").get<double>() < 25000);  // not the first attempt's deadline
 }
 
 TEST_CASE("sut exec: fi_pingpong under libfabric limits runs within them, or fails above one",

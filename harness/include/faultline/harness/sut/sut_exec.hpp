@@ -110,4 +110,9 @@ Status check_checker(const Checker& checker);
 /// keeps its first and last lines.
 Result<ExecResult> exec_under_faults(const ExecOptions& options);
 
+/// The faults that acted so far in a run `exec_under_faults` is making in `work_dir` (its plan
+/// and the interposers' log as written up to now): those judged, less a device's lowered
+/// answers. `sut run` reads it while a role's program still runs.
+size_t faults_acted_so_far(const std::string& work_dir);
+
 }  // namespace faultline::harness::sut

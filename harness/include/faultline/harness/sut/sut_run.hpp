@@ -29,9 +29,11 @@ struct ScenarioOutcome {
   double seconds = 0;
   std::vector<std::string> role_names;              ///< in the scenario's order
   nlohmann::json roles = nlohmann::json::object();  ///< role name -> its report summary
-  /// When the scenario ran twice (run_sut_scenario's retry rule): what the first attempt
-  /// ended with; "" when it ran once.
+  /// When the scenario ran more than once (the retry rule): what the earlier attempts ended
+  /// with; "" when it ran once.
   std::string first_attempt;
+  /// The attempt ended when a role failed by itself, no fault having acted in any role.
+  bool failed_by_itself = false;
 
   /// Not yet run: the scenario's names, file, expectation and roles, no result.
   static ScenarioOutcome of(const SutScenario& scenario);
@@ -60,12 +62,20 @@ struct SutRunSettings {
 Result<ScenarioOutcome> run_sut_scenario(const SutScenario& scenario,
                                          const SutRunSettings& settings);
 
+/// How many times the retry rule runs a scenario at most.
+inline constexpr int kAttempts = 3;
+
 /// The retry rule, for any way of running a scenario (`sut run`, a coordinator's agents):
-/// `attempt(0)`, and `attempt(1)` when the program failed by itself before any fault fired (a
-/// clean-run failure says nothing about the faults); the second's outcome, the first's in its
-/// evidence, `first_folders` saying where the first left its files.
+/// `attempt(0)`, and `attempt(N)` again while the program failed by itself before any fault
+/// acted (a clean-run failure says nothing about the faults), up to kAttempts; the last
+/// outcome, the earlier ones in its evidence, `folders(N)` saying where attempt N left its
+/// files.
 Result<ScenarioOutcome> run_with_retry_rule(
     const SutScenario& scenario, const std::function<Result<ScenarioOutcome>(int)>& attempt,
-    const std::string& first_folders);
+    const std::function<std::string(int)>& folders);
+
+/// Where `sut run` puts attempt `number` of a scenario whose folder is `dir`: `dir` itself,
+/// then DIR/retry, DIR/retry-2.
+std::string attempt_folder(const std::string& dir, int number);
 
 }  // namespace faultline::harness::sut
