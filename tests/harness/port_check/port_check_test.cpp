@@ -350,7 +350,7 @@ TEST_CASE(
 
 #ifdef FAULTLINE_SUT_STEPMESH_DEFAULT
 TEST_CASE("port-check of StepMesh names its inline requests against each profile's inline cap",
-          "[integration][verbs]") {
+          "[integration][verbs][long][stepmesh]") {
   TempDir dir;
   const std::string device = faultline::testing::verbs_device().device;
   const auto [address, netdev] = faultline::harness::sut::gid_address_and_netdev(
@@ -362,7 +362,9 @@ TEST_CASE("port-check of StepMesh names its inline requests against each profile
                           "/tests/sut/stepmesh/stepmesh_job.sh " + FAULTLINE_SUT_STEPMESH_DEFAULT +
                           " " + address + " " + netdev + " 0";  // 0: a free port each run
   // StepMesh fails by itself before its first push about one run in ten (a flushed
-  // completion): a run that never posted its metadata write is run once more.
+  // completion), and hangs while connecting now and then beside a loaded host: a run that
+  // never posted its metadata write is run once more ([long]: two runs may take their
+  // deadlines).
   auto checked = run_command(kFaultline + " port-check --profile all --deadline 60 " +
                              "--report-dir " + dir.path() + "/report -- " + job);
   if (checked.out.find("inline_bytes 300") == std::string::npos)
