@@ -363,11 +363,12 @@ TEST_CASE("port-check of StepMesh names its inline requests against each profile
                           " " + address + " " + netdev + " 0";  // 0: a free port each run
   // StepMesh fails by itself before its first push about one run in ten (a flushed
   // completion), and hangs while connecting now and then beside a loaded host: a run that
-  // never posted its metadata write is run once more ([long]: two runs may take their
-  // deadlines).
+  // never posted its metadata write is run again, twice at most ([long]: three runs may take
+  // their deadlines, about 87 s each with their stacks beside CI's builds).
   auto checked = run_command(kFaultline + " port-check --profile all --deadline 60 " +
                              "--report-dir " + dir.path() + "/report -- " + job);
-  if (checked.out.find("inline_bytes 300") == std::string::npos)
+  for (int again = 0; again < 2 && checked.out.find("inline_bytes 300") == std::string::npos;
+       ++again)
     checked = run_command(kFaultline + " port-check --profile all --deadline 60 " +
                           "--report-dir " + dir.path() + "/report-again -- " + job);
   INFO(checked.out << checked.err);
